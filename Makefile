@@ -1,0 +1,19 @@
+# One test command: lint, types, and the whole suite (SQLite and, with CONSOLE_TEST_POSTGRES_URL, PostgreSQL).
+PYTHON ?= python3
+
+.PHONY: test lint types pytest demo
+
+test: lint types pytest
+
+lint:
+	$(PYTHON) -m ruff check console tests migrations benchmarks
+	$(PYTHON) -m ruff format --check console tests migrations benchmarks
+
+types:
+	$(PYTHON) -m mypy
+
+pytest:
+	$(PYTHON) -m pytest -q
+
+demo:
+	$(PYTHON) -m console.cli demo

@@ -1,0 +1,57 @@
+"""The application factory: the one place where settings, database, MCP pool and dispatcher are wired."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from fastapi import FastAPI
+
+from console.config import Settings, get_settings
+from console.db import create_engine, session_factory
+from console.dispatch.signals import Signals
+from console.dispatch.worker import Dispatcher
+from console.mcp.pool import ConnectionPool
+from console.web import api, errors, health
+
+
+def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> FastAPI:
+    """The console's ASGI app; with `dispatcher`, resumes are sent from this process too."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url)
+        app.state.factory = session_factory(engine)
+        app.state.signals = Signals()
+        try:
+            async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
+                app.state.pool = pool
+                async with anyio.create_task_group() as tg:
+                    if dispatcher:
+                        worker = Dispatcher(
+                            factory=app.state.factory, pool=pool, settings=settings, signals=app.state.signals
+                        )
+                        tg.start_soon(worker.run)
+                    app.state.ready = True
+                    yield
+                    app.state.ready = False
+                    tg.cancel_scope.cancel()
+        finally:
+            await engine.dispose()
+
+    app = FastAPI(
+        title="Approval console",
+        version="0.1.0",
+        lifespan=lifespan,
+        openapi_url="/api/v1/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.ready = False
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(api.router)
+    return app

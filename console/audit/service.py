@@ -1,0 +1,57 @@
+"""Appending audit events; every state change of the console records one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit.models import AuditEvent
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who did something: a user (through a token or a browser session) or the console itself."""
+
+    kind: Literal["user", "system"]
+    id: str | None = None
+    via: str | None = None  # e.g. "token:<token id>"
+
+
+SYSTEM = Actor("system")
+
+
+def record_event(
+    *,
+    session: AsyncSession,
+    actor: Actor,
+    action: str,
+    subject_type: str,
+    subject_id: str,
+    call_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+) -> None:
+    """Add one event to the session's transaction; it commits with the change it describes."""
+    body = dict(payload or {})
+    if actor.via:
+        body["via"] = actor.via
+    session.add(
+        AuditEvent(
+            actor_type=actor.kind,
+            actor_id=actor.id,
+            action=action,
+            subject_type=subject_type,
+            subject_id=subject_id,
+            call_id=call_id,
+            payload_json=json.dumps(body, separators=(",", ":"), sort_keys=True),
+        )
+    )
+
+
+def fingerprint(secret_text: str) -> dict[str, Any]:
+    """Length and SHA-256 of a value that must never be stored in the log itself (e.g. requestState)."""
+    raw = secret_text.encode("utf-8", "surrogatepass")
+    return {"len": len(secret_text), "sha256": hashlib.sha256(raw).hexdigest()}

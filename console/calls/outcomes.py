@@ -1,0 +1,272 @@
+"""What the server answered, applied to the call: complete, another round, a restart, or a failure."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, fingerprint, record_event
+from console.calls.models import Call, CallRound, Run
+from console.config import Settings
+from console.db import utcnow
+from console.dispatch.models import DispatchJob
+from console.elicitations.models import Elicitation
+from console.elicitations.questions import Question, parse_input_requests, request_digest, shown_digest
+from console.elicitations.service import queue_resume_if_complete
+from console.errors import McpError, McpProtocolError
+from console.mcp.endpoint import Complete, InputRequired, Reply
+
+STATE_ONLY_BACKOFF_START = 0.05
+STATE_ONLY_BACKOFF_CAP = 2.0
+
+
+async def record_reply(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    reply: Reply,
+    settings: Settings,
+    server: str,
+) -> None:
+    """Apply a server's reply to a sent request; the caller commits."""
+    if job.round_id is not None:
+        await _set_round_status(session, job.round_id, "answered")
+    if isinstance(reply, Complete):
+        _finish(call, "completed", result=reply.result)
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="call_completed",
+            subject_type="call",
+            subject_id=call.id,
+            call_id=call.id,
+            payload={"round": call.round, "job": job.kind},
+        )
+        return
+    try:
+        await _open_round(
+            session=session, call=call, run=run, job=job, reply=reply, settings=settings, server=server
+        )
+    except McpProtocolError as exc:
+        await record_error(session=session, call=call, job=job, error=exc)
+
+
+async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, error: McpError) -> None:
+    """A JSON-RPC error or a protocol violation: restart once if a resume's state was refused, else fail."""
+    if job.round_id is not None:
+        round_ = (await session.execute(select(CallRound).where(CallRound.id == job.round_id))).scalar_one()
+        round_.error_json = json.dumps(error.as_json())
+        if await _may_restart(session, call, round_):
+            round_.status = "superseded"
+            call.restarts += 1
+            call.status, call.updated_at = "resuming", utcnow()
+            session.add(DispatchJob(call_id=call.id, kind="restart", status="ready", restart_of=round_.id))
+            record_event(
+                session=session,
+                actor=SYSTEM,
+                action="state_rejected_restart",
+                subject_type="call",
+                subject_id=call.id,
+                call_id=call.id,
+                payload={"round": round_.n, "error": error.as_json(), "restarts": call.restarts},
+            )
+            return
+    _finish(call, "failed", error=error.as_json())
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="call_failed",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"error": error.as_json(), "job": job.kind},
+    )
+
+
+def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob, reason: str) -> None:
+    """The request went out but its outcome is unknown: a person decides whether to send it again."""
+    job.status = "interrupted"
+    _finish(call, "interrupted", error={"message": reason})
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="call_interrupted",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"job": job.id, "kind": job.kind, "reason": reason},
+    )
+
+
+async def _may_restart(session: AsyncSession, call: Call, round_: CallRound) -> bool:
+    # Only a resume that carried requestState can be refused for its state, and only a round that a
+    # person decided (not one re-applied after an earlier restart) earns a restart: one per decision.
+    if round_.request_state_json is None:
+        return False
+    human = (
+        await session.execute(
+            select(func.count())
+            .select_from(Elicitation)
+            .where(Elicitation.round_id == round_.id, Elicitation.reapplied_from.is_(None))
+        )
+    ).scalar_one()
+    return bool(human)
+
+
+def _finish(call: Call, status: str, *, result: Any = None, error: Any = None) -> None:
+    call.status, call.updated_at = status, utcnow()
+    call.result_json = json.dumps(result) if result is not None else None
+    call.error_json = json.dumps(error) if error is not None else None
+
+
+async def _set_round_status(session: AsyncSession, round_id: str, status: str) -> None:
+    round_ = (await session.execute(select(CallRound).where(CallRound.id == round_id))).scalar_one()
+    if round_.status != "superseded":
+        round_.status = status
+
+
+async def _open_round(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    reply: InputRequired,
+    settings: Settings,
+    server: str,
+) -> None:
+    if call.round >= settings.round_cap:
+        _finish(
+            call, "abandoned", error={"message": f"gave up after {settings.round_cap} rounds (round cap)"}
+        )
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="round_cap_reached",
+            subject_type="call",
+            subject_id=call.id,
+            call_id=call.id,
+            payload={"rounds": call.round},
+        )
+        return
+    requests_json = json.dumps(reply.input_requests, separators=(",", ":"))
+    if len(requests_json.encode()) > settings.max_input_requests_bytes:
+        raise McpProtocolError(f"inputRequests larger than {settings.max_input_requests_bytes} bytes")
+    state_json = None if reply.request_state is None else json.dumps(reply.request_state)
+    if reply.request_state is not None and len(reply.request_state.encode("utf-8", "surrogatepass")) > (
+        settings.max_request_state_bytes
+    ):
+        raise McpProtocolError(f"requestState larger than {settings.max_request_state_bytes} bytes")
+    questions = parse_input_requests(reply.input_requests)
+    call.round += 1
+    round_ = CallRound(
+        call_id=call.id,
+        n=call.round,
+        input_requests_json=requests_json,
+        request_state_json=state_json,
+        status="open",
+    )
+    session.add(round_)
+    await session.flush()
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="round_received",
+        subject_type="round",
+        subject_id=round_.id,
+        call_id=call.id,
+        payload={
+            "round": round_.n,
+            "input_requests": reply.input_requests,
+            "request_state": fingerprint(reply.request_state) if reply.request_state is not None else None,
+        },
+    )
+    call.updated_at = utcnow()
+    if not questions:
+        await _queue_state_only_retry(session, call, round_)
+        return
+    call.status = "awaiting_input"
+    params = json.loads(call.params_json)
+    expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
+    rows = [_elicitation(call, run, round_, q, server, params, expires) for q in questions]
+    session.add_all(rows)
+    await session.flush()
+    if job.restart_of is not None:
+        await _reapply(session, call, job.restart_of, rows)
+        await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
+
+
+def _elicitation(
+    call: Call, run: Run, round_: CallRound, q: Question, server: str, params: Any, expires: Any
+) -> Elicitation:
+    return Elicitation(
+        round_id=round_.id,
+        call_id=call.id,
+        team_id=run.team_id,
+        owner_id=run.owner_id,
+        key=q.key,
+        mode=q.mode,
+        message=q.message,
+        schema_json=json.dumps(q.schema) if q.schema is not None else None,
+        url=q.url,
+        request_digest=request_digest(q.request),
+        digest=shown_digest(
+            server=server, method=call.method, params=params, round_n=round_.n, key=q.key, request=q.request
+        ),
+        status="pending",
+        expires_at=expires,
+    )
+
+
+async def _reapply(
+    session: AsyncSession, call: Call, rejected_round_id: str, rows: list[Elicitation]
+) -> None:
+    earlier = (
+        (await session.execute(select(Elicitation).where(Elicitation.round_id == rejected_round_id)))
+        .scalars()
+        .all()
+    )
+    by_question = {(e.key, e.request_digest): e for e in earlier if e.status != "pending"}
+    for row in rows:
+        match = by_question.get((row.key, row.request_digest))
+        if match is None:
+            continue
+        row.status, row.content_json = match.status, match.content_json
+        row.decided_by, row.decided_at, row.reapplied_from = match.decided_by, utcnow(), match.id
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="answer_reapplied",
+            subject_type="elicitation",
+            subject_id=row.id,
+            call_id=call.id,
+            payload={"key": row.key, "from": match.id, "status": match.status},
+        )
+
+
+async def _queue_state_only_retry(session: AsyncSession, call: Call, round_: CallRound) -> None:
+    streak = (
+        await session.execute(
+            select(func.count())
+            .select_from(CallRound)
+            .where(CallRound.call_id == call.id, CallRound.input_requests_json == "{}")
+        )
+    ).scalar_one()
+    delay = 0.0 if streak <= 1 else min(STATE_ONLY_BACKOFF_START * 2 ** (streak - 2), STATE_ONLY_BACKOFF_CAP)
+    round_.status = "ready"
+    call.status = "resuming"
+    session.add(
+        DispatchJob(
+            call_id=call.id,
+            round_id=round_.id,
+            kind="resume",
+            status="ready",
+            not_before=utcnow() + timedelta(seconds=delay),
+        )
+    )

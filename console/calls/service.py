@@ -1,0 +1,287 @@
+"""Starting runs and calls, and reading them back as the agent API shows them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import record_event
+from console.calls.models import METHODS, TERMINAL, Call, Run
+from console.calls.rawjson import member_text
+from console.config import Settings
+from console.db import utcnow
+from console.dispatch.models import DispatchJob
+from console.elicitations.models import Elicitation
+from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
+from console.identity import ANSWERING_ROLES, Principal
+from console.mcp.models import McpServer
+from console.mcp.pool import ConnectionPool
+from console.mcp.registry import endpoint_for, server_by_name
+
+RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
+NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+@dataclass(frozen=True)
+class PendingQuestion:
+    id: str
+    key: str
+    mode: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CallView:
+    call: Call
+    server: str
+    owner_id: str
+    pending: list[PendingQuestion]
+
+
+async def create_run(
+    *, session: AsyncSession, principal: Principal, team: str, title: str, agent: str
+) -> Run:
+    """A run owned by the caller, in the caller's team.
+
+    Raises:
+        Forbidden: the token belongs to another team.
+    """
+    if team != principal.team_name:
+        raise Forbidden(f"this token acts in team {principal.team_name!r}, not {team!r}")
+    run = Run(team_id=principal.team_id, owner_id=principal.user_id, title=title, agent=agent)
+    session.add(run)
+    await session.flush()
+    record_event(
+        session=session,
+        actor=principal.actor,
+        action="run_created",
+        subject_type="run",
+        subject_id=run.id,
+        payload={"title": title, "agent": agent},
+    )
+    await session.commit()
+    return run
+
+
+async def start_call(
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    settings: Settings,
+    pool: ConnectionPool | None,
+    run_id: str,
+    body_text: str,
+) -> Call:
+    """Record a call as `running` with its first send queued; the request goes out after this commits.
+
+    `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
+    tool the server does not list is refused before anything is recorded.
+
+    Raises:
+        PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden.
+    """
+    if len(body_text.encode()) > settings.max_params_bytes:
+        raise PayloadTooLarge(f"call body is larger than {settings.max_params_bytes} bytes")
+    server_name, method, params_text, params = _parse_call_body(body_text)
+    run = await session.get(Run, run_id)
+    if run is None or run.team_id != principal.team_id:
+        raise NotFound(f"no run {run_id!r}")
+    if run.owner_id != principal.user_id:
+        raise Forbidden("only the run's owner can start calls in it")
+    server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
+    if pool is not None and method == "tools/call":
+        await _ensure_tool(pool, server, params["name"])
+    call = Call(run_id=run.id, server_id=server.id, method=method, params_json=params_text, status="running")
+    session.add(call)
+    await session.flush()
+    session.add(DispatchJob(call_id=call.id, kind="initial", status="ready"))
+    record_event(
+        session=session,
+        actor=principal.actor,
+        action="call_started",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"server": server_name, "method": method, "params": params},
+    )
+    await session.commit()
+    return call
+
+
+async def _ensure_tool(pool: ConnectionPool, server: McpServer, name: str) -> None:
+    try:
+        known = await pool.has_tool(endpoint_for(server), name)
+    except McpError:
+        return  # unreachable or misbehaving now: the dispatcher retries and reports on the call
+    if not known:
+        raise NotFound(f"server {server.name!r} has no tool {name!r}")
+
+
+def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:
+    try:
+        body = json.loads(body_text)
+        params_text = member_text(body_text, "params")
+    except ValueError:
+        raise InvalidInput("body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body must be a JSON object")
+    errors: dict[str, str] = {}
+    server, method, params = body.get("server"), body.get("method"), body.get("params")
+    if not isinstance(server, str) or not server:
+        errors["server"] = "is required"
+    if method not in METHODS:
+        errors["method"] = f"must be one of {', '.join(METHODS)}"
+    if not isinstance(params, dict) or params_text is None:
+        errors["params"] = "must be an object"
+    elif isinstance(method, str) and method in NAME_KEY:
+        errors.update(_check_params(method, params))
+    if errors or params_text is None:
+        raise InvalidInput("invalid call", errors)
+    return str(server), str(method), params_text, cast(dict[str, Any], params)
+
+
+def _check_params(method: str, params: dict[str, Any]) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    key = NAME_KEY[method]
+    if not isinstance(params.get(key), str) or not params[key]:
+        errors[f"params.{key}"] = "is required"
+    for reserved in RESERVED_PARAMS:
+        if reserved in params:
+            errors[f"params.{reserved}"] = "is set by the console, not by the agent"
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        errors["params.arguments"] = "must be an object"
+    elif method == "prompts/get" and arguments and not all(isinstance(v, str) for v in arguments.values()):
+        errors["params.arguments"] = "prompt arguments must be strings"
+    return errors
+
+
+async def view_call(*, session: AsyncSession, principal: Principal, call_id: str) -> CallView:
+    """The call with its pending questions, if the caller may see it.
+
+    Raises:
+        NotFound: no such call in the caller's team.
+    """
+    row = (
+        await session.execute(
+            select(Call, Run, McpServer.name)
+            .join(Run, Run.id == Call.run_id)
+            .join(McpServer, McpServer.id == Call.server_id)
+            .where(Call.id == call_id)
+            .execution_options(populate_existing=True)
+        )
+    ).one_or_none()
+    if row is None or row[1].team_id != principal.team_id:
+        raise NotFound(f"no call {call_id!r}")
+    if row[1].owner_id != principal.user_id and principal.role not in (*ANSWERING_ROLES, "auditor"):
+        raise NotFound(f"no call {call_id!r}")
+    call, run, server_name = row
+    pending = (
+        await session.execute(
+            select(Elicitation)
+            .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
+            .order_by(Elicitation.created_at, Elicitation.key)
+        )
+    ).scalars()
+    questions = [PendingQuestion(e.id, e.key, e.mode, e.message) for e in pending]
+    await session.commit()  # end the read: on SQLite an open transaction holds the write lock
+    return CallView(call, server_name, run.owner_id, questions)
+
+
+async def call_progress(*, session: AsyncSession, call_id: str) -> tuple[str, int, datetime]:
+    """Status, round and last change of a call: what a long-poll watches."""
+    row = (
+        await session.execute(select(Call.status, Call.round, Call.updated_at).where(Call.id == call_id))
+    ).one()
+    await session.commit()
+    return row[0], row[1], row[2]
+
+
+async def abandon_call(*, session: AsyncSession, principal: Principal, call_id: str) -> Call:
+    """Stop driving a call that waits for input or was interrupted; its questions are withdrawn.
+
+    Raises:
+        NotFound, Forbidden, Conflict: the call is running or already finished.
+    """
+    view = await view_call(session=session, principal=principal, call_id=call_id)
+    _ensure_can_steer(principal, view)
+    now = utcnow()
+    result = await session.execute(
+        update(Call)
+        .where(Call.id == call_id, Call.status.in_(("awaiting_input", "interrupted")))
+        .values(
+            status="abandoned",
+            updated_at=now,
+            error_json=json.dumps({"message": f"abandoned by {principal.user_name}"}),
+        )
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        raise Conflict(f"call is {view.call.status}; only waiting or interrupted calls can be abandoned")
+    await session.execute(
+        update(Elicitation)
+        .where(Elicitation.call_id == call_id, Elicitation.status == "pending")
+        .values(status="superseded", decided_at=now)
+    )
+    record_event(
+        session=session,
+        actor=principal.actor,
+        action="call_abandoned",
+        subject_type="call",
+        subject_id=call_id,
+        call_id=call_id,
+    )
+    await session.commit()
+    return await _reload(session, call_id)
+
+
+async def resend_interrupted(*, session: AsyncSession, principal: Principal, call_id: str) -> Call:
+    """Send again the request whose outcome was lost when a console process died.
+
+    Raises:
+        NotFound, Forbidden, Conflict: the call is not interrupted.
+    """
+    view = await view_call(session=session, principal=principal, call_id=call_id)
+    _ensure_can_steer(principal, view)
+    job = (
+        await session.execute(
+            select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == "interrupted")
+        )
+    ).scalar_one_or_none()
+    result = await session.execute(
+        update(Call)
+        .where(Call.id == call_id, Call.status == "interrupted")
+        .values(status="resuming", updated_at=utcnow(), error_json=None)
+    )
+    if result.rowcount != 1 or job is None:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        raise Conflict(f"call is {view.call.status}; only interrupted calls can be sent again")
+    job.status, job.not_before, job.lease_until, job.claimed_by = "ready", utcnow(), None, None
+    record_event(
+        session=session,
+        actor=principal.actor,
+        action="call_resent",
+        subject_type="call",
+        subject_id=call_id,
+        call_id=call_id,
+        payload={"job": job.id, "kind": job.kind},
+    )
+    await session.commit()
+    return await _reload(session, call_id)
+
+
+def _ensure_can_steer(principal: Principal, view: CallView) -> None:
+    if principal.role not in ANSWERING_ROLES and principal.user_id != view.owner_id:
+        raise Forbidden("only the run's owner or an approver can steer this call")
+
+
+async def _reload(session: AsyncSession, call_id: str) -> Call:
+    query = select(Call).where(Call.id == call_id).execution_options(populate_existing=True)
+    return (await session.execute(query)).scalar_one()
+
+
+def is_terminal(status: str) -> bool:
+    return status in TERMINAL

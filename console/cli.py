@@ -1,0 +1,280 @@
+"""The `console` command: serve, worker, migrate, demo, and managing teams, users, tokens and servers."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import uvicorn
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console import migrate
+from console.config import Settings, get_settings
+from console.db import create_engine, is_sqlite, session_factory
+from console.errors import ConsoleError
+
+T = TypeVar("T")
+logger = logging.getLogger("console")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "handler"):
+        parser.print_help()
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = get_settings()
+    try:
+        result: int = args.handler(settings, args)
+    except ConsoleError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)  # noqa: T201  # CLI output
+        return 1
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="console", description="The approval console for MCP elicitations.")
+    sub = parser.add_subparsers(title="commands")
+
+    serve = sub.add_parser("serve", help="run the web app and API with an in-process dispatcher")
+    _add_bind(serve, default_port=8000)
+    serve.add_argument("--no-dispatcher", action="store_true", help="leave sending to `console worker`")
+    serve.set_defaults(handler=_serve)
+
+    worker = sub.add_parser("worker", help="run only the dispatcher that sends queued requests")
+    worker.set_defaults(handler=_worker)
+
+    sub.add_parser("migrate", help="bring the database schema up to date").set_defaults(handler=_migrate)
+
+    teams = sub.add_parser("teams", help="manage teams").add_subparsers(title="teams commands")
+    teams_add = teams.add_parser("add", help="create a team")
+    teams_add.add_argument("name")
+    teams_add.set_defaults(handler=_teams_add)
+
+    users = sub.add_parser("users", help="manage users").add_subparsers(title="users commands")
+    users_add = users.add_parser("add", help="create a user (or add an existing one) with a role in a team")
+    users_add.add_argument("name")
+    users_add.add_argument("--team", required=True)
+    users_add.add_argument("--role", required=True, choices=["member", "approver", "admin", "auditor"])
+    users_add.add_argument("--password", help="password for signing in to the web console")
+    users_add.set_defaults(handler=_users_add)
+
+    tokens = sub.add_parser("tokens", help="manage API tokens").add_subparsers(title="tokens commands")
+    tokens_create = tokens.add_parser("create", help="create an API token; prints only the token")
+    tokens_create.add_argument("user")
+    tokens_create.add_argument("--team", required=True)
+    tokens_create.add_argument("--name", default="cli")
+    tokens_create.set_defaults(handler=_tokens_create)
+
+    servers = sub.add_parser("servers", help="manage MCP servers").add_subparsers(title="servers commands")
+    servers_add = servers.add_parser("add", help="register an MCP server (stdio command or HTTP URL)")
+    servers_add.add_argument("name")
+    servers_add.add_argument("--team", required=True)
+    where = servers_add.add_mutually_exclusive_group(required=True)
+    where.add_argument("--command", help='program and arguments, e.g. "python -m my_server"')
+    where.add_argument("--url", help="Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp")
+    servers_add.add_argument("--header", action="append", default=[], metavar="K=V", help="HTTP header")
+    servers_add.add_argument("--env", action="append", default=[], metavar="K=V", help="environment (stdio)")
+    servers_add.set_defaults(handler=_servers_add)
+    servers_list = servers.add_parser("list", help="list registered servers")
+    servers_list.set_defaults(handler=_servers_list)
+
+    demo = sub.add_parser("demo", help="seed a demo team, start a deploy that waits for approval, and serve")
+    _add_bind(demo, default_port=8000)
+    demo.set_defaults(handler=_demo)
+    return parser
+
+
+def _add_bind(parser: argparse.ArgumentParser, *, default_port: int) -> None:
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=default_port, help="0 picks a free port")
+
+
+def prepare_database(settings: Settings) -> None:
+    """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`."""
+    if is_sqlite(settings.database_url) and migrate.needs_schema(settings.database_url):
+        migrate.upgrade(settings.database_url)
+
+
+def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    async def go() -> T:
+        engine = create_engine(settings.database_url)
+        try:
+            async with session_factory(engine)() as session:
+                return await action(session)
+        finally:
+            await engine.dispose()
+
+    prepare_database(settings)
+    return anyio.run(go)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)  # noqa: T201  # CLI output
+
+
+def _pairs(items: list[str]) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConsoleError(f"expected K=V, got {item!r}")
+        pairs[key] = value
+    return pairs
+
+
+def _migrate(settings: Settings, _args: Any) -> int:
+    migrate.upgrade(settings.database_url)
+    _say("database is up to date")
+    return 0
+
+
+def _teams_add(settings: Settings, args: Any) -> int:
+    from console.identity import create_team
+
+    run_with_session(settings, lambda s: create_team(session=s, name=args.name))
+    _say(f"team {args.name} created")
+    return 0
+
+
+def _users_add(settings: Settings, args: Any) -> int:
+    from console.identity import create_user
+
+    run_with_session(
+        settings,
+        lambda s: create_user(
+            session=s, name=args.name, team_name=args.team, role=args.role, password=args.password
+        ),
+    )
+    _say(f"{args.name} is {args.role} in {args.team}")
+    return 0
+
+
+def _tokens_create(settings: Settings, args: Any) -> int:
+    from console.identity import create_token
+
+    _say(
+        run_with_session(
+            settings,
+            lambda s: create_token(session=s, user_name=args.user, team_name=args.team, name=args.name),
+        )
+    )
+    return 0
+
+
+def _servers_add(settings: Settings, args: Any) -> int:
+    from console.identity import team_by_name
+    from console.mcp.registry import add_server
+
+    async def add(session: AsyncSession) -> None:
+        team = await team_by_name(session=session, name=args.team)
+        await add_server(
+            session=session,
+            team_id=team.id,
+            name=args.name,
+            command=args.command,
+            url=args.url,
+            headers=_pairs(args.header),
+            env=_pairs(args.env),
+        )
+
+    run_with_session(settings, add)
+    _say(f"server {args.name} registered in {args.team}")
+    return 0
+
+
+def _servers_list(settings: Settings, _args: Any) -> int:
+    from sqlalchemy import select
+
+    from console.identity.models import Team
+    from console.mcp.registry import endpoint_for, list_servers
+
+    async def rows(session: AsyncSession) -> list[str]:
+        teams = {t.id: t.name for t in (await session.execute(select(Team))).scalars()}
+        return [
+            f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{endpoint_for(s).describe()}"
+            for s in await list_servers(session=session)
+        ]
+
+    for line in run_with_session(settings, rows):
+        _say(line)
+    return 0
+
+
+def _serve(settings: Settings, args: Any) -> int:
+    from console.app import create_app
+
+    prepare_database(settings)
+    serve_app(create_app(settings, dispatcher=not args.no_dispatcher), args.host, args.port)
+    return 0
+
+
+def serve_app(app: Any, host: str, port: int, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve on host:port (0 = a free port) and print the address once listening."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = sock.getsockname()[1]
+    url = f"http://{host}:{bound}"
+    if "base_url" not in app.state.settings.model_fields_set:
+        app.state.settings = app.state.settings.model_copy(update={"base_url": url})
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            while not server.started:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
+                await anyio.sleep(0.05)
+            _say(f"listening on {url}")
+            if on_ready is not None:
+                on_ready(url)
+
+    anyio.run(run)
+
+
+def _worker(settings: Settings, _args: Any) -> int:
+    from console.dispatch.signals import Signals
+    from console.dispatch.worker import Dispatcher
+    from console.mcp.pool import ConnectionPool
+
+    async def work() -> None:
+        engine = create_engine(settings.database_url)
+        try:
+            async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
+                dispatcher = Dispatcher(
+                    factory=session_factory(engine), pool=pool, settings=settings, signals=Signals()
+                )
+                _say(f"worker {dispatcher.worker_id} started")
+                await dispatcher.run()
+        finally:
+            await engine.dispose()
+
+    prepare_database(settings)
+    anyio.run(work)
+    return 0
+
+
+def _demo(settings: Settings, args: Any) -> int:
+    from console.app import create_app
+    from console.demo.seed import seed_demo
+
+    migrate.upgrade(settings.database_url)
+    app = create_app(settings)
+    seeded = run_with_session(settings, lambda s: seed_demo(session=s))
+
+    def announce(url: str) -> None:
+        for line in seeded.describe(url):
+            _say(line)
+
+    serve_app(app, args.host, args.port, on_ready=announce)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""Settings: every knob of the console, read from `CONSOLE_*` environment variables."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    """Configuration of one console process; `get_settings()` is the only reader of the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="CONSOLE_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///console.db",
+        description="SQLAlchemy URL; SQLite (aiosqlite) by default, PostgreSQL via postgresql+psycopg://...",
+    )
+    env: Literal["production", "dev", "test"] = Field(
+        default="production", description="dev relaxes nothing yet; test enables fault hooks"
+    )
+    base_url: str = Field(default="http://127.0.0.1:8000", description="public URL used in answer links")
+    round_cap: int = Field(default=10, ge=1, description="most input_required rounds one call may take")
+    elicitation_ttl_seconds: float = Field(
+        default=24 * 3600, gt=0, description="a pending question expires (answered cancel) after this"
+    )
+    request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
+    max_params_bytes: int = Field(default=4 * MIB, description="largest params of a call an agent may send")
+    max_input_requests_bytes: int = Field(
+        default=4 * MIB, description="largest inputRequests a server may send"
+    )
+    max_request_state_bytes: int = Field(
+        default=4 * MIB, description="largest requestState a server may send"
+    )
+    lease_seconds: float = Field(default=30, gt=0, description="how long a dispatcher owns a claimed resume")
+    dispatch_poll_seconds: float = Field(
+        default=0.5, gt=0, description="how often the dispatcher looks for work it was not woken for"
+    )
+    dispatch_attempts: int = Field(
+        default=5, ge=1, description="sends tried while an MCP server is unreachable before the call fails"
+    )
+    test_fault: Literal["", "crash_after_claim", "crash_after_send"] = Field(
+        default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
+    )
+
+
+def get_settings() -> Settings:
+    """Settings from the environment."""
+    return Settings()

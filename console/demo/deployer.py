@@ -1,0 +1,362 @@
+"""Demo MCP server "deployer": one `deploy` tool that asks the user where to deploy.
+
+A port of the Go `deploy` example from the elicitation book chapter to the low-level
+`mcp.server.Server` (protocol 2026-07-28, Multi Round-Trip Requests):
+
+* Round 1 (no requestState): answers `input_required` with a form elicitation under the
+  key "target" (environment staging/production + a confirm checkbox) and a signed
+  requestState that pins the service and the version the user is asked to confirm.
+* Round 2 (the client retries with inputResponses + requestState): verifies the state
+  first, then acts on the answer.
+
+The requestState is our own token, base64url(JSON {"service", "version", "exp"}) + "." +
+base64url(HMAC-SHA256(key, JSON)), so a retry still works after a server restart or on
+another instance that has the same key.
+
+Run:
+    DEPLOY_STATE_KEY=<32+ characters> python -m console.demo.deployer              # stdio
+    DEPLOY_STATE_KEY=<32+ characters> python -m console.demo.deployer --http 8765  # Streamable HTTP
+
+With `--http PORT` the server binds 127.0.0.1 (PORT 0 picks a free port) and, once it accepts
+connections, prints exactly one line to stdout: `listening on http://127.0.0.1:<port>/mcp`.
+
+Environment:
+    DEPLOY_STATE_KEY        HMAC key, at least 32 characters; without it the server refuses to
+                            start (exit status 2).
+    DEPLOY_STATE_TTL        seconds an issued requestState stays valid (default 600).
+    DEPLOY_TEST_CLOCK_FILE  TEST-ONLY hook. When set, the number of seconds written in that file
+                            (a float; a missing or empty file counts as 0) is added to the server's
+                            clock on every check and every state it issues, so a test can write
+                            "700" into it to make an already issued state expire without sleeping.
+                            Never set it in production.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import math
+import os
+import socket
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import uvicorn
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+SERVER_NAME = "deployer"
+SERVER_VERSION = "1.0.0"
+MIN_KEY_LENGTH = 32
+DEFAULT_TTL_SECONDS = 600.0
+QUESTION_KEY = "target"
+ENVIRONMENTS = ("staging", "production")
+
+DEPLOY_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"service": {"type": "string", "description": "Name of the service"}},
+    "required": ["service"],
+}
+
+TARGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "environment": {
+            "type": "string",
+            "title": "Target environment",
+            "oneOf": [
+                {"const": "staging", "title": "Staging"},
+                {"const": "production", "title": "Production"},
+            ],
+            "default": "staging",
+        },
+        "confirm": {"type": "boolean", "title": "I have reviewed the changes"},
+    },
+    "required": ["environment", "confirm"],
+}
+
+
+class ConfigError(Exception):
+    """The environment does not allow the server to start."""
+
+
+@dataclass(frozen=True)
+class Config:
+    key: bytes
+    ttl_seconds: float
+    clock_file: Path | None
+
+
+@dataclass(frozen=True)
+class DeployState:
+    service: str
+    version: str
+    exp: float
+
+
+def load_config(env: Mapping[str, str]) -> Config:
+    key = env.get("DEPLOY_STATE_KEY", "")
+    if len(key) < MIN_KEY_LENGTH:
+        raise ConfigError(f"DEPLOY_STATE_KEY must be set and at least {MIN_KEY_LENGTH} characters long")
+    raw_ttl = env.get("DEPLOY_STATE_TTL", "").strip()
+    try:
+        ttl = float(raw_ttl) if raw_ttl else DEFAULT_TTL_SECONDS
+    except ValueError:
+        raise ConfigError(f"DEPLOY_STATE_TTL must be a number of seconds, got {raw_ttl!r}") from None
+    if not math.isfinite(ttl) or ttl <= 0:
+        raise ConfigError("DEPLOY_STATE_TTL must be a positive, finite number of seconds")
+    clock_file = env.get("DEPLOY_TEST_CLOCK_FILE")
+    return Config(key=key.encode(), ttl_seconds=ttl, clock_file=Path(clock_file) if clock_file else None)
+
+
+def latest_version(service: str) -> str:
+    """Placeholder: a real deployer would ask the build system."""
+    return "2.4.1"
+
+
+def now(config: Config) -> float:
+    return time.time() + _test_clock_offset(config.clock_file)
+
+
+def _test_clock_offset(clock_file: Path | None) -> float:
+    if clock_file is None:
+        return 0.0
+    try:
+        text = clock_file.read_text().strip()
+    except FileNotFoundError:
+        return 0.0
+    return float(text) if text else 0.0
+
+
+# --- requestState token -------------------------------------------------------------------
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode_canonical(text: str) -> bytes:
+    """Decode unpadded base64url and insist on the canonical spelling.
+
+    Python's decoder ignores stray characters and unused trailing bits, so without the
+    round-trip check a client could change the token text and still pass verification.
+    """
+    try:
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError("not base64url") from None
+    if _b64encode(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
+
+
+def _mac(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).digest()
+
+
+def sign_state(key: bytes, state: DeployState) -> str:
+    payload = json.dumps(
+        {"service": state.service, "version": state.version, "exp": state.exp},
+        separators=(",", ":"),
+        sort_keys=True,
+    ).encode()
+    return f"{_b64encode(payload)}.{_b64encode(_mac(key, payload))}"
+
+
+def _open_state(key: bytes, token: str) -> DeployState:
+    """Return the signed state, or raise ValueError if the token was not made with `key`."""
+    payload_text, sep, mac_text = token.partition(".")
+    if not sep:
+        raise ValueError("no signature")
+    payload = _b64decode_canonical(payload_text)
+    if not hmac.compare_digest(_b64decode_canonical(mac_text), _mac(key, payload)):
+        raise ValueError("bad signature")
+    data = json.loads(payload)
+    service, version, exp = data.get("service"), data.get("version"), data.get("exp")
+    if not (isinstance(service, str) and isinstance(version, str) and isinstance(exp, int | float)):
+        raise ValueError("unexpected payload")
+    return DeployState(service=service, version=version, exp=float(exp))
+
+
+def invalid_state(reason: str) -> MCPError:
+    # Same code and data as the SDK's MCPServer, so clients recognise it the same way.
+    return MCPError(
+        code=types.INVALID_PARAMS,
+        message=f"invalid requestState: {reason}",
+        data={"reason": "invalid_request_state"},
+    )
+
+
+def verify_state(config: Config, token: str, service: str) -> DeployState:
+    try:
+        state = _open_state(config.key, token)
+    except ValueError:
+        raise invalid_state("tampered") from None
+    if state.service != service:
+        raise invalid_state("foreign")
+    if now(config) >= state.exp:
+        raise invalid_state("expired")
+    return state
+
+
+# --- the deploy tool ----------------------------------------------------------------------
+
+
+def text_result(text: str, *, is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+
+def ask_target(config: Config, service: str, version: str) -> types.InputRequiredResult:
+    question = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(
+            message=f"{service} in version {version} — deploy where?",
+            requested_schema=TARGET_SCHEMA,
+        )
+    )
+    state = DeployState(service=service, version=version, exp=now(config) + config.ttl_seconds)
+    return types.InputRequiredResult(
+        input_requests={QUESTION_KEY: question},
+        request_state=sign_state(config.key, state),
+    )
+
+
+def decide(
+    config: Config, service: str, state: DeployState, answer: types.ElicitResult | None
+) -> types.CallToolResult | types.InputRequiredResult:
+    if answer is None:
+        return ask_target(config, service, state.version)
+    if answer.action != "accept":
+        return text_result(f"Deployment not started ({answer.action}).")
+    content = answer.content or {}
+    if content.get("confirm") is not True:
+        return text_result("No deployment without confirmation.")
+    environment = content.get("environment")
+    if environment not in ENVIRONMENTS:
+        # Required information is missing or unusable: ask again rather than fail (spec MRTR rules).
+        return ask_target(config, service, state.version)
+    return text_result(f"{service} {state.version} is being deployed to {environment}.")
+
+
+def service_argument(arguments: Mapping[str, Any] | None) -> str:
+    service = (arguments or {}).get("service")
+    if not isinstance(service, str) or not service:
+        raise MCPError(code=types.INVALID_PARAMS, message="argument 'service' must be a non-empty string")
+    return service
+
+
+def target_answer(params: types.CallToolRequestParams) -> types.ElicitResult | None:
+    answer = (params.input_responses or {}).get(QUESTION_KEY)
+    return answer if isinstance(answer, types.ElicitResult) else None
+
+
+def deploy(
+    config: Config, protocol_version: str, params: types.CallToolRequestParams
+) -> types.CallToolResult | types.InputRequiredResult:
+    service = service_argument(params.arguments)
+    if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return text_result(
+            "deploy needs a client that speaks MCP 2026-07-28 (multi round-trip requests).", is_error=True
+        )
+    if params.request_state is None:
+        return ask_target(config, service, latest_version(service))
+    # The state is checked before any answer is looked at: a forged state is always rejected.
+    state = verify_state(config, params.request_state, service)
+    return decide(config, service, state, target_answer(params))
+
+
+def build_server(config: Config) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tool = types.Tool(
+            name="deploy",
+            description=(
+                "Deploy the latest version of a service. Asks the user for the target environment "
+                "and a confirmation before anything happens."
+            ),
+            input_schema=DEPLOY_INPUT_SCHEMA,
+            annotations=types.ToolAnnotations(destructive_hint=True),
+        )
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.name != "deploy":
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        return deploy(config, ctx.protocol_version, params)
+
+    return Server(
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+# --- transports ---------------------------------------------------------------------------
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(server: Server[Any], port: int) -> None:
+    # host="127.0.0.1" turns on the SDK's DNS-rebinding check with loopback Host/Origin allowed;
+    # a request without an Origin header (any non-browser client) passes it.
+    app = server.streamable_http_app(host="127.0.0.1")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    bound_port = sock.getsockname()[1]
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve, [sock])
+        while not web.started:
+            if web.should_exit:
+                return
+            await anyio.sleep(0.01)
+        sys.stdout.write(f"listening on http://127.0.0.1:{bound_port}/mcp\n")
+        sys.stdout.flush()
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m console.demo.deployer", description="Demo MCP deploy server."
+    )
+    parser.add_argument(
+        "--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT (0 = any)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        config = load_config(os.environ)
+    except ConfigError as exc:
+        sys.stderr.write(f"deployer: refusing to start: {exc}\n")
+        return 2
+    server = build_server(config)
+    if args.http is None:
+        anyio.run(serve_stdio, server)
+    else:
+        anyio.run(serve_http, server, args.http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""In-process wake-ups: the dispatcher learns of new work and long-polls learn of changed calls at once.
+
+Other processes are covered by polling; these events only make the common single-process case instant.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+
+class Signals:
+    def __init__(self) -> None:
+        self._work = anyio.Event()
+        self._calls: dict[str, anyio.Event] = {}
+
+    def work_available(self) -> None:
+        self._work.set()
+        self._work = anyio.Event()
+
+    async def wait_for_work(self, max_wait: float) -> None:
+        event = self._work
+        with anyio.move_on_after(max_wait):
+            await event.wait()
+
+    def call_changed(self, call_id: str) -> None:
+        event = self._calls.pop(call_id, None)
+        if event is not None:
+            event.set()
+
+    async def wait_for_call(self, call_id: str, max_wait: float) -> None:
+        event = self._calls.setdefault(call_id, anyio.Event())
+        with anyio.move_on_after(max_wait):
+            await event.wait()

@@ -1,0 +1,337 @@
+"""The dispatcher: claims due jobs with a lease, sends without holding a transaction, records the outcome."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from console.audit import SYSTEM, record_event
+from console.calls.models import Call, CallRound, Run
+from console.calls.outcomes import record_error, record_lost, record_reply
+from console.config import Settings
+from console.db import get_row, utcnow
+from console.dispatch.models import DispatchJob
+from console.dispatch.signals import Signals
+from console.elicitations.models import Elicitation
+from console.elicitations.service import expire_due, response_for
+from console.errors import McpError, McpLost, McpUnavailable
+from console.mcp.endpoint import Endpoint, McpRequest, Reply
+from console.mcp.models import McpServer
+from console.mcp.pool import ConnectionPool
+from console.mcp.registry import endpoint_for
+
+logger = logging.getLogger(__name__)
+
+SEND_LEASE_MARGIN_SECONDS = 30.0
+CRASH_EXIT_CODE = 86
+
+
+@dataclass(frozen=True)
+class Claimed:
+    job_id: str
+    call_id: str
+
+
+class Dispatcher:
+    """Sends every queued request exactly once (or marks it interrupted when a crash hides the outcome)."""
+
+    def __init__(
+        self,
+        *,
+        factory: async_sessionmaker[AsyncSession],
+        pool: ConnectionPool,
+        settings: Settings,
+        signals: Signals,
+        concurrency: int = 8,
+    ) -> None:
+        self._factory = factory
+        self._pool = pool
+        self._settings = settings
+        self._signals = signals
+        self._concurrency = concurrency
+        self.worker_id = f"{os.getpid()}-{secrets.token_hex(4)}"
+
+    async def run(self) -> None:
+        """Work until cancelled: one claimer feeding several senders, plus a housekeeper."""
+        send, receive = anyio.create_memory_object_stream[Claimed](0)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._housekeep)
+            with receive:
+                for _ in range(self._concurrency):
+                    tg.start_soon(self._sender, receive.clone())
+            async with send:
+                await self._claimer(send)
+
+    async def _claimer(self, send: MemoryObjectSendStream[Claimed]) -> None:
+        # A single task polls the database; the senders wait in memory, so an idle console costs one
+        # small query per poll interval, not one per sender.
+        while True:
+            claimed = await self._claim()
+            if claimed is None:
+                await self._signals.wait_for_work(self._settings.dispatch_poll_seconds)
+                continue
+            self._fault("crash_after_claim")
+            await send.send(claimed)
+
+    async def _sender(self, receive: MemoryObjectReceiveStream[Claimed]) -> None:
+        async with receive:
+            async for claimed in receive:
+                await self._drive_and_signal(claimed)
+
+    async def _housekeep(self) -> None:
+        while True:
+            await self.housekeep_once()
+            await anyio.sleep(self._settings.dispatch_poll_seconds)
+
+    async def housekeep_once(self) -> None:
+        """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
+        with anyio.CancelScope(shield=True):
+            async with self._factory() as session:
+                expired = await expire_due(session=session)
+            async with self._factory() as session:
+                lost = await _recover_lost_sends(session)
+        for call_id in {*expired, *lost}:
+            self._signals.call_changed(call_id)
+        if expired:
+            self._signals.work_available()
+
+    async def run_once(self) -> bool:
+        """Claim one due job and drive it; False when there was nothing to do."""
+        claimed = await self._claim()
+        if claimed is None:
+            return False
+        self._fault("crash_after_claim")
+        await self._drive_and_signal(claimed)
+        return True
+
+    async def _drive_and_signal(self, claimed: Claimed) -> None:
+        try:
+            await self._drive(claimed)
+        finally:
+            self._signals.call_changed(claimed.call_id)
+
+    async def _claim(self) -> Claimed | None:
+        # Database steps are shielded: a cancellation in the middle of a SQLite transaction would leave
+        # a connection holding the write lock while it is torn down.
+        with anyio.CancelScope(shield=True):
+            claimed = await self._claim_unshielded()
+        return claimed
+
+    async def _claim_unshielded(self) -> Claimed | None:
+        now = utcnow()
+        due = or_(
+            (DispatchJob.status == "ready") & (DispatchJob.not_before <= now),
+            (DispatchJob.status == "claimed") & (DispatchJob.lease_until < now),
+        )
+        async with self._factory() as session:
+            candidate = (
+                await session.execute(
+                    select(DispatchJob.id, DispatchJob.call_id)
+                    .where(due)
+                    .order_by(DispatchJob.not_before)
+                    .limit(1)
+                    .with_for_update(skip_locked=True)
+                )
+            ).one_or_none()
+            if candidate is None:
+                await session.rollback()
+                return None
+            taken = await session.execute(
+                update(DispatchJob)
+                .where(DispatchJob.id == candidate.id, due)
+                .values(
+                    status="claimed",
+                    claimed_by=self.worker_id,
+                    attempts=DispatchJob.attempts + 1,
+                    lease_until=now + timedelta(seconds=self._settings.lease_seconds),
+                )
+            )
+            if taken.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+                await session.rollback()
+                return None
+            await session.commit()
+        return Claimed(candidate.id, candidate.call_id)
+
+    async def _drive(self, claimed: Claimed) -> None:
+        with anyio.CancelScope(shield=True):
+            async with self._factory() as session:
+                prepared = await self._prepare(session, claimed)
+        if prepared is None:
+            return
+        endpoint, request, server = prepared
+        try:
+            reply: Reply | McpError = await self._pool.send(endpoint, request)
+        except McpError as exc:
+            reply = exc
+        self._fault("crash_after_send")
+        with anyio.CancelScope(shield=True):
+            async with self._factory() as session:
+                await self._record(session, claimed, reply, server)
+
+    async def _prepare(
+        self, session: AsyncSession, claimed: Claimed
+    ) -> tuple[Endpoint, McpRequest, str] | None:
+        row = (
+            await session.execute(
+                select(DispatchJob, Call, McpServer)
+                .join(Call, Call.id == DispatchJob.call_id)
+                .join(McpServer, McpServer.id == Call.server_id)
+                .where(DispatchJob.id == claimed.job_id)
+            )
+        ).one()
+        job, call, server = row
+        request = await _request_for(session, job, call)
+        lease = self._settings.request_timeout_seconds + SEND_LEASE_MARGIN_SECONDS
+        sending = await session.execute(
+            update(DispatchJob)
+            .where(
+                DispatchJob.id == job.id,
+                DispatchJob.status == "claimed",
+                DispatchJob.claimed_by == self.worker_id,
+            )
+            .values(status="sending", lease_until=utcnow() + timedelta(seconds=lease))
+        )
+        if sending.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+            await session.rollback()
+            return None  # our lease ran out and another worker has it
+        if job.round_id is not None:
+            await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="request_sent",
+            subject_type="call",
+            subject_id=call.id,
+            call_id=call.id,
+            payload={
+                "kind": job.kind,
+                "job": job.id,
+                "attempt": job.attempts,
+                "responses": request.input_responses,
+            },
+        )
+        await session.commit()
+        return endpoint_for(server), request, server.name
+
+    async def _record(
+        self, session: AsyncSession, claimed: Claimed, reply: Reply | McpError, server: str
+    ) -> None:
+        done = await session.execute(
+            update(DispatchJob)
+            .where(
+                DispatchJob.id == claimed.job_id,
+                DispatchJob.status == "sending",
+                DispatchJob.claimed_by == self.worker_id,
+            )
+            .values(status="done", lease_until=None)
+        )
+        if done.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+            await session.rollback()
+            return  # the lease ran out first and the call was marked interrupted
+        job = await get_row(session, DispatchJob, claimed.job_id)
+        call = await get_row(session, Call, claimed.call_id, with_for_update=True)
+        run = await get_row(session, Run, call.run_id)
+        if isinstance(reply, McpUnavailable):
+            self._retry_or_fail(session, call, job, reply)
+        elif isinstance(reply, McpLost):
+            record_lost(
+                session=session, call=call, job=job, reason=f"{reply.message}; the outcome is unknown"
+            )
+        elif isinstance(reply, McpError):
+            await record_error(session=session, call=call, job=job, error=reply)
+        else:
+            await record_reply(
+                session=session,
+                call=call,
+                run=run,
+                job=job,
+                reply=reply,
+                settings=self._settings,
+                server=server,
+            )
+        await session.commit()
+        self._signals.work_available()
+
+    def _retry_or_fail(
+        self, session: AsyncSession, call: Call, job: DispatchJob, error: McpUnavailable
+    ) -> None:
+        # Nothing reached the server, so sending again is safe; back off while it is down.
+        if job.attempts < self._settings.dispatch_attempts:
+            job.status, job.claimed_by, job.last_error = "ready", None, error.message
+            job.not_before = utcnow() + timedelta(seconds=min(2**job.attempts, 60))
+            record_event(
+                session=session,
+                actor=SYSTEM,
+                action="send_deferred",
+                subject_type="call",
+                subject_id=call.id,
+                call_id=call.id,
+                payload={"error": error.message, "attempt": job.attempts},
+            )
+            return
+        call.status, call.updated_at = "failed", utcnow()
+        call.error_json = json.dumps(error.as_json())
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="call_failed",
+            subject_type="call",
+            subject_id=call.id,
+            call_id=call.id,
+            payload={"error": error.as_json(), "attempts": job.attempts},
+        )
+
+    def _fault(self, point: str) -> None:
+        if self._settings.env == "test" and self._settings.test_fault == point:
+            logger.error("test fault %s: exiting", point)
+            os._exit(CRASH_EXIT_CODE)
+
+
+async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
+    params = json.loads(call.params_json)
+    if job.kind != "resume" or job.round_id is None:
+        return McpRequest(call.method, params)
+    round_ = await get_row(session, CallRound, job.round_id)
+    questions = (
+        await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
+    ).scalars()
+    responses = {q.key: response_for(q) for q in questions}
+    state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
+    return McpRequest(call.method, params, input_responses=responses or None, request_state=state)
+
+
+async def _recover_lost_sends(session: AsyncSession) -> list[str]:
+    stale = (
+        (
+            await session.execute(
+                select(DispatchJob)
+                .where(DispatchJob.status == "sending", DispatchJob.lease_until < utcnow())
+                .with_for_update(skip_locked=True)
+                .limit(100)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    lost: list[str] = []
+    for job in stale:
+        call = await get_row(session, Call, job.call_id)
+        record_lost(
+            session=session,
+            call=call,
+            job=job,
+            reason="the console stopped after sending this request; the outcome is unknown — "
+            "send again or abandon",
+        )
+        lost.append(call.id)
+    await session.commit()
+    return lost

@@ -1,0 +1,99 @@
+"""Turning a server's inputRequests into questions for people, refusing what we never advertised."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+from console.errors import McpProtocolError
+from console.forms import SchemaError, parse_schema
+
+ELICIT = "elicitation/create"
+
+
+@dataclass(frozen=True)
+class Question:
+    key: str
+    mode: Literal["form", "url"]
+    message: str
+    schema: dict[str, Any] | None
+    url: str | None
+    request: dict[str, Any]
+
+
+def canonical_json(value: Any) -> str:
+    """Canonical JSON (sorted keys, no whitespace, UTF-8) for hashing."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def request_digest(request: dict[str, Any]) -> str:
+    """Identifies one question independent of its round: a restarted call asking it again matches."""
+    return sha256_hex(canonical_json(request))
+
+
+def shown_digest(
+    *, server: str, method: str, params: Any, round_n: int, key: str, request: dict[str, Any]
+) -> str:
+    """Digest of exactly what a person is shown; an answer must name it to count."""
+    shown = {
+        "server": server,
+        "method": method,
+        "params": params,
+        "round": round_n,
+        "key": key,
+        "request": request,
+    }
+    return sha256_hex(canonical_json(shown))
+
+
+def parse_input_requests(input_requests: dict[str, Any]) -> list[Question]:
+    """Questions in the server's key order.
+
+    Raises:
+        McpProtocolError: a request we never advertised (sampling, roots), a form schema outside the
+            allowed subset, a URL that is not http(s), or a malformed entry.
+    """
+    return [_question(key, request) for key, request in input_requests.items()]
+
+
+def _question(key: str, request: Any) -> Question:
+    if not isinstance(request, dict):
+        raise McpProtocolError(f"input request {key!r} is not an object")
+    method = request.get("method")
+    if method != ELICIT:
+        raise McpProtocolError(
+            f"server sent a {method!r} input request for {key!r}, which this client never advertised "
+            "(it supports elicitation only)"
+        )
+    params = request.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("message"), str):
+        raise McpProtocolError(f"elicitation {key!r} has no message")
+    mode = params.get("mode", "form")
+    if mode == "form":
+        schema = params.get("requestedSchema")
+        try:
+            parse_schema(schema)
+        except SchemaError as exc:
+            raise McpProtocolError(f"elicitation {key!r} has an invalid form schema: {exc}") from None
+        return Question(key, "form", params["message"], cast(dict[str, Any], schema), None, request)
+    if mode == "url":
+        url = params.get("url")
+        if not isinstance(url, str) or not _is_web_url(url):
+            raise McpProtocolError(f"elicitation {key!r} has a URL that is not http(s): {str(url)[:200]!r}")
+        return Question(key, "url", params["message"], None, url, request)
+    raise McpProtocolError(f"elicitation {key!r} has unknown mode {str(mode)[:50]!r}")
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False

@@ -1,0 +1,169 @@
+"""Teams, users, memberships and API tokens: creating them and resolving a bearer token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, Actor, record_event
+from console.db import utcnow
+from console.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from console.identity.models import ROLES, ApiToken, Membership, Team, User
+from console.identity.passwords import hash_password, new_token_secret, token_hash
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+ANSWERING_ROLES = ("approver", "admin")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller: a user acting within one team."""
+
+    user_id: str
+    user_name: str
+    team_id: str
+    team_name: str
+    role: str
+    token_id: str | None = None
+
+    @property
+    def actor(self) -> Actor:
+        return Actor("user", self.user_id, via=f"token:{self.token_id}" if self.token_id else None)
+
+
+async def create_team(*, session: AsyncSession, name: str) -> Team:
+    """Create a team.
+
+    Raises:
+        Conflict: a team of that name exists.
+    """
+    team = Team(name=name)
+    session.add(team)
+    await _flush_unique(session, f"team {name!r} already exists")
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="team_created",
+        subject_type="team",
+        subject_id=team.id,
+        payload={"name": name},
+    )
+    await session.commit()
+    return team
+
+
+async def create_user(
+    *, session: AsyncSession, name: str, team_name: str, role: str, password: str | None = None
+) -> User:
+    """Create a user (or reuse one of that name) and give them `role` in the team.
+
+    Raises:
+        NotFound: no such team.  InvalidInput: unknown role.  Conflict: already a member of the team.
+    """
+    if role not in ROLES:
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)}")
+    team = await team_by_name(session=session, name=team_name)
+    user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
+    if user is None:
+        user = User(name=name, password_hash=hash_password(password) if password else None)
+        session.add(user)
+        await session.flush()
+    elif password:
+        user.password_hash = hash_password(password)
+    session.add(Membership(user_id=user.id, team_id=team.id, role=role))
+    await _flush_unique(session, f"{name} is already a member of {team_name}")
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="membership_added",
+        subject_type="user",
+        subject_id=user.id,
+        payload={"team": team_name, "role": role, "user": name},
+    )
+    await session.commit()
+    return user
+
+
+async def create_token(*, session: AsyncSession, user_name: str, team_name: str, name: str = "cli") -> str:
+    """Create an API token for the user in the team and return it; only its hash is stored.
+
+    Raises:
+        NotFound: no such user or team, or the user is not a member of the team.
+    """
+    team = await team_by_name(session=session, name=team_name)
+    user = (await session.execute(select(User).where(User.name == user_name))).scalar_one_or_none()
+    if user is None:
+        raise NotFound(f"no user {user_name!r}")
+    membership = await _membership(session, user.id, team.id)
+    if membership is None:
+        raise NotFound(f"{user_name} is not a member of {team_name}")
+    secret = new_token_secret()
+    token = ApiToken(user_id=user.id, team_id=team.id, name=name, token_hash=token_hash(secret))
+    session.add(token)
+    await session.flush()
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="token_created",
+        subject_type="token",
+        subject_id=token.id,
+        payload={"user": user_name, "team": team_name, "name": name},
+    )
+    await session.commit()
+    return secret
+
+
+async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:
+    """The principal a bearer token stands for.
+
+    Raises:
+        Unauthorized: unknown or revoked token, or the user left the team.
+    """
+    row = (
+        await session.execute(
+            select(ApiToken, User, Team, Membership)
+            .join(User, User.id == ApiToken.user_id)
+            .join(Team, Team.id == ApiToken.team_id)
+            .join(Membership, (Membership.user_id == User.id) & (Membership.team_id == Team.id))
+            .where(ApiToken.token_hash == token_hash(token), ApiToken.revoked_at.is_(None))
+        )
+    ).one_or_none()
+    if row is None:
+        await session.rollback()
+        raise Unauthorized("invalid or revoked API token")
+    api_token, user, team, membership = row
+    now = utcnow()
+    if api_token.last_used_at is None or now - api_token.last_used_at > LAST_USED_RESOLUTION:
+        await session.execute(update(ApiToken).where(ApiToken.id == api_token.id).values(last_used_at=now))
+    await session.commit()
+    return Principal(user.id, user.name, team.id, team.name, membership.role, api_token.id)
+
+
+async def team_by_name(*, session: AsyncSession, name: str) -> Team:
+    """Raises: NotFound."""
+    team = (await session.execute(select(Team).where(Team.name == name))).scalar_one_or_none()
+    if team is None:
+        raise NotFound(f"no team {name!r}")
+    return team
+
+
+async def role_in_team(*, session: AsyncSession, user_id: str, team_id: str) -> str | None:
+    membership = await _membership(session, user_id, team_id)
+    return membership.role if membership else None
+
+
+async def _membership(session: AsyncSession, user_id: str, team_id: str) -> Membership | None:
+    query = select(Membership).where(Membership.user_id == user_id, Membership.team_id == team_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def _flush_unique(session: AsyncSession, message: str) -> None:
+    try:
+        await session.flush()
+    except IntegrityError:
+        await session.rollback()
+        raise Conflict(message) from None

@@ -1,0 +1,215 @@
+"""One long-lived MCP client connection (a stdio child process or an HTTP client) serving many requests."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as types
+from anyio.abc import TaskStatus
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client import ClientRequestContext
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import ValidationError
+
+from console.errors import McpLost, McpProtocolError, McpUnavailable
+from console.mcp.endpoint import Complete, Endpoint, InputRequired, McpRequest, Reply
+from console.mcp.watch import WatchedReadStream
+
+logger = logging.getLogger(__name__)
+
+CLIENT_INFO = types.Implementation(name="approval-console", version="0.1.0")
+MODERN = "2026-07-28"
+CONNECT_TIMEOUT_SECONDS = 20.0
+
+
+async def _refuse_inline(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult | types.ErrorData:
+    # Passing a callback is what makes the SDK advertise elicitation {form, url}. Questions arrive
+    # inside results (MRTR) and are parked; only a legacy server would push one here, and we
+    # refuse to talk to those before any call reaches them.
+    return types.ErrorData(
+        code=types.INVALID_REQUEST, message="this client answers elicitations asynchronously"
+    )
+
+
+class Connection:
+    """A warm session to one endpoint; `run` owns the transport, `send` may be called concurrently."""
+
+    def __init__(self, endpoint: Endpoint, *, request_timeout: float) -> None:
+        self.endpoint = endpoint
+        self._request_timeout = request_timeout
+        self._stop = anyio.Event()
+        self._session: ClientSession | None = None
+        self.legacy_version: str | None = None
+        self.tool_names: frozenset[str] = frozenset()
+
+    @property
+    def alive(self) -> bool:
+        return self._session is not None and not self._stop.is_set()
+
+    def close(self) -> None:
+        self._stop.set()
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect, negotiate, list tools, report ready, then hold the connection until closed or dead.
+
+        Raises:
+            McpUnavailable: before ready, when the server cannot be started, reached or negotiated with.
+        """
+        ready = False
+        try:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport(stack))
+                watched = WatchedReadStream(read, on_end=self._stop.set)
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        watched,
+                        write,
+                        read_timeout_seconds=self._request_timeout,
+                        elicitation_callback=_refuse_inline,
+                        client_info=CLIENT_INFO,
+                    )
+                )
+                with anyio.fail_after(CONNECT_TIMEOUT_SECONDS):
+                    await self._negotiate(session)
+                self._session = session
+                ready = True
+                task_status.started()
+                await self._stop.wait()
+        except (OSError, MCPError, TimeoutError, httpx2.HTTPError, ValidationError, RuntimeError) as exc:
+            self._ended(exc, ready)
+        except BaseExceptionGroup as group:
+            failures, rest = group.split(Exception)
+            if rest is not None or failures is None:
+                raise
+            self._ended(failures, ready)
+        finally:
+            self._stop.set()
+            self._session = None
+
+    def _ended(self, exc: BaseException, ready: bool) -> None:
+        # Before ready this is a failed start; after, the connection died and the pool replaces it.
+        if not ready:
+            raise McpUnavailable(f"cannot connect to {self.endpoint.describe()}: {_first(exc)}") from None
+        logger.warning("connection to %s ended", self.endpoint.describe())
+
+    def _transport(self, stack: AsyncExitStack) -> Any:
+        if self.endpoint.transport == "stdio":
+            program, *args = self.endpoint.command
+            params = StdioServerParameters(command=program, args=args, env=dict(self.endpoint.env) or None)
+            return stdio_client(params)
+        http = httpx2.AsyncClient(
+            headers=dict(self.endpoint.headers), timeout=httpx2.Timeout(30, read=self._request_timeout + 5)
+        )
+        stack.push_async_callback(http.aclose)
+        return streamable_http_client(self.endpoint.url, http_client=http)
+
+    async def _negotiate(self, session: ClientSession) -> None:
+        try:
+            await session.discover()
+        except MCPError:
+            # Not a modern server: find out what it speaks so calls can say so clearly.
+            result = await session.initialize()
+            self.legacy_version = result.protocol_version
+            return
+        if session.protocol_version != MODERN:
+            self.legacy_version = session.protocol_version
+            return
+        # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
+        listing = await session.list_tools()
+        self.tool_names = frozenset(tool.name for tool in listing.tools)
+
+    async def send(self, request: McpRequest) -> Reply:
+        """Send one request and classify the reply.
+
+        Raises:
+            McpUnavailable: the connection was already gone; nothing was sent.
+            McpLost: the connection broke or timed out while the request was out; outcome unknown.
+            McpProtocolError: the server answered with a JSON-RPC error or an invalid result.
+        """
+        session = self._session
+        if session is None or self._stop.is_set():
+            raise McpUnavailable("connection closed before sending", rpc_code=types.CONNECTION_CLOSED)
+        if self.legacy_version is not None:
+            raise McpProtocolError(
+                f"server speaks {self.legacy_version}; queued elicitation needs {MODERN}",
+                rpc_code=types.UNSUPPORTED_PROTOCOL_VERSION,
+            )
+        try:
+            result = await _send(session, request)
+        except MCPError as exc:
+            if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
+                raise McpLost(exc.message, rpc_code=exc.code) from None
+            raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
+        except (ValidationError, RuntimeError, ValueError) as exc:
+            raise McpProtocolError(f"invalid reply from server: {_first_line(exc)}") from None
+        if isinstance(result, types.InputRequiredResult):
+            requests = {
+                key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
+                for key, value in (result.input_requests or {}).items()
+            }
+            return InputRequired(input_requests=requests, request_state=result.request_state)
+        return Complete(result=result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools, as it lists them."""
+        session = self._session
+        if session is None or self._stop.is_set():
+            raise McpUnavailable("connection closed", rpc_code=types.CONNECTION_CLOSED)
+        try:
+            listing = await session.list_tools()
+        except MCPError as exc:
+            raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
+        self.tool_names = frozenset(tool.name for tool in listing.tools)
+        return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listing.tools]
+
+
+async def _send(session: ClientSession, request: McpRequest) -> Any:
+    params = request.params
+    responses = _typed_responses(request.input_responses)
+    state = request.request_state
+    if request.method == "tools/call":
+        return await session.call_tool(
+            params["name"],
+            params.get("arguments"),
+            input_responses=responses,
+            request_state=state,
+            allow_input_required=True,
+        )
+    if request.method == "prompts/get":
+        return await session.get_prompt(
+            params["name"],
+            params.get("arguments"),
+            input_responses=responses,
+            request_state=state,
+            allow_input_required=True,
+        )
+    if request.method == "resources/read":
+        return await session.read_resource(
+            params["uri"], input_responses=responses, request_state=state, allow_input_required=True
+        )
+    raise ValueError(f"unsupported method {request.method}")
+
+
+def _typed_responses(responses: dict[str, dict[str, Any]] | None) -> types.InputResponses | None:
+    if responses is None:
+        return None
+    return {key: types.ElicitResult.model_validate(value) for key, value in responses.items()}
+
+
+def _first(exc: BaseException) -> str:
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return _first_line(leaf)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

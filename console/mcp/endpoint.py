@@ -1,0 +1,53 @@
+"""Where an MCP server lives and what one request to it looks like."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach one server with one credential: the key of one warm connection."""
+
+    transport: Literal["stdio", "http"]
+    command: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def stdio(cls, command: list[str], env: dict[str, str] | None = None) -> Endpoint:
+        return cls("stdio", command=tuple(command), env=tuple(sorted((env or {}).items())))
+
+    @classmethod
+    def http(cls, url: str, headers: dict[str, str] | None = None) -> Endpoint:
+        return cls("http", url=url, headers=tuple(sorted((headers or {}).items())))
+
+    def describe(self) -> str:
+        """Where the server runs, for people (no header values: they may be credentials)."""
+        return self.url if self.transport == "http" else " ".join(self.command)
+
+
+@dataclass(frozen=True)
+class McpRequest:
+    """One tools/call, prompts/get or resources/read, plus the answers of a resume."""
+
+    method: str
+    params: dict[str, Any]
+    input_responses: dict[str, dict[str, Any]] | None = None
+    request_state: str | None = None
+
+
+@dataclass(frozen=True)
+class Complete:
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InputRequired:
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    request_state: str | None = None
+
+
+Reply = Complete | InputRequired

@@ -1,0 +1,28 @@
+"""Registered MCP servers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from console.db import Base, UtcDateTime, new_id, utcnow
+
+
+class McpServer(Base):
+    __tablename__ = "mcp_server"
+    __table_args__ = (UniqueConstraint("team_id", "name"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    transport: Mapped[str] = mapped_column(String(10))  # "stdio" | "http"
+    command_json: Mapped[str | None] = mapped_column(Text, default=None)  # JSON list: program + args
+    env_json: Mapped[str] = mapped_column(Text, default="{}")
+    url: Mapped[str | None] = mapped_column(Text, default=None)
+    headers_json: Mapped[str] = mapped_column(Text, default="{}")
+    trusted: Mapped[bool] = mapped_column(Boolean, default=False)
+    idempotent: Mapped[bool] = mapped_column(Boolean, default=False)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

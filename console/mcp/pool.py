@@ -1,0 +1,82 @@
+"""Warm connections, one per endpoint, started on first use and replaced when they die."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from console.errors import McpUnavailable
+from console.mcp.connection import Connection
+from console.mcp.endpoint import Endpoint, McpRequest, Reply
+
+
+class ConnectionPool:
+    """Owns every connection's task; use as an async context manager around the app's lifetime."""
+
+    def __init__(self, *, request_timeout: float) -> None:
+        self._request_timeout = request_timeout
+        self._connections: dict[Endpoint, Connection] = {}
+        self._locks: dict[Endpoint, anyio.Lock] = {}
+        self._task_group: TaskGroup | None = None
+
+    async def __aenter__(self) -> ConnectionPool:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._task_group is None:
+            raise RuntimeError("ConnectionPool exited without being entered")
+        for connection in self._connections.values():
+            connection.close()
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(exc_type, exc, tb)
+        self._task_group = None
+
+    @property
+    def open_connections(self) -> int:
+        return sum(1 for c in self._connections.values() if c.alive)
+
+    async def send(self, endpoint: Endpoint, request: McpRequest) -> Reply:
+        """Send on the endpoint's warm connection, (re)starting it first if needed."""
+        connection = await self._connection(endpoint)
+        try:
+            return await connection.send(request)
+        except McpUnavailable:
+            # Died between our check and the send (nothing was written): start afresh once.
+            connection = await self._connection(endpoint)
+            return await connection.send(request)
+
+    async def list_tools(self, endpoint: Endpoint) -> list[dict[str, Any]]:
+        connection = await self._connection(endpoint)
+        return await connection.list_tools()
+
+    async def has_tool(self, endpoint: Endpoint, name: str) -> bool:
+        """Whether the server lists the tool; the listing is re-read once before saying no."""
+        connection = await self._connection(endpoint)
+        if name in connection.tool_names or connection.legacy_version is not None:
+            return True
+        await connection.list_tools()
+        return name in connection.tool_names
+
+    async def _connection(self, endpoint: Endpoint) -> Connection:
+        if self._task_group is None:
+            raise RuntimeError("ConnectionPool used outside its context")
+        lock = self._locks.setdefault(endpoint, anyio.Lock())
+        async with lock:
+            current = self._connections.get(endpoint)
+            if current is not None and current.alive:
+                return current
+            connection = Connection(endpoint, request_timeout=self._request_timeout)
+            await self._task_group.start(_run, connection)
+            self._connections[endpoint] = connection
+            return connection
+
+
+async def _run(connection: Connection, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    await connection.run(task_status=task_status)

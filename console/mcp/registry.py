@@ -1,0 +1,84 @@
+"""Registered servers: adding, listing and turning a row into an endpoint."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, record_event
+from console.errors import Conflict, InvalidInput, NotFound
+from console.mcp.endpoint import Endpoint
+from console.mcp.models import McpServer
+
+
+async def add_server(
+    *,
+    session: AsyncSession,
+    team_id: str,
+    name: str,
+    command: str | None = None,
+    url: str | None = None,
+    headers: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+) -> McpServer:
+    """Register a stdio server (`command`, split like a shell would) or an HTTP server (`url`).
+
+    Raises:
+        InvalidInput: neither or both of command and url, or a URL that is not http(s).
+        Conflict: the team already has a server of that name.
+    """
+    if (command is None) == (url is None):
+        raise InvalidInput("give exactly one of command or url")
+    server = McpServer(team_id=team_id, name=name, env_json=json.dumps(env or {}))
+    if command is not None:
+        argv = shlex.split(command)
+        if not argv:
+            raise InvalidInput("command is empty")
+        server.transport, server.command_json = "stdio", json.dumps(argv)
+    elif url is not None:
+        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+            raise InvalidInput("url must be an http(s) URL")
+        server.transport, server.url, server.headers_json = "http", url, json.dumps(headers or {})
+    session.add(server)
+    try:
+        await session.flush()
+    except IntegrityError:
+        await session.rollback()
+        raise Conflict(f"server {name!r} already exists in this team") from None
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="server_added",
+        subject_type="server",
+        subject_id=server.id,
+        payload={"name": name, "transport": server.transport, "where": endpoint_for(server).describe()},
+    )
+    await session.commit()
+    return server
+
+
+async def list_servers(*, session: AsyncSession, team_id: str | None = None) -> list[McpServer]:
+    query = select(McpServer).order_by(McpServer.name)
+    if team_id is not None:
+        query = query.where(McpServer.team_id == team_id)
+    return list((await session.execute(query)).scalars())
+
+
+async def server_by_name(*, session: AsyncSession, team_id: str, name: str) -> McpServer:
+    """Raises: NotFound (also for a disabled server)."""
+    query = select(McpServer).where(McpServer.team_id == team_id, McpServer.name == name)
+    server = (await session.execute(query)).scalar_one_or_none()
+    if server is None or server.disabled:
+        raise NotFound(f"no server {name!r}")
+    return server
+
+
+def endpoint_for(server: McpServer) -> Endpoint:
+    if server.transport == "stdio":
+        return Endpoint.stdio(json.loads(server.command_json or "[]"), json.loads(server.env_json))
+    return Endpoint.http(server.url or "", json.loads(server.headers_json))

@@ -1,0 +1,24 @@
+"""Imports every domain's models so `Base.metadata` is complete (Alembic reads it)."""
+
+from console.audit.models import AuditEvent
+from console.calls.models import Call, CallRound, Run
+from console.db import Base
+from console.dispatch.models import DispatchJob
+from console.elicitations.models import Elicitation
+from console.identity.models import ApiToken, Membership, Team, User
+from console.mcp.models import McpServer
+
+__all__ = [
+    "ApiToken",
+    "AuditEvent",
+    "Base",
+    "Call",
+    "CallRound",
+    "DispatchJob",
+    "Elicitation",
+    "McpServer",
+    "Membership",
+    "Run",
+    "Team",
+    "User",
+]

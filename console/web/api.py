@@ -1,0 +1,227 @@
+"""The agent API (`/api/v1`): runs, calls, questions, servers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import anyio
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import ValidationError
+
+from console.calls import service as calls
+from console.elicitations import service as questions
+from console.errors import InvalidInput
+from console.mcp.registry import endpoint_for, list_servers, server_by_name
+from console.web.deps import ANSWER_BODY_LIMIT, DbSession, PrincipalDep, SettingsDep, read_body
+from console.web.schemas import (
+    AnswerIn,
+    CallIn,
+    CallOut,
+    QuestionOut,
+    QuestionPage,
+    RunIn,
+    RunOut,
+    ServerOut,
+    ToolOut,
+)
+
+router = APIRouter(prefix="/api/v1", tags=["agent API"])
+
+WaitSeconds = Annotated[float, Query(ge=0, le=60, description="block up to this many seconds for progress")]
+DB_POLL_SECONDS = 0.25
+
+
+@router.post("/runs", status_code=201, response_model=RunOut)
+async def create_run(body: RunIn, session: DbSession, principal: PrincipalDep) -> RunOut:
+    run = await calls.create_run(
+        session=session, principal=principal, team=body.team, title=body.title, agent=body.agent
+    )
+    return RunOut.of(run, team=principal.team_name, owner=principal.user_name)
+
+
+@router.post(
+    "/runs/{run_id}/calls",
+    response_model=CallOut,
+    responses={202: {"model": CallOut, "description": "the call waits for input (or is still running)"}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": CallIn.model_json_schema()}},
+        }
+    },
+)
+async def start_call(
+    run_id: str,
+    request: Request,
+    response: Response,
+    session: DbSession,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    wait: WaitSeconds = 0,
+) -> CallOut:
+    body = await read_body(request, settings.max_params_bytes)
+    call = await calls.start_call(
+        session=session,
+        principal=principal,
+        settings=settings,
+        pool=request.app.state.pool,
+        run_id=run_id,
+        body_text=body,
+    )
+    request.app.state.signals.work_available()
+    return await _call_response(request, response, session, principal, call.id, wait, settled=_left_running)
+
+
+@router.get(
+    "/calls/{call_id}",
+    response_model=CallOut,
+    responses={202: {"model": CallOut, "description": "not finished yet"}},
+)
+async def get_call(
+    call_id: str,
+    request: Request,
+    response: Response,
+    session: DbSession,
+    principal: PrincipalDep,
+    wait: WaitSeconds = 0,
+) -> CallOut:
+    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    start = (view.call.status, view.call.round)
+
+    def settled(status: str, round_: int) -> bool:
+        return calls.is_terminal(status) or (status == "awaiting_input" and (status, round_) != start)
+
+    return await _call_response(request, response, session, principal, call_id, wait, settled=settled)
+
+
+@router.post("/calls/{call_id}/abandon", response_model=CallOut)
+async def abandon_call(
+    call_id: str, request: Request, session: DbSession, principal: PrincipalDep
+) -> CallOut:
+    await calls.abandon_call(session=session, principal=principal, call_id=call_id)
+    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    return CallOut.of(view, base_url=request.app.state.settings.base_url)
+
+
+@router.post("/calls/{call_id}/resend", response_model=CallOut)
+async def resend_call(call_id: str, request: Request, session: DbSession, principal: PrincipalDep) -> CallOut:
+    await calls.resend_interrupted(session=session, principal=principal, call_id=call_id)
+    request.app.state.signals.work_available()
+    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    return CallOut.of(view, base_url=request.app.state.settings.base_url)
+
+
+def _left_running(status: str, _round: int) -> bool:
+    return status not in ("running", "resuming")
+
+
+async def _call_response(
+    request: Request,
+    response: Response,
+    session: DbSession,
+    principal: PrincipalDep,
+    call_id: str,
+    wait: float,
+    *,
+    settled: Callable[[str, int], bool],
+) -> CallOut:
+    factory = request.app.state.factory
+    signals = request.app.state.signals
+    with anyio.move_on_after(wait):
+        while True:
+            with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
+                async with factory() as poll:
+                    status, round_, _ = await calls.call_progress(session=poll, call_id=call_id)
+            if settled(status, round_):
+                break
+            await signals.wait_for_call(call_id, DB_POLL_SECONDS)
+    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    response.status_code = 200 if calls.is_terminal(view.call.status) else 202
+    return CallOut.of(view, base_url=request.app.state.settings.base_url)
+
+
+@router.get("/elicitations", response_model=QuestionPage)
+async def list_elicitations(
+    request: Request,
+    session: DbSession,
+    principal: PrincipalDep,
+    status: Annotated[
+        str, Query(pattern="^(pending|accepted|declined|cancelled|expired|superseded)$")
+    ] = "pending",
+    before: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> QuestionPage:
+    views = await questions.list_questions(
+        session=session, principal=principal, status=status, before=before, limit=limit
+    )
+    base = request.app.state.settings.base_url
+    items = [QuestionOut.of(v, base_url=base) for v in views]
+    return QuestionPage(items=items, next_before=items[-1].id if len(items) == limit else None)
+
+
+@router.get("/elicitations/{elicitation_id}", response_model=QuestionOut)
+async def get_elicitation(
+    elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
+) -> QuestionOut:
+    view = await questions.get_question(session=session, principal=principal, elicitation_id=elicitation_id)
+    return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
+
+
+@router.post(
+    "/elicitations/{elicitation_id}/answer",
+    response_model=QuestionOut,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": AnswerIn.model_json_schema()}},
+        }
+    },
+)
+async def answer_elicitation(
+    elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
+) -> QuestionOut:
+    raw = await read_body(request, ANSWER_BODY_LIMIT)
+    try:
+        body = AnswerIn.model_validate_json(raw)
+    except ValidationError as exc:
+        fields = {".".join(str(p) for p in e["loc"]) or "body": e["msg"] for e in exc.errors()}
+        raise InvalidInput("invalid answer", fields) from None
+    decision = await questions.answer(
+        session=session,
+        principal=principal,
+        elicitation_id=elicitation_id,
+        action=body.action,
+        content=body.content,
+        digest=body.digest,
+    )
+    if decision.resume_queued:
+        request.app.state.signals.work_available()
+    view = await questions.get_question(session=session, principal=principal, elicitation_id=elicitation_id)
+    return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
+
+
+@router.get("/servers", response_model=list[ServerOut])
+async def servers(session: DbSession, principal: PrincipalDep) -> list[ServerOut]:
+    rows = await list_servers(session=session, team_id=principal.team_id)
+    return [
+        ServerOut(
+            name=s.name,
+            transport=s.transport,  # type: ignore[arg-type]  # stored as stdio|http
+            where=endpoint_for(s).describe(),
+        )
+        for s in rows
+        if not s.disabled
+    ]
+
+
+@router.get("/servers/{name}/tools", response_model=list[ToolOut])
+async def server_tools(
+    name: str, request: Request, session: DbSession, principal: PrincipalDep
+) -> list[ToolOut]:
+    server = await server_by_name(session=session, team_id=principal.team_id, name=name)
+    tools = await request.app.state.pool.list_tools(endpoint_for(server))
+    return [ToolOut.model_validate(t) for t in tools]
+
+
+__all__ = ["router"]

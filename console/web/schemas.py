@@ -1,0 +1,165 @@
+"""JSON shapes of the agent API (documented in the OpenAPI document)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from console.calls.models import Run
+from console.calls.service import CallView
+from console.elicitations.service import QuestionView
+
+
+class RunIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    team: str
+    title: str = Field(min_length=1, max_length=500)
+    agent: str = Field(default="", max_length=200)
+
+
+class RunOut(BaseModel):
+    id: str
+    team: str
+    title: str
+    agent: str
+    owner: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, run: Run, *, team: str, owner: str) -> RunOut:
+        return cls(
+            id=run.id, team=team, title=run.title, agent=run.agent, owner=owner, created_at=run.created_at
+        )
+
+
+class CallIn(BaseModel):
+    """Documentation only: the body is read as text so `params` is kept byte for byte."""
+
+    server: str
+    method: Literal["tools/call", "prompts/get", "resources/read"]
+    params: dict[str, Any]
+
+
+class PendingOut(BaseModel):
+    id: str
+    key: str
+    mode: Literal["form", "url"]
+    message: str
+    answer_url: str
+
+
+class CallOut(BaseModel):
+    id: str
+    run_id: str
+    server: str
+    method: str
+    params: Any
+    status: str
+    round: int
+    result: Any = None
+    error: Any = None
+    pending: list[PendingOut]
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, view: CallView, *, base_url: str) -> CallOut:
+        call = view.call
+        return cls(
+            id=call.id,
+            run_id=call.run_id,
+            server=view.server,
+            method=call.method,
+            params=json.loads(call.params_json),
+            status=call.status,
+            round=call.round,
+            result=json.loads(call.result_json) if call.result_json else None,
+            error=json.loads(call.error_json) if call.error_json else None,
+            pending=[
+                PendingOut(
+                    id=p.id,
+                    key=p.key,
+                    mode=p.mode,  # type: ignore[arg-type]  # stored as form|url
+                    message=p.message,
+                    answer_url=f"{base_url}/elicitations/{p.id}",
+                )
+                for p in view.pending
+            ],
+            created_at=call.created_at,
+            updated_at=call.updated_at,
+        )
+
+
+class QuestionOut(BaseModel):
+    id: str
+    call_id: str
+    key: str
+    mode: Literal["form", "url"]
+    message: str
+    requested_schema: dict[str, Any] | None = None
+    url: str | None = None
+    digest: str
+    status: str
+    content: dict[str, Any] | None = None
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    expires_at: datetime
+    created_at: datetime
+    server: str
+    method: str
+    params: Any
+    run_title: str
+    owner: str
+    answer_url: str
+
+    @classmethod
+    def of(cls, view: QuestionView, *, base_url: str) -> QuestionOut:
+        e = view.elicitation
+        return cls(
+            id=e.id,
+            call_id=e.call_id,
+            key=e.key,
+            mode=e.mode,  # type: ignore[arg-type]  # stored as form|url
+            message=e.message,
+            requested_schema=json.loads(e.schema_json) if e.schema_json else None,
+            url=e.url,
+            digest=e.digest,
+            status=e.status,
+            content=json.loads(e.content_json) if e.content_json else None,
+            decided_by=view.decided_by,
+            decided_at=e.decided_at,
+            expires_at=e.expires_at,
+            created_at=e.created_at,
+            server=view.server,
+            method=view.method,
+            params=json.loads(view.params_json),
+            run_title=view.run_title,
+            owner=view.owner,
+            answer_url=f"{base_url}/elicitations/{e.id}",
+        )
+
+
+class QuestionPage(BaseModel):
+    items: list[QuestionOut]
+    next_before: str | None = Field(description="pass as ?before= to get the next (older) page")
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+    digest: str | None = Field(default=None, description="digest of the question as shown; 409 if it changed")
+
+
+class ServerOut(BaseModel):
+    name: str
+    transport: Literal["stdio", "http"]
+    where: str
+
+
+class ToolOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str

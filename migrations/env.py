@@ -1,0 +1,31 @@
+"""Alembic environment: migrates the database named by the console's settings (or -x url=...)."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine, pool
+
+import console.models
+from console.migrate import sync_url
+
+config = context.config
+target_metadata = console.models.Base.metadata
+
+
+def run_migrations() -> None:
+    url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise RuntimeError("no database URL given to the migrations")
+    engine = create_engine(sync_url(url), poolclass=pool.NullPool)
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            render_as_batch=connection.dialect.name == "sqlite",
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+run_migrations()

@@ -1,0 +1,115 @@
+"""Shared fixtures: fresh SQLite and PostgreSQL databases, the app under test, and MCP server processes."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from console.migrate import upgrade
+from tests.processes import ServerProcess, start_http_server
+
+REPO = Path(__file__).resolve().parent.parent
+POSTGRES_ENV = "CONSOLE_TEST_POSTGRES_URL"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    upgrade(f"sqlite+aiosqlite:///{path}")
+    return path
+
+
+class PostgresAdmin:
+    """Creates throwaway databases on the server named by CONSOLE_TEST_POSTGRES_URL."""
+
+    def __init__(self, url: str) -> None:
+        parsed = make_url(url)
+        self._url = parsed.set(drivername="postgresql+psycopg")
+        self._dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+        self.template = f"console_tpl_{secrets.token_hex(4)}"
+        self._execute(f'CREATE DATABASE "{self.template}"')
+        upgrade(self.url_for(self.template))
+
+    def url_for(self, database: str) -> str:
+        return self._url.set(database=database).render_as_string(hide_password=False)
+
+    def create(self) -> str:
+        name = f"console_t_{secrets.token_hex(6)}"
+        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+        return name
+
+    def drop(self, name: str) -> None:
+        self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def _execute(self, sql: str) -> None:
+        with psycopg.connect(self._dsn, autocommit=True) as connection:
+            connection.execute(sql.encode())
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresAdmin | None]:
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        yield None
+        return
+    admin = PostgresAdmin(url)
+    yield admin
+    admin.drop(admin.template)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(
+    request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path, postgres: PostgresAdmin | None
+) -> Iterator[str]:
+    """A fresh, migrated database of each kind."""
+    if request.param == "sqlite":
+        path = tmp_path / "console.db"
+        shutil.copyfile(sqlite_template, path)
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    if postgres is None:
+        if os.environ.get("CONSOLE_REQUIRE_POSTGRES"):
+            pytest.fail(f"{POSTGRES_ENV} is not set but CONSOLE_REQUIRE_POSTGRES is")
+        pytest.skip(f"set {POSTGRES_ENV} to run PostgreSQL tests")
+    name = postgres.create()
+    yield postgres.url_for(name)
+    postgres.drop(name)
+
+
+@pytest.fixture(scope="session")
+def state_key() -> str:
+    return secrets.token_urlsafe(32)
+
+
+@pytest.fixture(scope="session")
+def deployer_http(tmp_path_factory: pytest.TempPathFactory, state_key: str) -> Iterator[ServerProcess]:
+    """The demo deployer as its own process over Streamable HTTP."""
+    log = tmp_path_factory.mktemp("deployer") / "stderr.txt"
+    with start_http_server(
+        [sys.executable, "-m", "console.demo.deployer"], {"DEPLOY_STATE_KEY": state_key}, log
+    ) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def mrtr_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """The MRTR test server as its own process over Streamable HTTP, logging every request it gets."""
+    folder = tmp_path_factory.mktemp("mrtr")
+    env = {"MRTR_LOG": str(folder / "requests.jsonl")}
+    with start_http_server(
+        [sys.executable, str(REPO / "tests/servers/mrtr_server.py")], env, folder / "stderr.txt"
+    ) as server:
+        yield server

@@ -1,0 +1,189 @@
+"""The console under test: seeded users and servers, the app with its lifespan, and API helpers."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from fastapi import FastAPI
+
+from console.app import create_app
+from console.config import Settings
+from console.db import create_engine, session_factory
+from console.identity import create_team, create_token, create_user, team_by_name
+from console.mcp.registry import add_server
+
+REPO = Path(__file__).resolve().parent.parent
+MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
+TEAM = "platform"
+# (name, team, role): dev's agent makes the calls; lead and lead2 approve; outsider is in another team.
+PEOPLE = (
+    ("dev", TEAM, "member"),
+    ("lead", TEAM, "approver"),
+    ("lead2", TEAM, "approver"),
+    ("viewer", TEAM, "auditor"),
+    ("outsider", "elsewhere", "approver"),
+)
+WAIT = 20.0
+
+
+@dataclass
+class ServerSpec:
+    command: list[str] | None = None
+    url: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def stdio_deployer(key: str, **env: str) -> ServerSpec:
+    return ServerSpec(
+        command=[sys.executable, "-m", "console.demo.deployer"], env={"DEPLOY_STATE_KEY": key, **env}
+    )
+
+
+def stdio_mrtr(log: Path, **env: str) -> ServerSpec:
+    return ServerSpec(command=[sys.executable, MRTR_SERVER], env={"MRTR_LOG": str(log), **env})
+
+
+async def seed(database_url: str, servers: dict[str, ServerSpec]) -> dict[str, str]:
+    """Teams, people (with API tokens) and servers; returns each person's token."""
+    engine = create_engine(database_url)
+    factory = session_factory(engine)
+    tokens: dict[str, str] = {}
+    try:
+        async with factory() as session:
+            for team in (TEAM, "elsewhere"):
+                await create_team(session=session, name=team)
+            for name, team, role in PEOPLE:
+                await create_user(
+                    session=session, name=name, team_name=team, role=role, password=f"{name}-pw-1"
+                )
+                tokens[name] = await create_token(session=session, user_name=name, team_name=team)
+            platform = await team_by_name(session=session, name=TEAM)
+            for name, spec in servers.items():
+                command = shlex.join(spec.command) if spec.command else None
+                await add_server(
+                    session=session,
+                    team_id=platform.id,
+                    name=name,
+                    command=command,
+                    url=spec.url,
+                    env=spec.env,
+                )
+    finally:
+        await engine.dispose()
+    return tokens
+
+
+@dataclass
+class Console:
+    app: FastAPI
+    client: httpx.AsyncClient
+    tokens: dict[str, str]
+
+    def auth(self, who: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[who]}"}
+
+    async def new_run(self, who: str = "dev", title: str = "test run") -> str:
+        response = await self.client.post(
+            "/api/v1/runs", json={"team": TEAM, "title": title, "agent": "pytest"}, headers=self.auth(who)
+        )
+        assert response.status_code == 201, response.text
+        run_id: str = response.json()["id"]
+        return run_id
+
+    async def start(
+        self,
+        server: str,
+        method: str,
+        params: dict[str, Any],
+        *,
+        who: str = "dev",
+        run_id: str | None = None,
+        wait: float = WAIT,
+    ) -> httpx.Response:
+        run_id = run_id or await self.new_run(who)
+        body = {"server": server, "method": method, "params": params}
+        return await self.client.post(
+            f"/api/v1/runs/{run_id}/calls", params={"wait": wait}, json=body, headers=self.auth(who)
+        )
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        response = await self.start(server, "tools/call", {"name": tool, "arguments": arguments}, **kw)
+        assert response.status_code in (200, 202), response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def answer(
+        self, elicitation_id: str, action: str, content: Any = None, *, who: str = "lead", **extra: Any
+    ) -> httpx.Response:
+        body: dict[str, Any] = {"action": action, **extra}
+        if content is not None:
+            body["content"] = content
+        return await self.client.post(
+            f"/api/v1/elicitations/{elicitation_id}/answer", json=body, headers=self.auth(who)
+        )
+
+    async def get_call(self, call_id: str, *, who: str = "dev", wait: float = 0) -> dict[str, Any]:
+        response = await self.client.get(
+            f"/api/v1/calls/{call_id}", params={"wait": wait}, headers=self.auth(who)
+        )
+        assert response.status_code in (200, 202), response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def settle(self, call_id: str, *, who: str = "dev") -> dict[str, Any]:
+        """The call once it finished or asks a new question (bounded)."""
+        with anyio.fail_after(WAIT + 5):
+            return await self.get_call(call_id, who=who, wait=WAIT)
+
+    async def answer_and_settle(
+        self,
+        call: dict[str, Any],
+        action: str,
+        content: Any = None,
+        *,
+        who: str = "lead",
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        pending = [p for p in call["pending"] if key is None or p["key"] == key]
+        response = await self.answer(pending[0]["id"], action, content, who=who)
+        assert response.status_code == 200, response.text
+        return await self.settle(call["id"])
+
+
+def result_text(call: dict[str, Any]) -> str:
+    """The text of a completed tools/call result."""
+    assert call["status"] == "completed", json.dumps(call)[:2000]
+    return "".join(part["text"] for part in call["result"]["content"] if part["type"] == "text")
+
+
+def test_settings(database_url: str, **overrides: Any) -> Settings:
+    return Settings(database_url=database_url, env="test", base_url="http://console.test", **overrides)
+
+
+@asynccontextmanager
+async def running_console(
+    database_url: str,
+    servers: dict[str, ServerSpec],
+    *,
+    tokens: dict[str, str] | None = None,
+    **overrides: Any,
+) -> AsyncIterator[Console]:
+    """The app with its lifespan (pool and dispatcher) running, reachable through an in-process client."""
+    if tokens is None:
+        tokens = await seed(database_url, servers)
+    app = create_app(test_settings(database_url, **overrides))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://console.test", timeout=60
+        ) as client:
+            yield Console(app, client, tokens)

@@ -1,0 +1,717 @@
+"""Test MCP server "mrtr-test": every Multi Round-Trip Request (MRTR) shape of protocol 2026-07-28.
+
+Run:
+    python tests/servers/mrtr_server.py              # stdio
+    python tests/servers/mrtr_server.py --http 0     # Streamable HTTP on 127.0.0.1, any free port
+
+With `--http PORT` the server prints exactly one line to stdout once it accepts connections:
+`listening on http://127.0.0.1:<port>/mcp`.
+
+Environment:
+    MRTR_LOG        if set, one JSON line per tools/call, prompts/get and resources/read request is
+                    appended to this file (see `RequestLog`).
+    MRTR_STATE_KEY  HMAC key (at least 32 characters) for the `signed` tool; a fixed test key is used
+                    when unset, so a restarted server still accepts states issued before the restart.
+
+Tools. Decline/cancel is a normal result "stopped at <key>: <action>"; a missing or unusable
+answer re-asks the same question; an unknown requestState is a -32602 error with
+data {"reason": "invalid_request_state"}:
+    two_rounds(topic)      asks "first" (name), state "r1"; then "second" (amount, count), state
+                           "r2:<name>" (the name rides in the state); then "<name> <amount> <count>"
+    state_only(n)          n results with only a requestState "s1".."s<n>", then
+                           "done after <n> state-only rounds"
+    form_and_url()         "approve" (form, boolean ok) + "connect" (url) in one round, no requestState;
+                           then "approve=<action> ok=<ok> connect=<action>"
+    echo_state(state, with_state=true)   asks "go" with requestState = `state` verbatim (none when
+                           with_state is false); then JSON {"received_state", "has_request_state",
+                           "matches"} as text and structuredContent
+    signed(item)           asks "confirm" (boolean ok) with an HMAC-signed state (MRTR_STATE_KEY), so the
+                           process may be restarted in between; then "signed <item> ok=<ok>"
+    pid()                  this process id as text
+    ask_sampling(), ask_roots(), bad_schema(), bad_url()   deliberate protocol violations (sampling and
+                           roots requests, a nested object in a form, a javascript: URL); a retry with
+                           their state returns "<tool> answered: <action or 'no answer'>"
+    many_rounds()          asks "q1", "q2", ... forever (state "many:<n>")
+    complete_now(x)        "hello <x>", no questions
+    huge_state(size)       only a requestState of `size` characters; the retry returns
+                           "huge_state got <len> chars, intact=<bool>"
+Prompt review_prompt(topic): asks "tone" (formal/casual), then "Write about <topic> in a <tone> tone.".
+Resources secret://vault and the template secret://{name}: ask "reason" (minLength 3), then the text
+"secret for <reason>".
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import socket
+import string
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp.types as types
+import uvicorn
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+SERVER_NAME = "mrtr-test"
+SERVER_VERSION = "1.0.0"
+DEFAULT_STATE_KEY = "mrtr-test-only-state-key-not-a-secret-0123456789"
+MIN_KEY_LENGTH = 32
+SIGNED_TTL_SECONDS = 24 * 3600
+MAX_LOGGED_STATE = 4096
+
+ToolResult = types.CallToolResult | types.InputRequiredResult
+
+
+# --- request log --------------------------------------------------------------------------
+
+
+class RequestLog:
+    """Appends one JSON line per interactive request to a file (no-op without a path).
+
+    Each line is written with a single O_APPEND write under a lock and then fsynced, so
+    concurrent handlers in this process never interleave lines and a test can read the file
+    while the server is still running (or right after killing it).
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+
+    def record(
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        state: str | None,
+    ) -> None:
+        if self._path is None:
+            return
+        raw = ctx.params or {}
+        entry = {
+            "t": time.time(),
+            "pid": os.getpid(),
+            "method": ctx.method,
+            "name": name,
+            "request_id": ctx.request_id,
+            "arguments": arguments,
+            "has_request_state": "requestState" in raw,
+            "request_state": state if state is not None and len(state) <= MAX_LOGGED_STATE else None,
+            "request_state_len": None if state is None else len(state),
+            "request_state_sha256": None if state is None else _sha256(state),
+            # The wire form as received (camelCase keys), not a re-serialised model.
+            "input_responses": raw.get("inputResponses"),
+        }
+        self._append(self._path, json.dumps(entry) + "\n")
+
+    def _append(self, path: str, line: str) -> None:
+        data = line.encode("ascii")  # json.dumps escapes everything non-ASCII
+        with self._lock:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _sha256(text: str) -> str:
+    # surrogatepass: a client can send a lone surrogate as a JSON \ud800 escape.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --- small builders -----------------------------------------------------------------------
+
+
+def text_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def form(message: str, properties: dict[str, Any], required: Sequence[str] = ()) -> types.ElicitRequest:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+
+
+def url_request(message: str, url: str) -> types.ElicitRequest:
+    return types.ElicitRequest(params=types.ElicitRequestURLParams(message=message, url=url))
+
+
+def ask(requests: Mapping[str, types.InputRequest], state: str | None = None) -> types.InputRequiredResult:
+    return types.InputRequiredResult(input_requests=dict(requests), request_state=state)
+
+
+def stopped(key: str, action: str) -> types.CallToolResult:
+    return text_result(f"stopped at {key}: {action}")
+
+
+def invalid_state(reason: str) -> MCPError:
+    return MCPError(
+        code=types.INVALID_PARAMS,
+        message=f"invalid requestState: {reason}",
+        data={"reason": "invalid_request_state"},
+    )
+
+
+def bad_argument(message: str) -> MCPError:
+    return MCPError(code=types.INVALID_PARAMS, message=message)
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tools/call (or prompts/get, resources/read) attempt as the handlers see it."""
+
+    arguments: Mapping[str, Any]
+    state: str | None
+    has_state: bool
+    responses: Mapping[str, types.InputResponse]
+    state_key: bytes
+
+    def answer(self, key: str) -> types.ElicitResult | None:
+        response = self.responses.get(key)
+        return response if isinstance(response, types.ElicitResult) else None
+
+    def str_arg(self, name: str) -> str:
+        value = self.arguments.get(name)
+        if not isinstance(value, str):
+            raise bad_argument(f"argument {name!r} must be a string")
+        return value
+
+    def int_arg(self, name: str) -> int:
+        value = self.arguments.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise bad_argument(f"argument {name!r} must be a non-negative integer")
+        return value
+
+    def bool_arg(self, name: str, default: bool) -> bool:
+        value = self.arguments.get(name, default)
+        if not isinstance(value, bool):
+            raise bad_argument(f"argument {name!r} must be a boolean")
+        return value
+
+
+# --- two_rounds ---------------------------------------------------------------------------
+
+
+def _ask_first(topic: str) -> types.InputRequiredResult:
+    question = form(
+        f"About {topic}: what is your name?", {"name": {"type": "string", "title": "Name"}}, ["name"]
+    )
+    return ask({"first": question}, "r1")
+
+
+def _ask_second(topic: str, name: str) -> types.InputRequiredResult:
+    properties = {
+        "amount": {"type": "number", "title": "Amount", "minimum": 0, "maximum": 100},
+        "count": {"type": "integer", "title": "Count"},
+    }
+    question = form(f"Thanks {name}. How much and how many for {topic}?", properties, ["amount", "count"])
+    # The name rides in the state: round 3 gets only the "second" answer back.
+    return ask({"second": question}, f"r2:{name}")
+
+
+def two_rounds(call: Call) -> ToolResult:
+    topic = call.str_arg("topic")
+    if call.state is None:
+        return _ask_first(topic)
+    if call.state == "r1":
+        return _two_rounds_after_first(topic, call.answer("first"))
+    if call.state.startswith("r2:"):
+        return _two_rounds_after_second(topic, call.state.removeprefix("r2:"), call.answer("second"))
+    raise invalid_state("unknown two_rounds state")
+
+
+def _two_rounds_after_first(topic: str, answer: types.ElicitResult | None) -> ToolResult:
+    if answer is None:
+        return _ask_first(topic)
+    if answer.action != "accept":
+        return stopped("first", answer.action)
+    name = (answer.content or {}).get("name")
+    return _ask_second(topic, name) if isinstance(name, str) else _ask_first(topic)
+
+
+def _two_rounds_after_second(topic: str, name: str, answer: types.ElicitResult | None) -> ToolResult:
+    if answer is None:
+        return _ask_second(topic, name)
+    if answer.action != "accept":
+        return stopped("second", answer.action)
+    content = answer.content or {}
+    amount, count = content.get("amount"), content.get("count")
+    if not is_number(amount) or not isinstance(count, int) or isinstance(count, bool):
+        return _ask_second(topic, name)
+    return text_result(f"{name} {amount} {count}")
+
+
+# --- state_only, form_and_url, echo_state -------------------------------------------------
+
+
+def state_only(call: Call) -> ToolResult:
+    rounds = call.int_arg("n")
+    done = 0 if call.state is None else _parse_counter(call.state, "s")
+    if done >= rounds:
+        return text_result(f"done after {rounds} state-only rounds")
+    return types.InputRequiredResult(request_state=f"s{done + 1}")
+
+
+def _parse_counter(state: str, prefix: str) -> int:
+    digits = state.removeprefix(prefix)
+    if not state.startswith(prefix) or not digits.isdigit():
+        raise invalid_state(f"expected {prefix}<number>")
+    return int(digits)
+
+
+def form_and_url(call: Call) -> ToolResult:
+    approve, connect = call.answer("approve"), call.answer("connect")
+    if approve is None or connect is None:
+        return ask(
+            {
+                "approve": form(
+                    "Approve the example action?", {"ok": {"type": "boolean", "title": "OK"}}, ["ok"]
+                ),
+                "connect": url_request(
+                    "Connect your example account", "https://connect.example.com/start?flow=abc"
+                ),
+            }
+        )
+    ok = (approve.content or {}).get("ok") if approve.action == "accept" else None
+    return text_result(f"approve={approve.action} ok={ok} connect={connect.action}")
+
+
+ECHO_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "received_state": {"type": ["string", "null"]},
+        "has_request_state": {"type": "boolean"},
+        "matches": {"type": "boolean"},
+    },
+    "required": ["received_state", "has_request_state", "matches"],
+}
+
+
+def echo_state(call: Call) -> ToolResult:
+    sent = call.str_arg("state")
+    with_state = call.bool_arg("with_state", True)
+    if call.answer("go") is None and not call.has_state:
+        question = form("Echo test: continue?", {"ok": {"type": "boolean", "title": "OK"}})
+        return ask({"go": question}, sent if with_state else None)
+    matches = call.state == sent if with_state else not call.has_state
+    report = {"received_state": call.state, "has_request_state": call.has_state, "matches": matches}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(report))],
+        structured_content=report,
+    )
+
+
+# --- signed state that survives a restart ------------------------------------------------
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode_canonical(text: str) -> bytes:
+    try:
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError("not base64url") from None
+    # Python ignores stray characters and spare bits; only the exact spelling we issued counts.
+    if _b64encode(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
+
+
+def sign_state(key: bytes, payload: Mapping[str, Any]) -> str:
+    body = json.dumps(dict(payload), separators=(",", ":"), sort_keys=True).encode()
+    return f"{_b64encode(body)}.{_b64encode(hmac.new(key, body, hashlib.sha256).digest())}"
+
+
+def open_state(key: bytes, token: str) -> dict[str, Any]:
+    body_text, sep, mac_text = token.partition(".")
+    try:
+        if not sep:
+            raise ValueError("no signature")
+        body = _b64decode_canonical(body_text)
+        if not hmac.compare_digest(
+            _b64decode_canonical(mac_text), hmac.new(key, body, hashlib.sha256).digest()
+        ):
+            raise ValueError("bad signature")
+    except ValueError:
+        raise invalid_state("tampered") from None
+    payload = json.loads(body)
+    if not isinstance(payload, dict):
+        raise invalid_state("tampered")
+    return payload
+
+
+def _ask_confirm(key: bytes, item: str) -> types.InputRequiredResult:
+    question = form(f"Sign {item}?", {"ok": {"type": "boolean", "title": "OK"}}, ["ok"])
+    return ask(
+        {"confirm": question}, sign_state(key, {"item": item, "exp": time.time() + SIGNED_TTL_SECONDS})
+    )
+
+
+def signed(call: Call) -> ToolResult:
+    item = call.str_arg("item")
+    if call.state is None:
+        return _ask_confirm(call.state_key, item)
+    payload = open_state(call.state_key, call.state)
+    if payload.get("item") != item:
+        raise invalid_state("foreign")
+    exp = payload.get("exp")
+    if not isinstance(exp, int | float) or time.time() >= exp:
+        raise invalid_state("expired")
+    answer = call.answer("confirm")
+    if answer is None:
+        return _ask_confirm(call.state_key, item)
+    if answer.action != "accept":
+        return stopped("confirm", answer.action)
+    return text_result(f"signed {item} ok={(answer.content or {}).get('ok')}")
+
+
+# --- deliberate protocol violations and edge shapes ---------------------------------------
+
+
+def pid(call: Call) -> ToolResult:
+    return text_result(str(os.getpid()))
+
+
+def _second_round_summary(call: Call, tool: str, key: str) -> ToolResult:
+    response = call.responses.get(key)
+    if response is None:
+        action = "no answer"
+    elif isinstance(response, types.ElicitResult):
+        action = response.action
+    else:
+        action = type(response).__name__
+    return text_result(f"{tool} answered: {action}")
+
+
+def ask_sampling(call: Call) -> ToolResult:
+    if call.state is not None:
+        return _second_round_summary(call, "ask_sampling", "llm")
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="Say hello."))
+    request = types.CreateMessageRequest(
+        params=types.CreateMessageRequestParams(messages=[message], max_tokens=50)
+    )
+    return ask({"llm": request}, "sampling")
+
+
+def ask_roots(call: Call) -> ToolResult:
+    if call.state is not None:
+        return _second_round_summary(call, "ask_roots", "roots")
+    return ask({"roots": types.ListRootsRequest()}, "roots")
+
+
+def bad_schema(call: Call) -> ToolResult:
+    if call.state is not None:
+        return _second_round_summary(call, "bad_schema", "profile")
+    address = {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+    return ask(
+        {"profile": form("Your address, nested (not allowed in form mode).", {"address": address})},
+        "bad_schema",
+    )
+
+
+def bad_url(call: Call) -> ToolResult:
+    if call.state is not None:
+        return _second_round_summary(call, "bad_url", "link")
+    return ask({"link": url_request("Open this link", "javascript:alert(1)")}, "bad_url")
+
+
+def many_rounds(call: Call) -> ToolResult:
+    n = 1 if call.state is None else _parse_counter(call.state, "many:") + 1
+    question = form(f"Question {n}?", {"answer": {"type": "string", "title": "Answer"}})
+    return ask({f"q{n}": question}, f"many:{n}")
+
+
+def complete_now(call: Call) -> ToolResult:
+    return text_result(f"hello {call.str_arg('x')}")
+
+
+def _huge(size: int) -> str:
+    pattern = string.ascii_letters + string.digits
+    return (pattern * (size // len(pattern) + 1))[:size]
+
+
+def huge_state(call: Call) -> ToolResult:
+    size = call.int_arg("size")
+    if call.state is None:
+        return types.InputRequiredResult(request_state=_huge(size))
+    return text_result(f"huge_state got {len(call.state)} chars, intact={call.state == _huge(size)}")
+
+
+# --- tool table ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    tool: types.Tool
+    run: Callable[[Call], ToolResult]
+
+
+def _schema(properties: dict[str, Any] | None = None, required: Sequence[str] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties or {}}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+STRING = {"type": "string"}
+INTEGER = {"type": "integer", "minimum": 0}
+
+
+def _spec(
+    run: Callable[[Call], ToolResult],
+    description: str,
+    schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+) -> ToolSpec:
+    tool = types.Tool(
+        name=run.__name__,
+        description=description,
+        input_schema=schema or _schema(),
+        output_schema=output_schema,
+    )
+    return ToolSpec(tool=tool, run=run)
+
+
+TOOLS: dict[str, ToolSpec] = {
+    spec.tool.name: spec
+    for spec in (
+        _spec(
+            two_rounds, "Two questions in two rounds, then a summary.", _schema({"topic": STRING}, ["topic"])
+        ),
+        _spec(state_only, "n rounds with only a requestState, then done.", _schema({"n": INTEGER}, ["n"])),
+        _spec(form_and_url, "One round with a form and a URL question."),
+        _spec(
+            echo_state,
+            "Sends `state` as requestState and reports what came back.",
+            _schema({"state": STRING, "with_state": {"type": "boolean", "default": True}}, ["state"]),
+            ECHO_OUTPUT_SCHEMA,
+        ),
+        _spec(
+            signed, "HMAC-signed requestState that survives a restart.", _schema({"item": STRING}, ["item"])
+        ),
+        _spec(pid, "The server's process id."),
+        _spec(ask_sampling, "Asks for sampling although the client never offered it."),
+        _spec(ask_roots, "Asks for roots although the client never offered them."),
+        _spec(bad_schema, "A form elicitation with a nested object property."),
+        _spec(bad_url, "A URL elicitation with a javascript: URL."),
+        _spec(many_rounds, "Asks a new question every round, forever."),
+        _spec(complete_now, "Completes at once.", _schema({"x": STRING}, ["x"])),
+        _spec(huge_state, "A requestState of `size` characters.", _schema({"size": INTEGER}, ["size"])),
+    )
+}
+
+
+# --- prompt and resource ------------------------------------------------------------------
+
+PROMPT = types.Prompt(
+    name="review_prompt",
+    description="Asks for the tone, then returns a writing prompt.",
+    arguments=[types.PromptArgument(name="topic", description="What to write about", required=True)],
+)
+PROMPT_STATE = "review_prompt:tone"
+RESOURCE_SCHEME = "secret://"
+REASON_STATE = "secret:reason"
+TONES = ("formal", "casual")
+
+
+def _check_fixed_state(call: Call, expected: str) -> None:
+    if call.state is not None and call.state != expected:
+        raise invalid_state("unexpected state")
+
+
+def _ask_tone(topic: str) -> types.InputRequiredResult:
+    tone_field = {"type": "string", "title": "Tone", "enum": list(TONES)}
+    return ask({"tone": form(f"Which tone for {topic}?", {"tone": tone_field}, ["tone"])}, PROMPT_STATE)
+
+
+def _prompt_text(text: str) -> types.GetPromptResult:
+    message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+    return types.GetPromptResult(messages=[message])
+
+
+def review_prompt(call: Call) -> types.GetPromptResult | types.InputRequiredResult:
+    topic = call.str_arg("topic")
+    _check_fixed_state(call, PROMPT_STATE)
+    answer = call.answer("tone")
+    if answer is None:
+        return _ask_tone(topic)
+    if answer.action != "accept":
+        return _prompt_text(f"stopped at tone: {answer.action}")
+    tone = (answer.content or {}).get("tone")
+    if tone not in TONES:
+        return _ask_tone(topic)
+    return _prompt_text(f"Write about {topic} in a {tone} tone.")
+
+
+def _ask_reason(uri: str) -> types.InputRequiredResult:
+    reason_field = {"type": "string", "title": "Reason", "minLength": 3}
+    return ask(
+        {"reason": form(f"Why do you need {uri}?", {"reason": reason_field}, ["reason"])}, REASON_STATE
+    )
+
+
+def _resource_text(uri: str, text: str) -> types.ReadResourceResult:
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
+    )
+
+
+def read_secret(uri: str, call: Call) -> types.ReadResourceResult | types.InputRequiredResult:
+    if not uri.startswith(RESOURCE_SCHEME) or uri == RESOURCE_SCHEME:
+        raise bad_argument(f"Unknown resource: {uri}")
+    _check_fixed_state(call, REASON_STATE)
+    answer = call.answer("reason")
+    if answer is None:
+        return _ask_reason(uri)
+    if answer.action != "accept":
+        return _resource_text(uri, f"stopped at reason: {answer.action}")
+    reason = (answer.content or {}).get("reason")
+    if not isinstance(reason, str) or len(reason) < 3:
+        return _ask_reason(uri)
+    return _resource_text(uri, f"secret for {reason}")
+
+
+# --- server -------------------------------------------------------------------------------
+
+
+def _call(
+    ctx: ServerRequestContext[Any],
+    params: types.InputResponseRequestParams,
+    arguments: Mapping[str, Any] | None,
+    state_key: bytes,
+) -> Call:
+    return Call(
+        arguments=arguments or {},
+        state=params.request_state,
+        has_state="requestState" in (ctx.params or {}),
+        responses=params.input_responses or {},
+        state_key=state_key,
+    )
+
+
+def build_server(log: RequestLog, state_key: bytes) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[spec.tool for spec in TOOLS.values()])
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> ToolResult:
+        log.record(ctx, params.name, params.arguments, params.request_state)
+        spec = TOOLS.get(params.name)
+        if spec is None:
+            raise bad_argument(f"Unknown tool: {params.name}")
+        return spec.run(_call(ctx, params, params.arguments, state_key))
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[PROMPT])
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        log.record(ctx, params.name, params.arguments, params.request_state)
+        if params.name != PROMPT.name:
+            raise bad_argument(f"Unknown prompt: {params.name}")
+        return review_prompt(_call(ctx, params, params.arguments, state_key))
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        vault = types.Resource(uri=f"{RESOURCE_SCHEME}vault", name="vault", mime_type="text/plain")
+        return types.ListResourcesResult(resources=[vault])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        template = types.ResourceTemplate(
+            uri_template=f"{RESOURCE_SCHEME}{{name}}", name="secret", mime_type="text/plain"
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        log.record(ctx, params.uri, None, params.request_state)
+        return read_secret(params.uri, _call(ctx, params, None, state_key))
+
+    return Server(
+        SERVER_NAME,
+        version=SERVER_VERSION,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(server: Server[Any], port: int) -> None:
+    # With host="127.0.0.1" the SDK checks Host/Origin against loopback; no Origin header passes.
+    app = server.streamable_http_app(host="127.0.0.1")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    bound_port = sock.getsockname()[1]
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve, [sock])
+        while not web.started:
+            if web.should_exit:
+                return
+            await anyio.sleep(0.01)
+        sys.stdout.write(f"listening on http://127.0.0.1:{bound_port}/mcp\n")
+        sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="MRTR test MCP server.")
+    parser.add_argument(
+        "--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT (0 = any)"
+    )
+    args = parser.parse_args(argv)
+    state_key = os.environ.get("MRTR_STATE_KEY", DEFAULT_STATE_KEY)
+    if len(state_key) < MIN_KEY_LENGTH:
+        sys.stderr.write(
+            f"mrtr-test: refusing to start: MRTR_STATE_KEY must be at least {MIN_KEY_LENGTH} characters\n"
+        )
+        return 2
+    server = build_server(RequestLog(os.environ.get("MRTR_LOG")), state_key.encode())
+    if args.http is None:
+        anyio.run(serve_stdio, server)
+    else:
+        anyio.run(serve_http, server, args.http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
