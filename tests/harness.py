@@ -175,12 +175,13 @@ async def running_console(
     servers: dict[str, ServerSpec],
     *,
     tokens: dict[str, str] | None = None,
+    dispatcher: bool = True,
     **overrides: Any,
 ) -> AsyncIterator[Console]:
     """The app with its lifespan (pool and dispatcher) running, reachable through an in-process client."""
     if tokens is None:
         tokens = await seed(database_url, servers)
-    app = create_app(test_settings(database_url, **overrides))
+    app = create_app(test_settings(database_url, **overrides), dispatcher=dispatcher)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(

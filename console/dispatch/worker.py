@@ -31,7 +31,6 @@ from console.mcp.registry import endpoint_for
 
 logger = logging.getLogger(__name__)
 
-SEND_LEASE_MARGIN_SECONDS = 30.0
 CRASH_EXIT_CODE = 86
 
 
@@ -190,7 +189,8 @@ class Dispatcher:
         ).one()
         job, call, server = row
         request = await _request_for(session, job, call)
-        lease = self._settings.request_timeout_seconds + SEND_LEASE_MARGIN_SECONDS
+        # The send may take the whole request timeout; only after that plus a lease is it surely lost.
+        lease = self._settings.request_timeout_seconds + self._settings.lease_seconds
         sending = await session.execute(
             update(DispatchJob)
             .where(

@@ -1,0 +1,89 @@
+"""A dispatcher process killed after claiming sends once after the lease; killed after sending, the call
+is interrupted and never resent silently."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.harness import running_console, stdio_mrtr
+from tests.processes import read_log
+
+pytestmark = pytest.mark.anyio
+
+CRASH_EXIT_CODE = 86
+PROCESS_TIMEOUT = 30
+
+
+def _worker(database_url: str, log: Path, *, fault: str = "") -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "CONSOLE_DATABASE_URL": database_url,
+        "CONSOLE_ENV": "test",
+        "CONSOLE_TEST_FAULT": fault,
+        "CONSOLE_LEASE_SECONDS": "1",
+        "CONSOLE_REQUEST_TIMEOUT_SECONDS": "2",
+        "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
+    }
+    with (log.parent / f"worker-{fault or 'ok'}.txt").open("wb") as output:
+        return subprocess.Popen(
+            [sys.executable, "-m", "console.cli", "worker"], env=env, stdout=output, stderr=output
+        )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(timeout=PROCESS_TIMEOUT)
+
+
+def _calls_of(log: Path, item: str) -> list[dict[str, object]]:
+    return [r for r in read_log(log) if r["name"] == "signed" and r["arguments"] == {"item": item}]
+
+
+async def test_worker_killed_after_claim_leaves_the_request_to_be_sent_once_after_the_lease(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        call = await console.call("mrtr", "signed", {"item": "claimed"}, wait=0)
+        assert call["status"] == "running"
+        crashing = _worker(database_url, log, fault="crash_after_claim")
+        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert _calls_of(log, "claimed") == []  # it died before sending anything
+        healthy = _worker(database_url, log)
+        try:
+            waiting = await console.settle(call["id"])
+        finally:
+            _stop(healthy)
+    assert waiting["status"] == "awaiting_input"
+    assert len(_calls_of(log, "claimed")) == 1
+
+
+async def test_worker_killed_after_send_marks_the_call_interrupted_without_resending(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        call = await console.call("mrtr", "signed", {"item": "sent"}, wait=0)
+        crashing = _worker(database_url, log, fault="crash_after_send")
+        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert len(_calls_of(log, "sent")) == 1  # the server got it; the outcome was never recorded
+        healthy = _worker(database_url, log)
+        try:
+            interrupted = await console.settle(call["id"])
+        finally:
+            _stop(healthy)
+        assert interrupted["status"] == "interrupted"
+        assert "outcome is unknown" in interrupted["error"]["message"]
+        assert len(_calls_of(log, "sent")) == 1
+
+        resent = await console.client.post(f"/api/v1/calls/{call['id']}/resend", headers=console.auth("dev"))
+        assert resent.status_code == 200, resent.text
+    async with running_console(database_url, {}, tokens=console.tokens) as console:
+        waiting = await console.settle(call["id"])
+    assert waiting["status"] == "awaiting_input"
+    assert len(_calls_of(log, "sent")) == 2  # sent again only because a person asked for it
