@@ -10,7 +10,7 @@ from sqlalchemy.exc import DatabaseError
 from console.migrate import alembic_config, sync_url, upgrade
 
 
-def test_migrations_match_the_models_and_downgrade_cleanly(database_url: str) -> None:
+def test_migrations_match_models_and_downgrade_cleanly(database_url: str) -> None:
     config = alembic_config(database_url)
     command.check(config)  # raises when autogenerate would find a difference
     command.downgrade(config, "base")
@@ -24,7 +24,8 @@ def test_audit_events_cannot_be_updated_or_deleted(database_url: str) -> None:
         with engine.begin() as connection:
             connection.execute(
                 text(
-                    "INSERT INTO audit_event (at, actor_type, action, subject_type, subject_id, payload_json) "
+                    "INSERT INTO audit_event "
+                    "(at, actor_type, action, subject_type, subject_id, payload_json) "
                     "VALUES (CURRENT_TIMESTAMP, 'system', 'probe', 'test', 'x', '{}')"
                 )
             )

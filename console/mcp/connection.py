@@ -50,6 +50,11 @@ class Connection:
         self.tool_names: frozenset[str] = frozenset()
 
     @property
+    def ended(self) -> anyio.Event:
+        """Set once the connection is closed or its server went away."""
+        return self._stop
+
+    @property
     def alive(self) -> bool:
         return self._session is not None and not self._stop.is_set()
 

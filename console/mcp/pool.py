@@ -42,6 +42,10 @@ class ConnectionPool:
     def open_connections(self) -> int:
         return sum(1 for c in self._connections.values() if c.alive)
 
+    def ended(self, endpoint: Endpoint) -> anyio.Event:
+        """An event set when the endpoint's current connection ends (KeyError if there is none)."""
+        return self._connections[endpoint].ended
+
     async def send(self, endpoint: Endpoint, request: McpRequest) -> Reply:
         """Send on the endpoint's warm connection, (re)starting it first if needed."""
         connection = await self._connection(endpoint)

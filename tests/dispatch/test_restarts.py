@@ -14,7 +14,8 @@ import anyio
 import httpx
 import pytest
 
-from tests.harness import TEAM, WAIT, running_console, seed, stdio_deployer, stdio_mrtr, result_text
+from console.mcp import Endpoint
+from tests.harness import TEAM, WAIT, result_text, running_console, seed, stdio_deployer, stdio_mrtr
 from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
@@ -78,14 +79,15 @@ async def test_mcp_server_killed_between_rounds_is_restarted_and_completes(
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    spec = stdio_mrtr(log)
+    async with running_console(database_url, {"mrtr": spec}) as console:
         first_pid = int(result_text(await console.call("mrtr", "pid", {})))
         call = await console.call("mrtr", "signed", {"item": "doc"})
         assert call["status"] == "awaiting_input"
+        ended = console.app.state.pool.ended(Endpoint.stdio(spec.command or [], spec.env))
         os.kill(first_pid, signal.SIGKILL)
         with anyio.fail_after(WAIT):
-            while console.app.state.pool.open_connections:  # the console notices the child is gone
-                await anyio.sleep(0.01)
+            await ended.wait()  # the console noticed its child is gone
         done = await console.answer_and_settle(call, "accept", {"ok": True})
         second_pid = int(result_text(await console.call("mrtr", "pid", {})))
     assert result_text(done) == "signed doc ok=True"

@@ -8,7 +8,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.harness import running_console, result_text, stdio_mrtr
+from tests.harness import result_text, running_console, stdio_mrtr
 from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
