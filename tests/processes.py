@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import time
 from collections.abc import Iterator
@@ -51,14 +52,26 @@ def start_http_server(argv: list[str], env: dict[str, str], stderr_path: Path) -
 
 
 def _read_listening_line(stdout: IO[bytes], stderr_path: Path) -> str:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        line = stdout.readline().decode().strip()
+    for line in read_lines(stdout, START_TIMEOUT):
         if line.startswith("listening on "):
-            return line.removeprefix("listening on ")
-        if not line:
-            break
+            return line.removeprefix("listening on ").strip()
     raise RuntimeError(f"server did not start: {stderr_path.read_text()[-2000:]}")
+
+
+def read_lines(stream: IO[bytes], timeout: float) -> Iterator[str]:
+    """Lines from a child's pipe as they come, giving up (silently) once `timeout` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    buffer = b""
+    while (remaining := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([stream], [], [], remaining)
+        if not ready:
+            return
+        chunk = os.read(stream.fileno(), 65536)
+        if not chunk:
+            return
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        yield from (line.decode() for line in lines)
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:

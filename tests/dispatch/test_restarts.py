@@ -16,7 +16,7 @@ import pytest
 
 from console.mcp import Endpoint
 from tests.harness import TEAM, WAIT, result_text, running_console, seed, stdio_deployer, stdio_mrtr
-from tests.processes import read_log
+from tests.processes import START_TIMEOUT, read_lines, read_log
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +36,7 @@ def console_process(database_url: str, stderr: Path) -> Iterator[str]:
         )
         try:
             assert process.stdout is not None
-            line = process.stdout.readline().decode()
+            line = next(read_lines(process.stdout, START_TIMEOUT), "")
             assert line.startswith("listening on "), stderr.read_text()[-2000:]
             yield line.removeprefix("listening on ").strip()
         finally:

@@ -1,0 +1,57 @@
+"""Every API route refuses callers without a valid token; health and the API description are public."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.harness import running_console
+
+pytestmark = pytest.mark.anyio
+
+PUBLIC = {"/healthz", "/api/v1/openapi.json", "/api/docs", "/api/docs/oauth2-redirect"}
+
+
+def _routes(document: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (method, path) of the API, from the app's own OpenAPI document."""
+    return [(method.upper(), path) for path, item in document["paths"].items() for method in item]
+
+
+async def test_healthz_reports_ok_once_the_app_and_database_are_ready(database_url: str) -> None:
+    async with running_console(database_url, {}) as console:
+        response = await console.client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+async def test_every_api_route_requires_a_valid_token(database_url: str) -> None:
+    async with running_console(database_url, {}) as console:
+        document = (await console.client.get("/api/v1/openapi.json")).json()
+        routes = [(m, p) for m, p in _routes(document) if p not in PUBLIC]
+        assert len(routes) >= 10
+        for method, path in routes:
+            url = re.sub(r"\{[^}]+\}", "x", path)
+            for headers in ({}, {"Authorization": "Bearer not-a-token"}, {"Authorization": "Basic abc"}):
+                response = await console.client.request(method, url, headers=headers, json={})
+                assert response.status_code == 401, (method, path, headers, response.text)
+                assert response.json()["error"]["code"] == "unauthorized"
+
+
+async def test_openapi_document_describes_the_agent_api(database_url: str) -> None:
+    async with running_console(database_url, {}) as console:
+        document = (await console.client.get("/api/v1/openapi.json")).json()
+    paths = set(document["paths"])
+    assert {
+        "/api/v1/runs",
+        "/api/v1/runs/{run_id}/calls",
+        "/api/v1/calls/{call_id}",
+        "/api/v1/elicitations",
+        "/api/v1/elicitations/{elicitation_id}",
+        "/api/v1/elicitations/{elicitation_id}/answer",
+        "/api/v1/servers",
+        "/api/v1/servers/{name}/tools",
+    } <= paths
+    call_body = document["paths"]["/api/v1/runs/{run_id}/calls"]["post"]["requestBody"]["content"]
+    assert "server" in call_body["application/json"]["schema"]["properties"]
