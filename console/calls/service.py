@@ -95,6 +95,7 @@ async def start_call(
         raise Forbidden("only the run's owner can start calls in it")
     server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
     if pool is not None and method == "tools/call":
+        await session.commit()  # asking the server may start it: hold no transaction meanwhile
         await _ensure_tool(pool, server, params["name"])
     call = Call(run_id=run.id, server_id=server.id, method=method, params_json=params_text, status="running")
     session.add(call)
