@@ -266,7 +266,7 @@ def _demo(settings: Settings, args: Any) -> int:
 
     migrate.upgrade(settings.database_url)
     app = create_app(settings)
-    seeded = run_with_session(settings, lambda s: seed_demo(session=s))
+    seeded = run_with_session(settings, lambda s: seed_demo(session=s, settings=settings))
 
     def announce(url: str) -> None:
         for line in seeded.describe(url):

@@ -41,7 +41,7 @@ class Seeded:
         yield "Press Ctrl+C to stop."
 
 
-async def seed_demo(*, session: AsyncSession) -> Seeded:
+async def seed_demo(*, session: AsyncSession, settings: Settings) -> Seeded:
     """Create (or reuse) the demo team, users and server; fresh passwords and token each run."""
     team = (await session.execute(select(Team).where(Team.name == TEAM))).scalar_one_or_none()
     if team is None:
@@ -51,7 +51,7 @@ async def seed_demo(*, session: AsyncSession) -> Seeded:
         await _ensure_user(session, team, name, role, passwords[name])
     await _ensure_deployer(session, team)
     token = await create_token(session=session, user_name="dev", team_name=TEAM, name="demo agent")
-    call_id = await _ensure_waiting_deploy(session, token)
+    call_id = await _ensure_waiting_deploy(session, token, settings)
     return Seeded(passwords, token, call_id)
 
 
@@ -88,7 +88,7 @@ async def _ensure_deployer(session: AsyncSession, team: Team) -> None:
         )
 
 
-async def _ensure_waiting_deploy(session: AsyncSession, token: str) -> str:
+async def _ensure_waiting_deploy(session: AsyncSession, token: str, settings: Settings) -> str:
     principal = await authenticate_token(session=session, token=token)
     waiting = (
         await session.execute(
@@ -108,6 +108,6 @@ async def _ensure_waiting_deploy(session: AsyncSession, token: str) -> str:
         }
     )
     call = await start_call(
-        session=session, principal=principal, settings=Settings(), pool=None, run_id=run.id, body_text=body
+        session=session, principal=principal, settings=settings, pool=None, run_id=run.id, body_text=body
     )
     return call.id

@@ -31,3 +31,6 @@ class Signals:
         event = self._calls.setdefault(call_id, anyio.Event())
         with anyio.move_on_after(max_wait):
             await event.wait()
+        if not event.is_set() and self._calls.get(call_id) is event:
+            # Changes made by another process never reach this map; don't keep their events forever.
+            del self._calls[call_id]
