@@ -131,18 +131,23 @@ class Console:
             f"/api/v1/elicitations/{elicitation_id}/answer", json=body, headers=self.auth(who)
         )
 
-    async def get_call(self, call_id: str, *, who: str = "dev", wait: float = 0) -> dict[str, Any]:
-        response = await self.client.get(
-            f"/api/v1/calls/{call_id}", params={"wait": wait}, headers=self.auth(who)
-        )
+    async def get_call(
+        self, call_id: str, *, who: str = "dev", wait: float = 0, after_round: int | None = None
+    ) -> dict[str, Any]:
+        params: dict[str, float] = {"wait": wait}
+        if after_round is not None:
+            params["after_round"] = after_round
+        response = await self.client.get(f"/api/v1/calls/{call_id}", params=params, headers=self.auth(who))
         assert response.status_code in (200, 202), response.text
         body: dict[str, Any] = response.json()
         return body
 
-    async def settle(self, call_id: str, *, who: str = "dev") -> dict[str, Any]:
-        """The call once it finished or asks a new question (bounded)."""
+    async def settle(
+        self, call_id: str, *, who: str = "dev", after_round: int | None = None
+    ) -> dict[str, Any]:
+        """The call once it finished, or asks a round after `after_round` (bounded)."""
         with anyio.fail_after(WAIT + 5):
-            return await self.get_call(call_id, who=who, wait=WAIT)
+            return await self.get_call(call_id, who=who, wait=WAIT, after_round=after_round)
 
     async def answer_and_settle(
         self,
@@ -153,10 +158,17 @@ class Console:
         who: str = "lead",
         key: str | None = None,
     ) -> dict[str, Any]:
+        """Answer a pending question of `call`, then wait for the call to finish or ask its next round."""
         pending = [p for p in call["pending"] if key is None or p["key"] == key]
         response = await self.answer(pending[0]["id"], action, content, who=who)
         assert response.status_code == 200, response.text
-        return await self.settle(call["id"])
+        return await self.settle(call["id"], after_round=call["round"])
+
+    async def question(self, elicitation_id: str, *, who: str = "lead") -> dict[str, Any]:
+        response = await self.client.get(f"/api/v1/elicitations/{elicitation_id}", headers=self.auth(who))
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
 
 
 def result_text(call: dict[str, Any]) -> str:

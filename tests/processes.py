@@ -79,3 +79,8 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def requests_with(log: Path, key: str, value: object) -> list[dict[str, Any]]:
+    """The requests a test server logged whose arguments carry `key` = `value` (unique per test)."""
+    return [r for r in read_log(log) if (r["arguments"] or {}).get(key) == value]

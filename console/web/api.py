@@ -85,12 +85,21 @@ async def get_call(
     session: DbSession,
     principal: PrincipalDep,
     wait: WaitSeconds = 0,
+    after_round: Annotated[
+        int | None,
+        Query(ge=0, description="the round you last saw: return once the call is past it (asks a later "
+                                "round, or finished); without it, return on any change from now"),
+    ] = None,
 ) -> CallOut:
     view = await calls.view_call(session=session, principal=principal, call_id=call_id)
     start = (view.call.status, view.call.round)
 
     def settled(status: str, round_: int) -> bool:
-        return calls.is_terminal(status) or (status == "awaiting_input" and (status, round_) != start)
+        if calls.is_terminal(status):
+            return True
+        if after_round is not None:
+            return status == "awaiting_input" and round_ > after_round
+        return status == "awaiting_input" and (status, round_) != start
 
     return await _call_response(request, response, session, principal, call_id, wait, settled=settled)
 
