@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from console.migrate import upgrade
+from tests.harness import Mrtr, ServerSpec, stdio_mrtr
 from tests.processes import ServerProcess, start_http_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -113,3 +114,19 @@ def mrtr_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProces
         [sys.executable, str(REPO / "tests/servers/mrtr_server.py")], env, folder / "stderr.txt"
     ) as server:
         yield server
+
+
+@pytest.fixture
+def mrtr_stdio(tmp_path: Path) -> Mrtr:
+    """The MRTR test server over stdio: its own process and log per test."""
+    log = tmp_path / "log.jsonl"
+    return Mrtr(stdio_mrtr(log), log)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def mrtr(request: pytest.FixtureRequest, mrtr_stdio: Mrtr, mrtr_http: ServerProcess) -> Mrtr:
+    """The MRTR test server over stdio and over HTTP (whose log the whole session shares)."""
+    if request.param == "stdio":
+        return mrtr_stdio
+    assert mrtr_http.log_path is not None
+    return Mrtr(ServerSpec(url=mrtr_http.url), mrtr_http.log_path)

@@ -48,6 +48,14 @@ def stdio_deployer(key: str, **env: str) -> ServerSpec:
     )
 
 
+@dataclass(frozen=True)
+class Mrtr:
+    """The MRTR test server as the console reaches it, and the file where it logs every request."""
+
+    spec: ServerSpec
+    log: Path
+
+
 def stdio_mrtr(log: Path, **env: str) -> ServerSpec:
     return ServerSpec(command=[sys.executable, MRTR_SERVER], env={"MRTR_LOG": str(log), **env})
 
@@ -163,6 +171,15 @@ class Console:
         response = await self.answer(pending[0]["id"], action, content, who=who)
         assert response.status_code == 200, response.text
         return await self.settle(call["id"], after_round=call["round"])
+
+    async def pending_questions(self, who: str) -> list[dict[str, Any]]:
+        """The pending questions `who` is shown, newest first."""
+        response = await self.client.get(
+            "/api/v1/elicitations", params={"status": "pending"}, headers=self.auth(who)
+        )
+        assert response.status_code == 200, response.text
+        items: list[dict[str, Any]] = response.json()["items"]
+        return items
 
     async def question(self, elicitation_id: str, *, who: str = "lead") -> dict[str, Any]:
         response = await self.client.get(f"/api/v1/elicitations/{elicitation_id}", headers=self.auth(who))

@@ -7,53 +7,17 @@ import json
 import secrets
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import REPO, TEAM, Console, ServerSpec, result_text, running_console, stdio_mrtr
-from tests.processes import ServerProcess, read_log, requests_with
+from tests.harness import REPO, TEAM, Mrtr, ServerSpec, result_text, running_console
+from tests.processes import read_log, requests_with
 
 pytestmark = pytest.mark.anyio
 
 
 LEGACY_SERVER = str(REPO / "tests/servers/legacy_server.py")
-
-
-@dataclass(frozen=True)
-class Mrtr:
-    """The MRTR test server as the console reaches it, and the file where it logs every request."""
-
-    spec: ServerSpec
-    log: Path
-
-
-@pytest.fixture
-def mrtr(tmp_path: Path) -> Mrtr:
-    """The MRTR test server over stdio: its own process and log per test."""
-    log = tmp_path / "log.jsonl"
-    return Mrtr(stdio_mrtr(log), log)
-
-
-@pytest.fixture(params=["stdio", "http"])
-def any_mrtr(request: pytest.FixtureRequest, mrtr: Mrtr, mrtr_http: ServerProcess) -> Mrtr:
-    """The MRTR test server over stdio and over HTTP (whose log the whole session shares)."""
-    if request.param == "stdio":
-        return mrtr
-    assert mrtr_http.log_path is not None
-    return Mrtr(ServerSpec(url=mrtr_http.url), mrtr_http.log_path)
-
-
-async def pending_questions(console: Console, who: str) -> list[dict[str, Any]]:
-    """The pending questions `who` is shown."""
-    response = await console.client.get(
-        "/api/v1/elicitations", params={"status": "pending"}, headers=console.auth(who)
-    )
-    assert response.status_code == 200, response.text
-    items: list[dict[str, Any]] = response.json()["items"]
-    return items
 
 
 def error_of(response: Any, status: int) -> dict[str, Any]:
@@ -75,10 +39,10 @@ def content_for(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_an_answer_that_breaks_the_form_is_refused_and_nothing_is_stored(
-    database_url: str, mrtr: Mrtr
+    database_url: str, mrtr_stdio: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": topic})
         first_id = call["pending"][0]["id"]
 
@@ -91,7 +55,7 @@ async def test_an_answer_that_breaks_the_form_is_refused_and_nothing_is_stored(
         unchanged = await console.get_call(call["id"])
         assert (unchanged["status"], unchanged["round"]) == ("awaiting_input", 1)
         assert [p["id"] for p in unchanged["pending"]] == [first_id]
-        assert len(requests_with(mrtr.log, "topic", topic)) == 1  # no resume went out
+        assert len(requests_with(mrtr_stdio.log, "topic", topic)) == 1  # no resume went out
 
         second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
         assert [p["key"] for p in second["pending"]] == ["second"]
@@ -103,7 +67,7 @@ async def test_an_answer_that_breaks_the_form_is_refused_and_nothing_is_stored(
 
         done = await console.answer_and_settle(second, "accept", {"amount": 50, "count": 1})
         assert result_text(done) == "Ada 50 1"
-    assert len(requests_with(mrtr.log, "topic", topic)) == 3
+    assert len(requests_with(mrtr_stdio.log, "topic", topic)) == 3
 
 
 BAD_ANSWERS: list[tuple[dict[str, Any], str]] = [
@@ -115,8 +79,8 @@ BAD_ANSWERS: list[tuple[dict[str, Any], str]] = [
 ]
 
 
-async def test_an_answer_body_that_is_not_an_answer_is_refused(database_url: str, mrtr: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+async def test_an_answer_body_that_is_not_an_answer_is_refused(database_url: str, mrtr_stdio: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "x"})
         first_id = call["pending"][0]["id"]
         for body, field in BAD_ANSWERS:
@@ -127,11 +91,11 @@ async def test_an_answer_body_that_is_not_an_answer_is_refused(database_url: str
             assert any(name.startswith(field) for name in error["fields"]), (body, error)
         assert (await console.question(first_id))["status"] == "pending"
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
-    assert len(read_log(mrtr.log)) == 1
+    assert len(read_log(mrtr_stdio.log)) == 1
 
 
-async def test_a_url_question_is_accepted_without_content(database_url: str, mrtr: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+async def test_a_url_question_is_accepted_without_content(database_url: str, mrtr_stdio: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         call = await console.call("mrtr", "form_and_url", {})
         connect_id = next(p["id"] for p in call["pending"] if p["key"] == "connect")
         error = error_of(await console.answer(connect_id, "accept", {"ok": True}, who="dev"), 422)
@@ -142,20 +106,24 @@ async def test_a_url_question_is_accepted_without_content(database_url: str, mrt
 # --- unknown things -----------------------------------------------------------------------
 
 
-async def test_a_call_to_an_unknown_server_or_tool_is_refused_with_404(database_url: str, mrtr: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+async def test_a_call_to_an_unknown_server_or_tool_is_refused_with_404(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         no_server = await console.start("nowhere", "tools/call", {"name": "complete_now", "arguments": {}})
         assert "nowhere" in error_of(no_server, 404)["message"]
         no_tool = await console.start("mrtr", "tools/call", {"name": "no_such_tool", "arguments": {}})
         assert "no_such_tool" in error_of(no_tool, 404)["message"]
         known = await console.call("mrtr", "complete_now", {"x": "there"})
         assert result_text(known) == "hello there"
-    assert [r["name"] for r in read_log(mrtr.log)] == ["complete_now"]  # the unknown tool was never sent
+    assert [r["name"] for r in read_log(mrtr_stdio.log)] == [
+        "complete_now"
+    ]  # the unknown tool was never sent
 
 
-async def test_unknown_runs_calls_and_questions_are_404(database_url: str, mrtr: Mrtr) -> None:
+async def test_unknown_runs_calls_and_questions_are_404(database_url: str, mrtr_stdio: Mrtr) -> None:
     missing = "0" * 32
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         headers = console.auth("dev")
         body = {"server": "mrtr", "method": "tools/call", "params": {"name": "complete_now"}}
         responses = {
@@ -181,10 +149,10 @@ async def _chunks(data: bytes) -> AsyncIterator[bytes]:
 
 @pytest.mark.parametrize("framing", ["content-length", "chunked"])
 async def test_a_call_body_over_the_size_cap_is_refused_with_413(
-    database_url: str, mrtr: Mrtr, framing: str
+    database_url: str, mrtr_stdio: Mrtr, framing: str
 ) -> None:
     big = secrets.token_hex(600)  # 1200 characters: the body is over the 1000-byte cap
-    async with running_console(database_url, {"mrtr": mrtr.spec}, max_params_bytes=1000) as console:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, max_params_bytes=1000) as console:
         run_id = await console.new_run()
         body = json.dumps(
             {
@@ -200,16 +168,16 @@ async def test_a_call_body_over_the_size_cap_is_refused_with_413(
 
         small = await console.call("mrtr", "complete_now", {"x": "small"}, run_id=run_id)
         assert result_text(small) == "hello small"
-    assert [r["arguments"] for r in read_log(mrtr.log)] == [{"x": "small"}]
+    assert [r["arguments"] for r in read_log(mrtr_stdio.log)] == [{"x": "small"}]
 
 
 @pytest.mark.parametrize("reserved", ["requestState", "_meta", "inputResponses"])
 async def test_params_may_not_carry_what_the_console_sets(
-    database_url: str, mrtr: Mrtr, reserved: str
+    database_url: str, mrtr_stdio: Mrtr, reserved: str
 ) -> None:
     values = {"requestState": "forged", "_meta": {"progressToken": 1}, "inputResponses": {"go": {}}}
     params = {"name": "complete_now", "arguments": {"x": "y"}, reserved: values[reserved]}
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         error = error_of(await console.start("mrtr", "tools/call", params), 422)
         assert f"params.{reserved}" in error["fields"]
         resource = {"uri": "secret://vault", reserved: values[reserved]}
@@ -217,14 +185,16 @@ async def test_params_may_not_carry_what_the_console_sets(
             f"params.{reserved}"
             in error_of(await console.start("mrtr", "resources/read", resource), 422)["fields"]
         )
-    assert read_log(mrtr.log) == []
+    assert read_log(mrtr_stdio.log) == []
 
 
 # --- who may ------------------------------------------------------------------------------
 
 
-async def test_requests_without_a_valid_token_are_refused_with_401(database_url: str, mrtr: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+async def test_requests_without_a_valid_token_are_refused_with_401(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         run_id = await console.new_run()
         call = await console.call("mrtr", "two_rounds", {"topic": "t"}, run_id=run_id)
         question_id = call["pending"][0]["id"]
@@ -255,13 +225,13 @@ async def test_requests_without_a_valid_token_are_refused_with_401(database_url:
                 assert error_of(response, 401)["code"] == "unauthorized", (what, response.request.url)
                 assert response.headers["www-authenticate"].lower().startswith("bearer")
         assert (await console.question(question_id))["status"] == "pending"
-    assert [r["name"] for r in read_log(mrtr.log)] == ["two_rounds"]
+    assert [r["name"] for r in read_log(mrtr_stdio.log)] == ["two_rounds"]
 
 
 async def test_another_teams_member_can_neither_see_nor_answer_the_question(
-    database_url: str, mrtr: Mrtr
+    database_url: str, mrtr_stdio: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         run_id = await console.new_run()
         call = await console.call("mrtr", "two_rounds", {"topic": "t"}, run_id=run_id)
         question_id = call["pending"][0]["id"]
@@ -271,13 +241,13 @@ async def test_another_teams_member_can_neither_see_nor_answer_the_question(
         assert error_of(seen, 404)["code"] == "not_found"
         answered = await console.answer(question_id, "accept", {"name": "Mallory"}, who="outsider")
         assert error_of(answered, 404)["code"] == "not_found"
-        assert await pending_questions(console, "outsider") == []
+        assert await console.pending_questions("outsider") == []
         call_seen = await console.client.get(f"/api/v1/calls/{call['id']}", headers=outsider)
         assert error_of(call_seen, 404)["code"] == "not_found"
         started = await console.start("mrtr", "tools/call", {"name": "pid"}, who="outsider", run_id=run_id)
         assert error_of(started, 404)["code"] == "not_found"
 
-        assert [q["id"] for q in await pending_questions(console, "lead")] == [question_id]
+        assert [q["id"] for q in await console.pending_questions("lead")] == [question_id]
         stored = await console.question(question_id)
         assert (stored["status"], stored["decided_by"]) == ("pending", None)
         done = await console.answer_and_settle(call, "decline")
@@ -297,10 +267,10 @@ async def test_another_teams_member_can_neither_see_nor_answer_the_question(
     ],
 )
 async def test_a_server_breaking_the_protocol_fails_the_call_with_a_clear_error(
-    database_url: str, any_mrtr: Mrtr, tool: str, expected: tuple[str, ...]
+    database_url: str, mrtr: Mrtr, tool: str, expected: tuple[str, ...]
 ) -> None:
     tag = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": any_mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
         response = await console.start("mrtr", "tools/call", {"name": tool, "arguments": {"tag": tag}})
         assert response.status_code == 200, response.text
         call = response.json()
@@ -311,11 +281,13 @@ async def test_a_server_breaking_the_protocol_fails_the_call_with_a_clear_error(
         assert all(part in message for part in expected), message
         assert await console.get_call(call["id"], wait=1) == call  # stays failed
     # The console answered nothing: the server never got a retry.
-    assert [r["has_request_state"] for r in requests_with(any_mrtr.log, "tag", tag)] == [False]
+    assert [r["has_request_state"] for r in requests_with(mrtr.log, "tag", tag)] == [False]
 
 
-async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(database_url: str, mrtr: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}, round_cap=3) as console:
+async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, round_cap=3) as console:
         call = await console.call("mrtr", "many_rounds", {})
         asked: list[str] = []
         for _ in range(5):  # bounded: the cap is 3
@@ -331,8 +303,8 @@ async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(database_u
         assert call["pending"] == []
         assert "round cap" in call["error"]["message"]
         assert "3" in call["error"]["message"]
-        assert await pending_questions(console, "dev") == []  # the fourth question was never parked
-    sent = read_log(mrtr.log)
+        assert await console.pending_questions("dev") == []  # the fourth question was never parked
+    sent = read_log(mrtr_stdio.log)
     assert [r["request_state"] for r in sent] == [None, "many:1", "many:2", "many:3"]
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.harness import Console, ServerSpec, running_console, stdio_mrtr
-from tests.processes import ServerProcess, read_log
+from tests.harness import Console, Mrtr, running_console
+from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
 
@@ -40,23 +40,6 @@ CORPUS: dict[str, str] = {
     "one_mib": (_PATTERN * (MIB // len(_PATTERN) + 1))[:MIB],
 }
 GO = {"ok": True}
-
-
-@dataclass(frozen=True)
-class Mrtr:
-    """The MRTR test server as the console reaches it, and the file where it logs every request."""
-
-    spec: ServerSpec
-    log: Path
-
-
-@pytest.fixture(params=["stdio", "http"])
-def mrtr(request: pytest.FixtureRequest, tmp_path: Path, mrtr_http: ServerProcess) -> Mrtr:
-    if request.param == "stdio":
-        log = tmp_path / "log.jsonl"
-        return Mrtr(stdio_mrtr(log), log)
-    assert mrtr_http.log_path is not None
-    return Mrtr(ServerSpec(url=mrtr_http.url), mrtr_http.log_path)
 
 
 @dataclass(frozen=True)

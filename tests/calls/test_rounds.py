@@ -4,42 +4,19 @@ and prompts and resources that ask before they answer (MRTR test server over std
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import Console, ServerSpec, result_text, running_console, stdio_mrtr
-from tests.processes import ServerProcess, read_log, requests_with
+from tests.harness import Console, Mrtr, result_text, running_console
+from tests.processes import read_log, requests_with
 
 pytestmark = pytest.mark.anyio
 
 
-@dataclass(frozen=True)
-class Mrtr:
-    """The MRTR test server as the console reaches it, and the file where it logs every request."""
-
-    spec: ServerSpec
-    log: Path
-
-
-@pytest.fixture(params=["stdio", "http"])
-def mrtr(request: pytest.FixtureRequest, tmp_path: Path, mrtr_http: ServerProcess) -> Mrtr:
-    if request.param == "stdio":
-        log = tmp_path / "log.jsonl"
-        return Mrtr(stdio_mrtr(log), log)
-    assert mrtr_http.log_path is not None
-    return Mrtr(ServerSpec(url=mrtr_http.url), mrtr_http.log_path)
-
-
 async def pending_for(console: Console, call_id: str, who: str) -> list[dict[str, Any]]:
     """The pending questions of one call as `who` sees them in the question list."""
-    response = await console.client.get(
-        "/api/v1/elicitations", params={"status": "pending"}, headers=console.auth(who)
-    )
-    assert response.status_code == 200, response.text
-    return [q for q in response.json()["items"] if q["call_id"] == call_id]
+    return [q for q in await console.pending_questions(who) if q["call_id"] == call_id]
 
 
 async def test_two_rounds_complete_after_two_answers_asked_one_after_the_other(
