@@ -87,8 +87,11 @@ async def get_call(
     wait: WaitSeconds = 0,
     after_round: Annotated[
         int | None,
-        Query(ge=0, description="the round you last saw: return once the call is past it (asks a later "
-                                "round, or finished); without it, return on any change from now"),
+        Query(
+            ge=0,
+            description="the round you last saw: return once the call is past it (asks a later "
+            "round, or finished); without it, return on any change from now",
+        ),
     ] = None,
 ) -> CallOut:
     view = await calls.view_call(session=session, principal=principal, call_id=call_id)
