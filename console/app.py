@@ -7,13 +7,18 @@ from contextlib import asynccontextmanager
 
 import anyio
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from console.config import Settings, get_settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
-from console.web import api, errors, health
+from console.web import api, errors, health, inbox, login, questions, runs
+from console.web.security import SecurityHeaders
+from console.web.templating import STATIC, make_templates
+
+WEB_ROUTERS = (login.router, inbox.router, questions.router, runs.router)
 
 
 def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> FastAPI:
@@ -51,7 +56,12 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
     )
     app.state.settings = settings
     app.state.ready = False
+    app.state.templates = make_templates()
     errors.install(app)
     app.include_router(health.router)
     app.include_router(api.router)
+    for router in WEB_ROUTERS:
+        app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
     return app

@@ -42,6 +42,12 @@ class Settings(BaseSettings):
     dispatch_attempts: int = Field(
         default=5, ge=1, description="sends tried while an MCP server is unreachable before the call fails"
     )
+    session_idle_minutes: float = Field(
+        default=30, gt=0, description="a browser session ends after this idle time"
+    )
+    session_absolute_hours: float = Field(
+        default=12, gt=0, description="a browser session ends this long after sign-in"
+    )
     test_fault: Literal["", "crash_after_claim", "crash_after_send"] = Field(
         default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
     )

@@ -5,7 +5,7 @@ from console.calls.models import Call, CallRound, Run
 from console.db import Base
 from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
-from console.identity.models import ApiToken, Membership, Team, User
+from console.identity.models import ApiToken, LoginFailure, Membership, Team, User, WebSession
 from console.mcp.models import McpServer
 
 __all__ = [
@@ -16,9 +16,11 @@ __all__ = [
     "CallRound",
     "DispatchJob",
     "Elicitation",
+    "LoginFailure",
     "McpServer",
     "Membership",
     "Run",
     "Team",
     "User",
+    "WebSession",
 ]

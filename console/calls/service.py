@@ -18,7 +18,7 @@ from console.db import utcnow
 from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
-from console.identity import ANSWERING_ROLES, Principal
+from console.identity import Principal, Viewer
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import endpoint_for, server_by_name
@@ -40,6 +40,7 @@ class CallView:
     call: Call
     server: str
     owner_id: str
+    team_id: str
     pending: list[PendingQuestion]
 
 
@@ -162,7 +163,7 @@ def _check_params(method: str, params: dict[str, Any]) -> dict[str, str]:
     return errors
 
 
-async def view_call(*, session: AsyncSession, principal: Principal, call_id: str) -> CallView:
+async def view_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> CallView:
     """The call with its pending questions, if the caller may see it.
 
     Raises:
@@ -177,9 +178,7 @@ async def view_call(*, session: AsyncSession, principal: Principal, call_id: str
             .execution_options(populate_existing=True)
         )
     ).one_or_none()
-    if row is None or row[1].team_id != principal.team_id:
-        raise NotFound(f"no call {call_id!r}")
-    if row[1].owner_id != principal.user_id and principal.role not in (*ANSWERING_ROLES, "auditor"):
+    if row is None or not may_see_run(viewer, row[1]):
         raise NotFound(f"no call {call_id!r}")
     call, run, server_name = row
     pending = (
@@ -191,7 +190,7 @@ async def view_call(*, session: AsyncSession, principal: Principal, call_id: str
     ).scalars()
     questions = [PendingQuestion(e.id, e.key, e.mode, e.message) for e in pending]
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
-    return CallView(call, server_name, run.owner_id, questions)
+    return CallView(call, server_name, run.owner_id, run.team_id, questions)
 
 
 async def call_progress(*, session: AsyncSession, call_id: str) -> tuple[str, int, datetime]:
@@ -203,14 +202,14 @@ async def call_progress(*, session: AsyncSession, call_id: str) -> tuple[str, in
     return row[0], row[1], row[2]
 
 
-async def abandon_call(*, session: AsyncSession, principal: Principal, call_id: str) -> Call:
+async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:
     """Stop driving a call that waits for input or was interrupted; its questions are withdrawn.
 
     Raises:
         NotFound, Forbidden, Conflict: the call is running or already finished.
     """
-    view = await view_call(session=session, principal=principal, call_id=call_id)
-    _ensure_can_steer(principal, view)
+    view = await view_call(session=session, viewer=viewer, call_id=call_id)
+    _ensure_can_steer(viewer, view)
     now = utcnow()
     result = await session.execute(
         update(Call)
@@ -218,7 +217,7 @@ async def abandon_call(*, session: AsyncSession, principal: Principal, call_id: 
         .values(
             status="abandoned",
             updated_at=now,
-            error_json=json.dumps({"message": f"abandoned by {principal.user_name}"}),
+            error_json=json.dumps({"message": f"abandoned by {viewer.user_name}"}),
         )
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
@@ -230,7 +229,7 @@ async def abandon_call(*, session: AsyncSession, principal: Principal, call_id: 
     )
     record_event(
         session=session,
-        actor=principal.actor,
+        actor=viewer.actor,
         action="call_abandoned",
         subject_type="call",
         subject_id=call_id,
@@ -240,14 +239,14 @@ async def abandon_call(*, session: AsyncSession, principal: Principal, call_id: 
     return await _reload(session, call_id)
 
 
-async def resend_interrupted(*, session: AsyncSession, principal: Principal, call_id: str) -> Call:
+async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:
     """Send again the request whose outcome was lost when a console process died.
 
     Raises:
         NotFound, Forbidden, Conflict: the call is not interrupted.
     """
-    view = await view_call(session=session, principal=principal, call_id=call_id)
-    _ensure_can_steer(principal, view)
+    view = await view_call(session=session, viewer=viewer, call_id=call_id)
+    _ensure_can_steer(viewer, view)
     job = (
         await session.execute(
             select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == "interrupted")
@@ -263,7 +262,7 @@ async def resend_interrupted(*, session: AsyncSession, principal: Principal, cal
     job.status, job.not_before, job.lease_until, job.claimed_by = "ready", utcnow(), None, None
     record_event(
         session=session,
-        actor=principal.actor,
+        actor=viewer.actor,
         action="call_resent",
         subject_type="call",
         subject_id=call_id,
@@ -274,14 +273,20 @@ async def resend_interrupted(*, session: AsyncSession, principal: Principal, cal
     return await _reload(session, call_id)
 
 
-def _ensure_can_steer(principal: Principal, view: CallView) -> None:
-    if principal.role not in ANSWERING_ROLES and principal.user_id != view.owner_id:
+def _ensure_can_steer(viewer: Viewer, view: CallView) -> None:
+    if viewer.user_id != view.owner_id and not viewer.answers_forms_in(view.team_id):
         raise Forbidden("only the run's owner or an approver can steer this call")
 
 
 async def _reload(session: AsyncSession, call_id: str) -> Call:
     query = select(Call).where(Call.id == call_id).execution_options(populate_existing=True)
     return (await session.execute(query)).scalar_one()
+
+
+def may_see_run(viewer: Viewer, run: Run) -> bool:
+    """The run's owner, and the team's approvers, admins and auditors."""
+    role = viewer.role_in(run.team_id)
+    return role is not None and (viewer.user_id == run.owner_id or role in ("approver", "admin", "auditor"))
 
 
 def is_terminal(status: str) -> bool:

@@ -11,11 +11,23 @@ import anyio
 class Signals:
     def __init__(self) -> None:
         self._work = anyio.Event()
+        self._any = anyio.Event()
         self._calls: dict[str, anyio.Event] = {}
 
     def work_available(self) -> None:
         self._work.set()
         self._work = anyio.Event()
+        self.something_changed()
+
+    def something_changed(self) -> None:
+        """Wake everyone watching for any change (live inbox streams)."""
+        self._any.set()
+        self._any = anyio.Event()
+
+    async def wait_for_change(self, max_wait: float) -> None:
+        event = self._any
+        with anyio.move_on_after(max_wait):
+            await event.wait()
 
     async def wait_for_work(self, max_wait: float) -> None:
         event = self._work
@@ -23,6 +35,7 @@ class Signals:
             await event.wait()
 
     def call_changed(self, call_id: str) -> None:
+        self.something_changed()
         event = self._calls.pop(call_id, None)
         if event is not None:
             event.set()

@@ -17,9 +17,10 @@ from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound
 from console.forms import parse_schema, validate_content
-from console.identity import ANSWERING_ROLES, Principal
+from console.identity import Viewer
 from console.identity.models import User
 from console.mcp.models import McpServer
+from console.mcp.registry import endpoint_for
 
 ACTIONS = ("accept", "decline", "cancel")
 DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
@@ -32,11 +33,20 @@ class QuestionView:
 
     elicitation: Elicitation
     server: str
+    server_where: str
     method: str
     params_json: str
+    call_status: str
+    run_id: str
     run_title: str
     owner: str
     decided_by: str | None
+
+    @property
+    def target(self) -> str:
+        """The tool or prompt name, or the resource URI, the question belongs to."""
+        params = json.loads(self.params_json)
+        return str(params.get("uri") if self.method == "resources/read" else params.get("name"))
 
 
 @dataclass(frozen=True)
@@ -46,29 +56,40 @@ class Decision:
     resume_queued: bool
 
 
-def may_answer(principal: Principal, elicitation: Elicitation) -> bool:
+def may_answer(viewer: Viewer, elicitation: Elicitation) -> bool:
     """Form questions: the call's owner or an approver of its team; URL questions: the owner only."""
-    if principal.team_id != elicitation.team_id:
+    if viewer.role_in(elicitation.team_id) is None:
         return False
-    if principal.user_id == elicitation.owner_id:
+    if viewer.user_id == elicitation.owner_id:
         return True
-    return elicitation.mode == "form" and principal.role in ANSWERING_ROLES
+    return elicitation.mode == "form" and viewer.answers_forms_in(elicitation.team_id)
 
 
 async def list_questions(
     *,
     session: AsyncSession,
-    principal: Principal,
+    viewer: Viewer,
     status: str = "pending",
     before: str | None = None,
     limit: int = PAGE_SIZE,
+    team_id: str | None = None,
+    server: str | None = None,
+    mode: str | None = None,
 ) -> list[QuestionView]:
-    """Questions the caller may answer (or has seen answered), newest first, keyset-paginated by id."""
-    query = _question_query().where(Elicitation.team_id == principal.team_id, Elicitation.status == status)
-    if principal.role not in ANSWERING_ROLES:
-        query = query.where(Elicitation.owner_id == principal.user_id)
-    else:
-        query = query.where((Elicitation.mode == "form") | (Elicitation.owner_id == principal.user_id))
+    """Questions the viewer may answer, newest first, keyset-paginated by (created_at, id)."""
+    answering = [t for t in viewer.roles if viewer.answers_forms_in(t)]
+    mine = Elicitation.owner_id == viewer.user_id
+    query = _question_query().where(
+        Elicitation.status == status,
+        Elicitation.team_id.in_(list(viewer.roles)),
+        mine | ((Elicitation.mode == "form") & Elicitation.team_id.in_(answering)),
+    )
+    if team_id is not None:
+        query = query.where(Elicitation.team_id == team_id)
+    if server is not None:
+        query = query.where(McpServer.name == server)
+    if mode is not None:
+        query = query.where(Elicitation.mode == mode)
     if before is not None:
         anchor = await session.get(Elicitation, before)
         if anchor is None:
@@ -83,11 +104,27 @@ async def list_questions(
     return views
 
 
-async def get_question(*, session: AsyncSession, principal: Principal, elicitation_id: str) -> QuestionView:
+async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[int, str, str]:
+    """Changes whenever a question the viewer could see arrives or is decided (cheap to poll)."""
+    teams = list(viewer.roles)
+    row = (
+        await session.execute(
+            select(
+                func.count().filter(Elicitation.status == "pending"),
+                func.max(Elicitation.created_at),
+                func.max(Elicitation.decided_at),
+            ).where(Elicitation.team_id.in_(teams))
+        )
+    ).one()
+    await session.commit()
+    return int(row[0] or 0), str(row[1]), str(row[2])
+
+
+async def get_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:
     """Raises: NotFound when it does not exist or the caller may not answer it."""
     row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
     await session.commit()
-    if row is None or not may_answer(principal, row[0]):
+    if row is None or not may_answer(viewer, row[0]):
         raise NotFound(f"no question {elicitation_id!r}")
     return _view(row)
 
@@ -96,7 +133,17 @@ def _question_query() -> Any:
     decider = select(User.name).where(User.id == Elicitation.decided_by).scalar_subquery()
     owner = select(User.name).where(User.id == Elicitation.owner_id).scalar_subquery()
     return (
-        select(Elicitation, McpServer.name, Call.method, Call.params_json, Run.title, owner, decider)
+        select(
+            Elicitation,
+            McpServer,
+            Call.method,
+            Call.params_json,
+            Call.status,
+            Run.id,
+            Run.title,
+            owner,
+            decider,
+        )
         .join(Call, Call.id == Elicitation.call_id)
         .join(Run, Run.id == Call.run_id)
         .join(McpServer, McpServer.id == Call.server_id)
@@ -105,13 +152,14 @@ def _question_query() -> Any:
 
 
 def _view(row: Any) -> QuestionView:
-    return QuestionView(*row)
+    elicitation, server, *rest = row
+    return QuestionView(elicitation, server.name, endpoint_for(server).describe(), *rest)
 
 
 async def answer(
     *,
     session: AsyncSession,
-    principal: Principal,
+    viewer: Viewer,
     elicitation_id: str,
     action: str,
     content: Any = None,
@@ -124,13 +172,13 @@ async def answer(
         Conflict (already answered, or changed since it was shown), InvalidInput (with field errors).
     """
     elicitation = await session.get(Elicitation, elicitation_id)
-    if elicitation is None or elicitation.team_id != principal.team_id:
+    if elicitation is None or viewer.role_in(elicitation.team_id) is None:
         raise NotFound(f"no question {elicitation_id!r}")
     # Lock the round first: decisions on one round are serialised, so exactly one of them sees the
     # round complete and queues the resume.
     round_ = await _lock_round(session, elicitation.round_id)
     await session.refresh(elicitation)
-    _authorise(principal, elicitation)
+    _authorise(viewer, elicitation)
     await _ensure_open(session, elicitation, digest)
     content_json = _checked_content(elicitation, action, content)
     now = utcnow()
@@ -140,7 +188,7 @@ async def answer(
         .values(
             status=DECIDED_STATUS[action],
             content_json=content_json,
-            decided_by=principal.user_id,
+            decided_by=viewer.user_id,
             decided_at=now,
         )
     )
@@ -149,7 +197,7 @@ async def answer(
         await _raise_already_decided(session, elicitation_id)
     record_event(
         session=session,
-        actor=principal.actor,
+        actor=viewer.actor,
         action="question_answered",
         subject_type="elicitation",
         subject_id=elicitation.id,
@@ -161,7 +209,7 @@ async def answer(
             "key": elicitation.key,
         },
     )
-    queued = await queue_resume_if_complete(session=session, round_=round_, actor=principal.actor)
+    queued = await queue_resume_if_complete(session=session, round_=round_, actor=viewer.actor)
     await session.commit()
     await session.refresh(elicitation)
     return Decision(elicitation, elicitation.call_id, queued)
@@ -172,8 +220,8 @@ async def _lock_round(session: AsyncSession, round_id: str) -> CallRound:
     return (await session.execute(query)).scalar_one()
 
 
-def _authorise(principal: Principal, elicitation: Elicitation) -> None:
-    if may_answer(principal, elicitation):
+def _authorise(viewer: Viewer, elicitation: Elicitation) -> None:
+    if may_answer(viewer, elicitation):
         return
     if elicitation.mode == "url":
         raise Forbidden("a URL question can only be answered by the person whose agent made the call")

@@ -1,7 +1,6 @@
-"""Teams, users, roles and API tokens."""
+"""Teams, users, roles, API tokens and browser sessions."""
 
 from console.identity.service import (
-    ANSWERING_ROLES,
     Principal,
     authenticate_token,
     create_team,
@@ -10,6 +9,7 @@ from console.identity.service import (
     role_in_team,
     team_by_name,
 )
+from console.identity.viewer import ANSWERING_ROLES, Viewer
 
 __all__ = [
     "ANSWERING_ROLES",
@@ -20,4 +20,5 @@ __all__ = [
     "create_user",
     "role_in_team",
     "team_by_name",
+    "Viewer",
 ]

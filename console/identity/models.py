@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
@@ -50,3 +50,27 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+
+
+class WebSession(Base):
+    """A browser sign-in; the cookie holds a random 256-bit token, the table only its SHA-256."""
+
+    __tablename__ = "identity_web_session"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 of the cookie token
+    user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+
+
+class LoginFailure(Base):
+    """One failed sign-in, counted per account and per client to throttle guessing."""
+
+    __tablename__ = "identity_login_failure"
+    __table_args__ = (Index("ix_identity_login_failure_key_at", "key", "at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    key: Mapped[str] = mapped_column(String(200))  # "account:<name>" or "client:<address>"
+    at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

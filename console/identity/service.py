@@ -14,9 +14,9 @@ from console.db import utcnow
 from console.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from console.identity.models import ROLES, ApiToken, Membership, Team, User
 from console.identity.passwords import hash_password, new_token_secret, token_hash
+from console.identity.viewer import Viewer
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-ANSWERING_ROLES = ("approver", "admin")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,14 @@ class Principal:
 
     @property
     def actor(self) -> Actor:
-        return Actor("user", self.user_id, via=f"token:{self.token_id}" if self.token_id else None)
+        return self.viewer.actor
+
+    @property
+    def viewer(self) -> Viewer:
+        via = f"token:{self.token_id}" if self.token_id else None
+        return Viewer(
+            self.user_id, self.user_name, {self.team_id: self.role}, {self.team_id: self.team_name}, via
+        )
 
 
 async def create_team(*, session: AsyncSession, name: str) -> Team:

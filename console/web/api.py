@@ -94,7 +94,7 @@ async def get_call(
         ),
     ] = None,
 ) -> CallOut:
-    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     start = (view.call.status, view.call.round)
 
     def settled(status: str, round_: int) -> bool:
@@ -111,16 +111,16 @@ async def get_call(
 async def abandon_call(
     call_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> CallOut:
-    await calls.abandon_call(session=session, principal=principal, call_id=call_id)
-    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    await calls.abandon_call(session=session, viewer=principal.viewer, call_id=call_id)
+    view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
 
 
 @router.post("/calls/{call_id}/resend", response_model=CallOut)
 async def resend_call(call_id: str, request: Request, session: DbSession, principal: PrincipalDep) -> CallOut:
-    await calls.resend_interrupted(session=session, principal=principal, call_id=call_id)
+    await calls.resend_interrupted(session=session, viewer=principal.viewer, call_id=call_id)
     request.app.state.signals.work_available()
-    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
 
 
@@ -148,7 +148,7 @@ async def _call_response(
             if settled(status, round_):
                 break
             await signals.wait_for_call(call_id, DB_POLL_SECONDS)
-    view = await calls.view_call(session=session, principal=principal, call_id=call_id)
+    view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
 
@@ -165,7 +165,7 @@ async def list_elicitations(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> QuestionPage:
     views = await questions.list_questions(
-        session=session, principal=principal, status=status, before=before, limit=limit
+        session=session, viewer=principal.viewer, status=status, before=before, limit=limit
     )
     base = request.app.state.settings.base_url
     items = [QuestionOut.of(v, base_url=base) for v in views]
@@ -176,7 +176,9 @@ async def list_elicitations(
 async def get_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
-    view = await questions.get_question(session=session, principal=principal, elicitation_id=elicitation_id)
+    view = await questions.get_question(
+        session=session, viewer=principal.viewer, elicitation_id=elicitation_id
+    )
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
 
 
@@ -201,7 +203,7 @@ async def answer_elicitation(
         raise InvalidInput("invalid answer", fields) from None
     decision = await questions.answer(
         session=session,
-        principal=principal,
+        viewer=principal.viewer,
         elicitation_id=elicitation_id,
         action=body.action,
         content=body.content,
@@ -209,7 +211,9 @@ async def answer_elicitation(
     )
     if decision.resume_queued:
         request.app.state.signals.work_available()
-    view = await questions.get_question(session=session, principal=principal, elicitation_id=elicitation_id)
+    view = await questions.get_question(
+        session=session, viewer=principal.viewer, elicitation_id=elicitation_id
+    )
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
 
 

@@ -6,7 +6,8 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from markupsafe import escape
 from starlette.exceptions import HTTPException
 
 from console.errors import (
@@ -20,6 +21,8 @@ from console.errors import (
     PayloadTooLarge,
     Unauthorized,
 )
+from console.web.auth import SignInRequired, sign_in_redirect
+from console.web.htmx import is_htmx
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +52,50 @@ def error_body(code: str, message: str, fields: dict[str, str] | None = None) ->
     return {"error": error}
 
 
+HEADINGS = {
+    401: "Sign in first",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Already decided",
+    410: "Gone",
+    413: "Too large",
+    422: "Invalid input",
+    429: "Slow down",
+    500: "Something went wrong",
+}
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _page(request: Request, status: int, message: str) -> Response:
+    heading = HEADINGS.get(status, "Error")
+    if is_htmx(request):
+        # A fragment for the #flash area; the page around it stays as it was.
+        return HTMLResponse(
+            f'<p class="field-error" role="alert">{escape(heading)}: {escape(message)}</p>',
+            status_code=status,
+            headers={"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"},
+        )
+    templates = request.app.state.templates
+    return templates.TemplateResponse(  # type: ignore[no-any-return]  # jinja2-fragments is untyped here
+        request,
+        "errors/error.html",
+        {"user": None, "status": status, "heading": heading, "message": message},
+        status_code=status,
+    )
+
+
 def install(app: FastAPI) -> None:
+    @app.exception_handler(SignInRequired)
+    async def _sign_in(request: Request, _exc: SignInRequired) -> Response:
+        return sign_in_redirect(request)
+
     @app.exception_handler(ConsoleError)
-    async def _console_error(_request: Request, exc: ConsoleError) -> JSONResponse:
+    async def _console_error(request: Request, exc: ConsoleError) -> Response:
+        if not _wants_json(request):
+            return _page(request, status_for(exc), exc.message)
         fields = exc.fields if isinstance(exc, InvalidInput) else None
         headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
         return JSONResponse(
@@ -64,10 +108,14 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body("invalid", "invalid request", fields), status_code=422)
 
     @app.exception_handler(HTTPException)
-    async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if not _wants_json(request):
+            return _page(request, exc.status_code, str(exc.detail))
         return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, _exc: Exception) -> Response:
         logger.exception("unhandled error")
+        if not _wants_json(request):
+            return _page(request, 500, "The console hit an unexpected error; it has been logged.")
         return JSONResponse(error_body("internal", "internal error"), status_code=500)

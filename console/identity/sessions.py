@@ -1,0 +1,168 @@
+"""Browser sign-in: password check with throttling, server-side sessions with idle and absolute timeouts."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, Actor, record_event
+from console.db import utcnow
+from console.errors import ConsoleError, Unauthorized
+from console.identity.models import LoginFailure, Membership, Team, User, WebSession
+from console.identity.passwords import hash_password, verify_password
+from console.identity.viewer import Viewer
+
+GENERIC_FAILURE = "Wrong user name or password."
+LAST_SEEN_RESOLUTION = timedelta(seconds=60)
+# A hash of a password nobody has, so an unknown user costs the same scrypt work as a known one.
+_DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
+
+
+class TooManyAttempts(ConsoleError):
+    code = "too_many_attempts"
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    idle: timedelta = timedelta(minutes=30)
+    absolute: timedelta = timedelta(hours=12)
+    failures_per_account: int = 5
+    failures_per_client: int = 20
+    failure_window: timedelta = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """A live browser session: the cookie token (only here, never stored) and who it belongs to."""
+
+    token: str
+    csrf_token: str
+    viewer: Viewer
+
+
+def _session_id(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def sign_in(
+    *, session: AsyncSession, name: str, password: str, client: str, policy: SessionPolicy
+) -> SignedIn:
+    """Check the password and open a session.
+
+    Raises:
+        TooManyAttempts: too many recent failures for this account or this client.
+        Unauthorized: wrong name or password (the message never says which).
+    """
+    now = utcnow()
+    keys = (f"account:{name.lower()}"[:200], f"client:{client}"[:200])
+    await _refuse_when_throttled(session, keys, now, policy)
+    user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
+    stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
+    if not verify_password(password, stored) or user is None or not user.password_hash:
+        session.add_all([LoginFailure(key=key, at=now) for key in keys])
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="sign_in_failed",
+            subject_type="user",
+            subject_id=user.id if user else "-",
+            payload={"name": name[:100], "client": client},
+        )
+        await session.commit()
+        raise Unauthorized(GENERIC_FAILURE)
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    session.add(
+        WebSession(id=_session_id(token), user_id=user.id, csrf_token=csrf, created_at=now, last_seen_at=now)
+    )
+    await session.execute(delete(LoginFailure).where(LoginFailure.key == keys[0]))
+    record_event(
+        session=session,
+        actor=Actor("user", user.id),
+        action="signed_in",
+        subject_type="user",
+        subject_id=user.id,
+        payload={"client": client},
+    )
+    await session.commit()
+    return SignedIn(token, csrf, await _viewer(session, user, via="session"))
+
+
+async def _refuse_when_throttled(
+    session: AsyncSession, keys: tuple[str, str], now: datetime, policy: SessionPolicy
+) -> None:
+    since = now - policy.failure_window
+    limits = (policy.failures_per_account, policy.failures_per_client)
+    for key, limit in zip(keys, limits, strict=True):
+        count = (
+            await session.execute(
+                select(func.count())
+                .select_from(LoginFailure)
+                .where(LoginFailure.key == key, LoginFailure.at > since)
+            )
+        ).scalar_one()
+        if count >= limit:
+            await session.commit()
+            raise TooManyAttempts("Too many failed sign-ins. Wait a few minutes and try again.")
+
+
+async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -> SignedIn | None:
+    """The live session for a cookie token, or None when unknown, revoked, idle or too old."""
+    now = utcnow()
+    row = (
+        await session.execute(
+            select(WebSession, User)
+            .join(User, User.id == WebSession.user_id)
+            .where(WebSession.id == _session_id(token), WebSession.revoked_at.is_(None))
+        )
+    ).one_or_none()
+    if row is None:
+        await session.commit()
+        return None
+    web, user = row
+    if now - web.last_seen_at > policy.idle or now - web.created_at > policy.absolute:
+        await session.execute(update(WebSession).where(WebSession.id == web.id).values(revoked_at=now))
+        await session.commit()
+        return None
+    if now - web.last_seen_at > LAST_SEEN_RESOLUTION:
+        await session.execute(update(WebSession).where(WebSession.id == web.id).values(last_seen_at=now))
+    viewer = await _viewer(session, user, via="session")
+    await session.commit()
+    return SignedIn(token, web.csrf_token, viewer)
+
+
+async def sign_out(*, session: AsyncSession, token: str) -> None:
+    """Revoke the session server-side; the cookie is worthless afterwards."""
+    web = await session.get(WebSession, _session_id(token))
+    if web is not None and web.revoked_at is None:
+        web.revoked_at = utcnow()
+        record_event(
+            session=session,
+            actor=Actor("user", web.user_id),
+            action="signed_out",
+            subject_type="user",
+            subject_id=web.user_id,
+        )
+    await session.commit()
+
+
+async def _viewer(session: AsyncSession, user: User, *, via: str) -> Viewer:
+    rows = (
+        await session.execute(
+            select(Membership.team_id, Membership.role, Team.name)
+            .join(Team, Team.id == Membership.team_id)
+            .where(Membership.user_id == user.id)
+        )
+    ).all()
+    return Viewer(user.id, user.name, {t: r for t, r, _ in rows}, {t: n for t, _, n in rows}, via)
+
+
+def require(signed_in: SignedIn | None) -> SignedIn:
+    """Raises: Unauthorized when not signed in."""
+    if signed_in is None:
+        raise Unauthorized("sign in first")
+    return signed_in

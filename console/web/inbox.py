@@ -1,0 +1,88 @@
+"""The inbox: questions the signed-in person may answer, kept live with server-sent events."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated
+from urllib.parse import urlencode
+
+import anyio
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response, StreamingResponse
+
+from console.elicitations import service as questions
+from console.web.auth import WebUser
+from console.web.deps import DbSession
+from console.web.htmx import is_htmx
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+PAGE = 50
+STREAM_SECONDS = 300.0  # the browser reconnects by itself; bounded streams never pile up
+CHECK_SECONDS = 1.0
+
+Mode = Annotated[str | None, Query(pattern="^(form|url)?$")]
+
+
+@router.get("/")
+@router.get("/inbox")
+async def inbox(
+    request: Request,
+    session: DbSession,
+    user: WebUser,
+    team: str | None = None,
+    server: str | None = None,
+    mode: Mode = None,
+    before: str | None = None,
+) -> Response:
+    filters = {"team": team or None, "server": server or None, "mode": mode or None}
+    views = await questions.list_questions(
+        session=session,
+        viewer=user.viewer,
+        before=before,
+        limit=PAGE,
+        team_id=filters["team"],
+        server=filters["server"],
+        mode=filters["mode"],
+    )
+    query = urlencode({k: v for k, v in filters.items() if v})
+    next_before = views[-1].elicitation.id if len(views) == PAGE else None
+    context = {
+        "user": user,
+        "questions": views,
+        "filters": filters,
+        "query": query,
+        "next_before": next_before,
+        "next_query": urlencode({**{k: v for k, v in filters.items() if v}, "before": next_before or ""}),
+        "teams": sorted(user.viewer.team_names.items(), key=lambda item: item[1]),
+    }
+    if is_htmx(request):
+        return render(request, "inbox/index.html", context, block="question_list")
+    return render(request, "inbox/index.html", context)
+
+
+@router.get("/inbox/events")
+async def inbox_events(request: Request, user: WebUser) -> StreamingResponse:
+    factory = request.app.state.factory
+    signals = request.app.state.signals
+
+    async def fingerprint() -> tuple[int, str, str]:
+        with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
+            async with factory() as session:
+                seen = await questions.inbox_fingerprint(session=session, viewer=user.viewer)
+        return seen
+
+    async def stream() -> AsyncIterator[str]:
+        yield "retry: 2000\n\n"
+        last = await fingerprint()
+        deadline = time.monotonic() + STREAM_SECONDS
+        while time.monotonic() < deadline:
+            await signals.wait_for_change(CHECK_SECONDS)
+            now = await fingerprint()
+            if now != last:
+                last = now
+                yield "event: changed\ndata: inbox\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})

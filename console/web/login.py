@@ -1,0 +1,99 @@
+"""Signing in and out of the web console."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.errors import Forbidden, Unauthorized
+from console.identity.sessions import SignedIn, TooManyAttempts, sign_in, sign_out
+from console.web.auth import (
+    LOGIN_CSRF_COOKIE,
+    CsrfUser,
+    check_origin,
+    current_session,
+    policy,
+    safe_next,
+    session_cookie_name,
+)
+from console.web.deps import DbSession
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+def _login_page(
+    request: Request, *, next_path: str, error: str | None = None, name: str | None = None, status: int = 200
+) -> Response:
+    token = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
+    response = render(
+        request,
+        "auth/login.html",
+        {"user": None, "login_csrf": token, "next": next_path, "error": error, "name": name},
+        status=status,
+    )
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        token,
+        httponly=True,
+        samesite="strict",
+        max_age=3600,
+        secure=str(request.app.state.settings.base_url).startswith("https://"),
+    )
+    return response
+
+
+@router.get("/login")
+async def login_form(
+    request: Request, current: Annotated[SignedIn | None, Depends(current_session)], next: str = "/"
+) -> Response:
+    if current is not None:
+        return RedirectResponse(safe_next(next), status_code=303)
+    return _login_page(request, next_path=safe_next(next))
+
+
+@router.post("/login")
+async def login(
+    request: Request,
+    session: DbSession,
+    name: Annotated[str, Form(max_length=100)],
+    password: Annotated[str, Form(max_length=1000)],
+    csrf_token: Annotated[str, Form()] = "",
+    next: Annotated[str, Form()] = "/",
+) -> Response:
+    check_origin(request)
+    expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    if not expected or not hmac.compare_digest(expected.encode(), csrf_token.encode()):
+        raise Forbidden("the sign-in form expired; reload the page")
+    client = request.client.host if request.client else "unknown"
+    try:
+        signed = await sign_in(
+            session=session, name=name, password=password, client=client, policy=policy(request)
+        )
+    except TooManyAttempts as exc:
+        return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=429)
+    except Unauthorized as exc:
+        return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=401)
+    response = RedirectResponse(safe_next(next), status_code=303)
+    response.set_cookie(
+        session_cookie_name(request),
+        signed.token,
+        httponly=True,
+        samesite="lax",
+        path="/",
+        secure=str(request.app.state.settings.base_url).startswith("https://"),
+    )
+    response.delete_cookie(LOGIN_CSRF_COOKIE)
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, session: DbSession, user: CsrfUser) -> Response:
+    await sign_out(session=session, token=user.token)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(session_cookie_name(request), path="/")
+    return response

@@ -1,0 +1,172 @@
+"""The question page: what is asked and by whom, the generated form, and the decision."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.calls import service as calls
+from console.elicitations import service as questions
+from console.elicitations.service import QuestionView
+from console.errors import Conflict, Gone, InvalidInput
+from console.forms import SchemaError, build_widgets, form_to_content, parse_schema
+from console.forms.schema import FieldSpec
+from console.identity.sessions import SignedIn
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+from console.web.htmx import is_htmx
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+TEMPLATE = "questions/detail.html"
+
+
+@router.get("/elicitations/{elicitation_id}")
+async def question_page(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    view = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    context = await _context(request, session, user, view)
+    return render(request, TEMPLATE, context)
+
+
+@router.get("/elicitations/{elicitation_id}/outcome")
+async def outcome(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    view = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    context = await _context(request, session, user, view)
+    return render(request, TEMPLATE, context, block="outcome")
+
+
+@router.post("/elicitations/{elicitation_id}")
+async def decide(elicitation_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    view = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    form = await request.form()
+    posted = {key: [str(v) for v in form.getlist(key)] for key in form}
+    action = (posted.get("action") or [""])[0]
+    digest = (posted.get("digest") or [""])[0]
+    fields = _fields(view)
+    content: dict[str, Any] | None = None
+    if action == "accept" and view.elicitation.mode == "form" and fields is not None:
+        content, errors = form_to_content(fields, posted)
+        if errors:
+            return await _form_again(request, session, user, view, fields, posted, errors)
+    try:
+        await questions.answer(
+            session=session,
+            viewer=user.viewer,
+            elicitation_id=elicitation_id,
+            action=action,
+            content=content,
+            digest=digest,
+        )
+    except InvalidInput as exc:
+        return await _form_again(
+            request, session, user, view, fields, posted, exc.fields, message=exc.message
+        )
+    except (Conflict, Gone) as exc:
+        return await _decided_elsewhere(request, session, user, elicitation_id, exc)
+    request.app.state.signals.work_available()
+    if not is_htmx(request):
+        return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
+    fresh = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    context = await _context(request, session, user, fresh)
+    return render(request, TEMPLATE, context, block="outcome")
+
+
+def _fields(view: QuestionView) -> tuple[FieldSpec, ...] | None:
+    if view.elicitation.mode != "form":
+        return None
+    try:
+        return parse_schema(json.loads(view.elicitation.schema_json or "null"))
+    except (SchemaError, ValueError):
+        return None
+
+
+async def _form_again(
+    request: Request,
+    session: DbSession,
+    user: SignedIn,
+    view: QuestionView,
+    fields: tuple[FieldSpec, ...] | None,
+    posted: dict[str, list[str]],
+    errors: dict[str, str],
+    *,
+    message: str | None = None,
+) -> Response:
+    context = await _context(request, session, user, view)
+    if fields is not None:
+        context["widgets"] = build_widgets(fields, errors=errors, submitted=posted)
+    whole = errors.get("") or (message if not fields or set(errors) - {f.name for f in fields} else None)
+    context["form_error"] = whole or "Some answers need fixing; see the messages next to the fields."
+    block = "decision_form" if is_htmx(request) else None
+    return render(request, TEMPLATE, context, status=422, block=block)
+
+
+async def _decided_elsewhere(
+    request: Request, session: DbSession, user: SignedIn, elicitation_id: str, exc: Conflict | Gone
+) -> Response:
+    status = 409 if isinstance(exc, Conflict) else 410
+    fresh = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    context = await _context(request, session, user, fresh)
+    context["conflict"] = _conflict_text(exc)
+    block = None
+    if is_htmx(request):
+        block = "decision_form" if fresh.elicitation.status == "pending" else "outcome"
+    return render(request, TEMPLATE, context, status=status, block=block)
+
+
+def _conflict_text(exc: Conflict | Gone) -> str:
+    if exc.message.startswith("already answered: "):
+        status, _, who = exc.message.removeprefix("already answered: ").partition(" by ")
+        return f"Someone was quicker: {who} already answered ({status})."
+    return exc.message[:1].upper() + exc.message[1:] + "."
+
+
+async def _context(
+    request: Request, session: DbSession, user: SignedIn, view: QuestionView
+) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "user": user,
+        "q": view,
+        "widgets": None,
+        "unsupported": None,
+        "conflict": None,
+        "form_error": None,
+    }
+    if view.elicitation.status == "pending":
+        if view.elicitation.mode == "form":
+            try:
+                fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
+                context["widgets"] = build_widgets(fields)
+            except (SchemaError, ValueError) as exc:
+                context["unsupported"] = str(exc)
+        return context
+    call = await calls.view_call(session=session, viewer=user.viewer, call_id=view.elicitation.call_id)
+    result = json.loads(call.call.result_json) if call.call.result_json else None
+    error = json.loads(call.call.error_json) if call.call.error_json else None
+    context.update(
+        call=call.call,
+        call_busy=call.call.status in ("running", "resuming"),
+        result_texts=_texts(result),
+        call_error=(error or {}).get("message"),
+        answer_content=json.loads(view.elicitation.content_json) if view.elicitation.content_json else None,
+        next_questions=[p for p in call.pending if p.mode == "form" or call.owner_id == user.viewer.user_id],
+    )
+    return context
+
+
+def _texts(result: Any) -> list[str]:
+    """The text parts of a tool, prompt or resource result; other content is summarised by type."""
+    if not isinstance(result, dict):
+        return []
+    texts: list[str] = []
+    for part in result.get("content", []):
+        texts.append(part.get("text", "") if part.get("type") == "text" else f"[{part.get('type')} content]")
+    for message in result.get("messages", []):
+        content = message.get("content", {})
+        if content.get("type") == "text":
+            texts.append(f"{message.get('role')}: {content.get('text')}")
+    for item in result.get("contents", []):
+        texts.append(item["text"] if "text" in item else f"[binary content {item.get('uri')}]")
+    return texts
