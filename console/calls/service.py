@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import select, update
@@ -193,13 +192,11 @@ async def view_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> C
     return CallView(call, server_name, run.owner_id, run.team_id, questions)
 
 
-async def call_progress(*, session: AsyncSession, call_id: str) -> tuple[str, int, datetime]:
-    """Status, round and last change of a call: what a long-poll watches."""
-    row = (
-        await session.execute(select(Call.status, Call.round, Call.updated_at).where(Call.id == call_id))
-    ).one()
+async def call_progress(*, session: AsyncSession, call_id: str) -> tuple[str, int]:
+    """Status and round of a call: what a long-poll watches."""
+    row = (await session.execute(select(Call.status, Call.round).where(Call.id == call_id))).one()
     await session.commit()
-    return row[0], row[1], row[2]
+    return row[0], row[1]
 
 
 async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:

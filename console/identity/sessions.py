@@ -160,9 +160,3 @@ async def _viewer(session: AsyncSession, user: User, *, via: str) -> Viewer:
     ).all()
     return Viewer(user.id, user.name, {t: r for t, r, _ in rows}, {t: n for t, _, n in rows}, via)
 
-
-def require(signed_in: SignedIn | None) -> SignedIn:
-    """Raises: Unauthorized when not signed in."""
-    if signed_in is None:
-        raise Unauthorized("sign in first")
-    return signed_in

@@ -38,10 +38,6 @@ class ConnectionPool:
         await self._task_group.__aexit__(exc_type, exc, tb)
         self._task_group = None
 
-    @property
-    def open_connections(self) -> int:
-        return sum(1 for c in self._connections.values() if c.alive)
-
     def ended(self, endpoint: Endpoint) -> anyio.Event:
         """An event set when the endpoint's current connection ends (KeyError if there is none)."""
         return self._connections[endpoint].ended

@@ -144,7 +144,7 @@ async def _call_response(
         while True:
             with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
                 async with factory() as poll:
-                    status, round_, _ = await calls.call_progress(session=poll, call_id=call_id)
+                    status, round_ = await calls.call_progress(session=poll, call_id=call_id)
             if settled(status, round_):
                 break
             await signals.wait_for_call(call_id, DB_POLL_SECONDS)
