@@ -1,11 +1,13 @@
-"""Starting MCP server processes for tests and reading back what they recorded."""
+"""Starting MCP server and console processes for tests and reading back what they recorded."""
 
 from __future__ import annotations
 
 import json
 import os
 import select
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +51,40 @@ def start_http_server(argv: list[str], env: dict[str, str], stderr_path: Path) -
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@contextmanager
+def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterator[str]:
+    """`console serve --port 0` as its own process against `database_url`; yields its base URL.
+
+    `env` adds or overrides environment variables (e.g. CONSOLE_SESSION_IDLE_MINUTES="1"). The dispatcher
+    polls every 0.1 s unless `env` says otherwise. On exit the process is killed with SIGKILL (a crash,
+    not a clean shutdown), which is what restart tests need and all that other tests need. Its stderr is
+    appended to `stderr_path`, so one file can collect several runs.
+    """
+    full_env = {
+        **os.environ,
+        "CONSOLE_DATABASE_URL": database_url,
+        "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
+        **env,
+    }
+    with stderr_path.open("ab") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "console.cli", "serve", "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=full_env,
+        )
+        try:
+            assert process.stdout is not None
+            line = next(read_lines(process.stdout, START_TIMEOUT), "")
+            assert line.startswith("listening on "), stderr_path.read_text()[-2000:]
+            yield line.removeprefix("listening on ").strip()
+        finally:
+            if process.stdout is not None:
+                process.stdout.close()
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
 
 
 def _read_listening_line(stdout: IO[bytes], stderr_path: Path) -> str:

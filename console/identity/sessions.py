@@ -159,4 +159,3 @@ async def _viewer(session: AsyncSession, user: User, *, via: str) -> Viewer:
         )
     ).all()
     return Viewer(user.id, user.name, {t: r for t, r, _ in rows}, {t: n for t, _, n in rows}, via)
-

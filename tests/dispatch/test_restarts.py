@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -16,34 +12,11 @@ import pytest
 
 from console.mcp import Endpoint
 from tests.harness import TEAM, WAIT, result_text, running_console, seed, stdio_deployer, stdio_mrtr
-from tests.processes import START_TIMEOUT, read_lines, read_log
+from tests.processes import console_process, read_log
 
 pytestmark = pytest.mark.anyio
 
 PRODUCTION = {"environment": "production", "confirm": True}
-
-
-@contextmanager
-def console_process(database_url: str, stderr: Path) -> Iterator[str]:
-    """`console serve` as its own process on a free port; yields its base URL."""
-    env = {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_DISPATCH_POLL_SECONDS": "0.1"}
-    with stderr.open("ab") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "console.cli", "serve", "--port", "0"],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=env,
-        )
-        try:
-            assert process.stdout is not None
-            line = next(read_lines(process.stdout, START_TIMEOUT), "")
-            assert line.startswith("listening on "), stderr.read_text()[-2000:]
-            yield line.removeprefix("listening on ").strip()
-        finally:
-            if process.stdout is not None:
-                process.stdout.close()
-            process.send_signal(signal.SIGKILL)  # a crash, not a clean shutdown
-            process.wait(timeout=30)
 
 
 async def test_console_process_killed_between_question_and_answer_still_resumes(

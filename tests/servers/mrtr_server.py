@@ -35,6 +35,13 @@ data {"reason": "invalid_request_state"}:
     complete_now(x)        "hello <x>", no questions
     huge_state(size)       only a requestState of `size` characters; the retry returns
                            "huge_state got <len> chars, intact=<bool>"
+    hostile(payload)       one question "probe" whose every piece of server text is `payload`: the message
+                           (prefixed "Hostile: "), a property named `payload` (no title, so its name is
+                           the label; description and default `payload`), a radio group and a multi-select
+                           whose title, description, option values and labels (oneOf/anyOf const/title)
+                           and default are `payload`, and a legacy enum/enumNames select; state "hostile";
+                           the retry returns "hostile <action>: <payload> echoed=<bool>" (echoed: the
+                           accepted content gave `payload` back under the `payload` property)
 Prompt review_prompt(topic): asks "tone" (formal/casual), then "Write about <topic> in a <tone> tone.".
 Resources secret://vault and the template secret://{name}: ask "reason" (minLength 3), then the text
 "secret for <reason>".
@@ -459,6 +466,50 @@ def huge_state(call: Call) -> ToolResult:
     return text_result(f"huge_state got {len(call.state)} chars, intact={call.state == _huge(size)}")
 
 
+# --- hostile server text ------------------------------------------------------------------
+
+
+def _hostile_question(payload: str) -> types.ElicitRequest:
+    titled = [{"const": payload, "title": payload}, {"const": "plain", "title": "Plain"}]
+    properties: dict[str, Any] = {
+        payload: {"type": "string", "description": payload, "default": payload},
+        "choice": {
+            "type": "string",
+            "title": payload,
+            "description": payload,
+            "oneOf": titled,
+            "default": payload,
+        },
+        "legacy": {
+            "type": "string",
+            "title": payload,
+            "enum": [payload, "plain"],
+            "enumNames": [payload, "Plain"],
+        },
+        "many": {
+            "type": "array",
+            "title": payload,
+            "description": payload,
+            "items": {"anyOf": titled},
+            "default": [payload],
+        },
+    }
+    return form(f"Hostile: {payload}", properties)
+
+
+def hostile(call: Call) -> ToolResult:
+    payload = call.str_arg("payload")
+    if call.state is None:
+        return ask({"probe": _hostile_question(payload)}, "hostile")
+    if call.state != "hostile":
+        raise invalid_state("unknown hostile state")
+    answer = call.answer("probe")
+    if answer is None:
+        return ask({"probe": _hostile_question(payload)}, "hostile")
+    echoed = answer.action == "accept" and (answer.content or {}).get(payload) == payload
+    return text_result(f"hostile {answer.action}: {payload} echoed={echoed}")
+
+
 # --- tool table ---------------------------------------------------------------------------
 
 
@@ -519,6 +570,11 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(many_rounds, "Asks a new question every round, forever."),
         _spec(complete_now, "Completes at once.", _schema({"x": STRING}, ["x"])),
         _spec(huge_state, "A requestState of `size` characters.", _schema({"size": INTEGER}, ["size"])),
+        _spec(
+            hostile,
+            "One question made of `payload` everywhere, to test that server text stays inert.",
+            _schema({"payload": STRING}, ["payload"]),
+        ),
     )
 }
 
