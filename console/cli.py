@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--url", help="Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp")
     servers_add.add_argument("--header", action="append", default=[], metavar="K=V", help="HTTP header")
     servers_add.add_argument("--env", action="append", default=[], metavar="K=V", help="environment (stdio)")
+    servers_add.add_argument(
+        "--per-user-credential",
+        metavar="NAME",
+        help="each user's calls carry their own credential, set on the Connections page, as this HTTP header "
+        "(Authorization gets 'Bearer <token>') or, for stdio, this environment variable",
+    )
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
@@ -182,6 +188,7 @@ def _servers_add(settings: Settings, args: Any) -> int:
             url=args.url,
             headers=_pairs(args.header),
             env=_pairs(args.env),
+            per_user_credential=args.per_user_credential,
         )
 
     run_with_session(settings, add)

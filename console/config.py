@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -21,6 +21,11 @@ class Settings(BaseSettings):
     )
     env: Literal["production", "dev", "test"] = Field(
         default="production", description="dev relaxes nothing yet; test enables fault hooks"
+    )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        min_length=32,
+        description="at least 32 random characters; the key that seals per-user server credentials",
     )
     base_url: str = Field(default="http://127.0.0.1:8000", description="public URL used in answer links")
     round_cap: int = Field(default=10, ge=1, description="most input_required rounds one call may take")
@@ -51,6 +56,10 @@ class Settings(BaseSettings):
     test_fault: Literal["", "crash_after_claim", "crash_after_send"] = Field(
         default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
     )
+
+
+def secret_text(settings: Settings) -> str | None:
+    return settings.secret_key.get_secret_value() if settings.secret_key is not None else None
 
 
 def get_settings() -> Settings:

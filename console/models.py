@@ -5,7 +5,15 @@ from console.calls.models import Call, CallRound, Run
 from console.db import Base
 from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
-from console.identity.models import ApiToken, LoginFailure, Membership, Team, User, WebSession
+from console.identity.models import (
+    ApiToken,
+    LoginFailure,
+    Membership,
+    ServerCredential,
+    Team,
+    User,
+    WebSession,
+)
 from console.mcp.models import McpServer
 
 __all__ = [
@@ -20,6 +28,7 @@ __all__ = [
     "McpServer",
     "Membership",
     "Run",
+    "ServerCredential",
     "Team",
     "User",
     "WebSession",

@@ -55,4 +55,13 @@
 
   // A new request makes an earlier failure message stale; server-rendered flash messages stay.
   document.addEventListener("htmx:beforeRequest", clearClientMessages);
+
+  // The consent form opens the link in a new tab; this tab moves on to the question's state.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form instanceof HTMLFormElement && form.dataset.thenGo) {
+      var next = form.dataset.thenGo;
+      window.setTimeout(function () { window.location.assign(next); }, 500);
+    }
+  });
 })();

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import httpx
+from bs4 import BeautifulSoup, Tag
 from fastapi import FastAPI
 
 from console.app import create_app
@@ -195,7 +196,8 @@ def result_text(call: dict[str, Any]) -> str:
 
 
 def test_settings(database_url: str, **overrides: Any) -> Settings:
-    return Settings(database_url=database_url, env="test", base_url="http://console.test", **overrides)
+    values: dict[str, Any] = {"env": "test", "base_url": "http://console.test", **overrides}
+    return Settings(database_url=database_url, **values)
 
 
 @asynccontextmanager
@@ -214,6 +216,81 @@ async def running_console(
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://console.test", timeout=60
+            transport=transport, base_url=app.state.settings.base_url, timeout=60
         ) as client:
             yield Console(app, client, tokens)
+
+
+# --- the web pages, as a browser without JavaScript uses them -----------------------------
+
+
+@dataclass
+class Browser:
+    """One browser: its own cookie jar; `csrf` is its session's CSRF token once signed in."""
+
+    client: httpx.AsyncClient
+    csrf: str = ""
+
+
+def html(response: httpx.Response) -> BeautifulSoup:
+    return BeautifulSoup(response.text, "html.parser")
+
+
+def one(soup: BeautifulSoup | Tag, selector: str) -> Tag:
+    """The single element `selector` must match."""
+    found = soup.select(selector)
+    assert len(found) == 1, f"{len(found)} elements match {selector!r}"
+    return found[0]
+
+
+def form_fields(form: Tag) -> dict[str, str]:
+    """The hidden inputs of a form, as a browser would post them."""
+    fields: dict[str, str] = {}
+    for tag in form.select('input[type="hidden"]'):
+        name, value = tag.get("name"), tag.get("value", "")
+        assert isinstance(name, str) and isinstance(value, str)
+        fields[name] = value
+    return fields
+
+
+@asynccontextmanager
+async def browser(console: Console, *, address: str = "127.0.0.1") -> AsyncIterator[Browser]:
+    """A new browser (empty cookie jar) talking to the same app from `address`; redirects not followed.
+
+    Like a real browser it gets the 500 page when the app fails; the exception is only logged.
+    """
+    transport = httpx.ASGITransport(app=console.app, client=(address, 50000), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url=console.client.base_url, timeout=60) as client:
+        yield Browser(client)
+
+
+async def submit_login(
+    client: httpx.AsyncClient, name: str, password: str, *, next_path: str | None = None
+) -> httpx.Response:
+    """GET /login (the CSRF cookie and hidden fields), then POST its form; the POST's response."""
+    page = await client.get("/login", params={"next": next_path} if next_path is not None else None)
+    assert page.status_code == 200, page.text
+    data = {**form_fields(one(html(page), 'form[action="/login"]')), "name": name, "password": password}
+    return await client.post("/login", data=data)
+
+
+async def session_csrf(client: httpx.AsyncClient) -> str:
+    """The CSRF token of the signed-in session, from the sign-out form every page carries."""
+    page = await client.get("/")
+    assert page.status_code == 200, page.text
+    return form_fields(one(html(page), 'form[action="/logout"]'))["csrf_token"]
+
+
+async def sign_in(who: Browser, name: str) -> None:
+    """Sign `who` in as `name` (seeded password) through the real form."""
+    response = await submit_login(who.client, name, f"{name}-pw-1")
+    assert response.status_code == 303, response.text
+    who.csrf = await session_csrf(who.client)
+
+
+@asynccontextmanager
+async def signed_in(console: Console, name: str, *, address: str = "127.0.0.1") -> AsyncIterator[Browser]:
+    """A new browser signed in as `name` through the real sign-in form."""
+    async with browser(console, address=address) as who:
+        await sign_in(who, name)
+        yield who

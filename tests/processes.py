@@ -31,13 +31,13 @@ class ServerProcess:
 
 
 @contextmanager
-def start_http_server(argv: list[str], env: dict[str, str], stderr_path: Path) -> Iterator[ServerProcess]:
-    """Run `argv --http 0` and wait (bounded) for its `listening on URL` line."""
+def start_http_server(
+    argv: list[str], env: dict[str, str], stderr_path: Path, listen_args: tuple[str, ...] = ("--http", "0")
+) -> Iterator[ServerProcess]:
+    """Run `argv` + `listen_args` (default `--http 0`); wait (bounded) for its `listening on URL` line."""
     full_env = {**os.environ, **env}
     with stderr_path.open("wb") as stderr:
-        process = subprocess.Popen(
-            [*argv, "--http", "0"], stdout=subprocess.PIPE, stderr=stderr, env=full_env
-        )
+        process = subprocess.Popen([*argv, *listen_args], stdout=subprocess.PIPE, stderr=stderr, env=full_env)
         try:
             assert process.stdout is not None
             url = _read_listening_line(process.stdout, stderr_path)

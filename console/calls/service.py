@@ -10,17 +10,20 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
+from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import METHODS, TERMINAL, Call, Run
 from console.calls.rawjson import member_text
-from console.config import Settings
+from console.config import Settings, secret_text
 from console.db import utcnow
 from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
+from console.identity.credentials import CredentialCipher, SecretMissing
+from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
-from console.mcp.registry import endpoint_for, server_by_name
+from console.mcp.registry import server_by_name
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -94,9 +97,19 @@ async def start_call(
     if run.owner_id != principal.user_id:
         raise Forbidden("only the run's owner can start calls in it")
     server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
+    try:
+        endpoint = await endpoint_for_owner(
+            session=session,
+            cipher=CredentialCipher(secret_text(settings)),
+            server=server,
+            owner_id=run.owner_id,
+            owner_name=principal.user_name,
+        )
+    except (CredentialMissing, SecretMissing) as exc:
+        raise InvalidInput(exc.message, {"server": exc.message}) from None
     if pool is not None and method == "tools/call":
         await session.commit()  # asking the server may start it: hold no transaction meanwhile
-        await _ensure_tool(pool, server, params["name"])
+        await _ensure_tool(pool, endpoint, server.name, params["name"])
     call = Call(run_id=run.id, server_id=server.id, method=method, params_json=params_text, status="running")
     session.add(call)
     await session.flush()
@@ -114,13 +127,13 @@ async def start_call(
     return call
 
 
-async def _ensure_tool(pool: ConnectionPool, server: McpServer, name: str) -> None:
+async def _ensure_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, name: str) -> None:
     try:
-        known = await pool.has_tool(endpoint_for(server), name)
+        known = await pool.has_tool(endpoint, name)
     except McpError:
         return  # unreachable or misbehaving now: the dispatcher retries and reports on the call
     if not known:
-        raise NotFound(f"server {server.name!r} has no tool {name!r}")
+        raise NotFound(f"server {server!r} has no tool {name!r}")
 
 
 def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:
@@ -281,9 +294,7 @@ async def _reload(session: AsyncSession, call_id: str) -> Call:
 
 
 def may_see_run(viewer: Viewer, run: Run) -> bool:
-    """The run's owner, and the team's approvers, admins and auditors."""
-    role = viewer.role_in(run.team_id)
-    return role is not None and (viewer.user_id == run.owner_id or role in ("approver", "admin", "auditor"))
+    return viewer.sees_run(run.team_id, run.owner_id)
 
 
 def is_terminal(status: str) -> bool:

@@ -15,19 +15,21 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
+from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import Call, CallRound, Run
 from console.calls.outcomes import record_error, record_lost, record_reply
-from console.config import Settings
+from console.config import Settings, secret_text
 from console.db import get_row, utcnow
 from console.dispatch.models import DispatchJob
 from console.dispatch.signals import Signals
 from console.elicitations.models import Elicitation
 from console.elicitations.service import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
+from console.identity.credentials import CredentialCipher, SecretMissing
+from console.identity.models import User
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
-from console.mcp.registry import endpoint_for
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class Dispatcher:
         self._signals = signals
         self._concurrency = concurrency
         self.worker_id = f"{os.getpid()}-{secrets.token_hex(4)}"
+        self._cipher = CredentialCipher(secret_text(settings))
 
     async def run(self) -> None:
         """Work until cancelled: one claimer feeding several senders, plus a housekeeper."""
@@ -189,6 +192,18 @@ class Dispatcher:
         ).one()
         job, call, server = row
         request = await _request_for(session, job, call)
+        run, owner = (
+            await session.execute(
+                select(Run, User.name).join(User, User.id == Run.owner_id).where(Run.id == call.run_id)
+            )
+        ).one()
+        try:
+            endpoint = await endpoint_for_owner(
+                session=session, cipher=self._cipher, server=server, owner_id=run.owner_id, owner_name=owner
+            )
+        except (CredentialMissing, SecretMissing) as exc:
+            await self._fail_unsendable(session, job, call, exc.message)
+            return None
         # The send may take the whole request timeout; only after that plus a lease is it surely lost.
         lease = self._settings.request_timeout_seconds + self._settings.lease_seconds
         sending = await session.execute(
@@ -220,7 +235,25 @@ class Dispatcher:
             },
         )
         await session.commit()
-        return endpoint_for(server), request, server.name
+        return endpoint, request, server.name
+
+    async def _fail_unsendable(
+        self, session: AsyncSession, job: DispatchJob, call: Call, reason: str
+    ) -> None:
+        """Nothing was sent and nothing can be: the call fails with the reason, the job is done."""
+        job.status, job.lease_until = "done", None
+        call.status, call.updated_at = "failed", utcnow()
+        call.error_json = json.dumps({"message": reason})
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="call_failed",
+            subject_type="call",
+            subject_id=call.id,
+            call_id=call.id,
+            payload={"error": {"message": reason}, "job": job.kind},
+        )
+        await session.commit()
 
     async def _record(
         self, session: AsyncSession, claimed: Claimed, reply: Reply | McpError, server: str

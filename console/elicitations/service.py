@@ -129,6 +129,41 @@ async def get_question(*, session: AsyncSession, viewer: Viewer, elicitation_id:
     return _view(row)
 
 
+async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:
+    """A question the viewer may answer, or may merely see because they may see its run.
+
+    Raises: NotFound otherwise.
+    """
+    row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
+    await session.commit()
+    if row is None:
+        raise NotFound(f"no question {elicitation_id!r}")
+    elicitation: Elicitation = row[0]
+    if not (may_answer(viewer, elicitation) or viewer.sees_run(elicitation.team_id, elicitation.owner_id)):
+        raise NotFound(f"no question {elicitation_id!r}")
+    return _view(row)
+
+
+async def consented_before(*, session: AsyncSession, elicitation: Elicitation) -> bool:
+    """Whether the owner already agreed to open this very URL earlier in the same call."""
+    if elicitation.mode != "url" or elicitation.url is None:
+        return False
+    earlier = await session.execute(
+        select(func.count())
+        .select_from(Elicitation)
+        .where(
+            Elicitation.call_id == elicitation.call_id,
+            Elicitation.id != elicitation.id,
+            Elicitation.mode == "url",
+            Elicitation.url == elicitation.url,
+            Elicitation.status == "accepted",
+        )
+    )
+    count = earlier.scalar_one()
+    await session.commit()
+    return bool(count)
+
+
 def _question_query() -> Any:
     decider = select(User.name).where(User.id == Elicitation.decided_by).scalar_subquery()
     owner = select(User.name).where(User.id == Elicitation.owner_id).scalar_subquery()
@@ -178,7 +213,7 @@ async def answer(
     # round complete and queues the resume.
     round_ = await _lock_round(session, elicitation.round_id)
     await session.refresh(elicitation)
-    _authorise(viewer, elicitation)
+    await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
     content_json = _checked_content(elicitation, action, content)
     now = utcnow()
@@ -220,12 +255,40 @@ async def _lock_round(session: AsyncSession, round_id: str) -> CallRound:
     return (await session.execute(query)).scalar_one()
 
 
-def _authorise(viewer: Viewer, elicitation: Elicitation) -> None:
+async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicitation, action: str) -> None:
+    """Raises Forbidden, after committing an audit event of the refused attempt."""
     if may_answer(viewer, elicitation):
         return
     if elicitation.mode == "url":
-        raise Forbidden("a URL question can only be answered by the person whose agent made the call")
-    raise Forbidden("only the call's owner or an approver of the team can answer this question")
+        reason = "a URL question can only be answered by the person whose agent made the call"
+    else:
+        reason = "only the call's owner or an approver of the team can answer this question"
+    await refuse(
+        session=session, viewer=viewer, elicitation=elicitation, what=f"answer:{action}"[:40], reason=reason
+    )
+
+
+async def refuse(
+    *, session: AsyncSession, viewer: Viewer, elicitation: Elicitation, what: str, reason: str
+) -> None:
+    """Record a refused attempt on a question (its own transaction, so it outlives the refusal) and raise.
+
+    Raises:
+        Forbidden: always.
+    """
+    subject, call_id, mode = elicitation.id, elicitation.call_id, elicitation.mode
+    await session.rollback()  # nothing of the refused attempt is kept, only the record of it
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="access_refused",
+        subject_type="elicitation",
+        subject_id=subject,
+        call_id=call_id,
+        payload={"attempt": what, "reason": reason, "mode": mode},
+    )
+    await session.commit()
+    raise Forbidden(reason)
 
 
 async def _ensure_open(session: AsyncSession, elicitation: Elicitation, digest: str | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
@@ -74,3 +74,19 @@ class LoginFailure(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     key: Mapped[str] = mapped_column(String(200))  # "account:<name>" or "client:<address>"
     at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class ServerCredential(Base):
+    """A user's own credential for one MCP server, sealed with AES-GCM (see identity/credentials.py)."""
+
+    __tablename__ = "identity_server_credential"
+    __table_args__ = (UniqueConstraint("user_id", "server_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
+    server_id: Mapped[str] = mapped_column(ForeignKey("mcp_server.id"))
+    kind: Mapped[str] = mapped_column(String(20))  # "bearer" now; "oauth" when grants arrive
+    sealed: Mapped[str] = mapped_column(Text)
+    details_json: Mapped[str] = mapped_column(Text, default="{}")  # non-secret facts: scopes, issuer, expiry
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

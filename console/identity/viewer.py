@@ -27,3 +27,8 @@ class Viewer:
 
     def answers_forms_in(self, team_id: str) -> bool:
         return self.roles.get(team_id) in ANSWERING_ROLES
+
+    def sees_run(self, team_id: str, owner_id: str) -> bool:
+        """A run is visible to its owner and to the team's approvers, admins and auditors."""
+        role = self.roles.get(team_id)
+        return role is not None and (self.user_id == owner_id or role in (*ANSWERING_ROLES, "auditor"))

@@ -22,6 +22,10 @@ class McpServer(Base):
     env_json: Mapped[str] = mapped_column(Text, default="{}")
     url: Mapped[str | None] = mapped_column(Text, default=None)
     headers_json: Mapped[str] = mapped_column(Text, default="{}")
+    # "shared": every call uses the headers/env above; "per_user": each call also carries its owner's own
+    # credential, sent as the header (HTTP) or environment variable (stdio) named by `credential_name`.
+    credential_mode: Mapped[str] = mapped_column(String(10), default="shared")
+    credential_name: Mapped[str | None] = mapped_column(String(100), default=None)
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)
     idempotent: Mapped[bool] = mapped_column(Boolean, default=False)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)

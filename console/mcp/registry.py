@@ -25,6 +25,7 @@ async def add_server(
     url: str | None = None,
     headers: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
+    per_user_credential: str | None = None,
 ) -> McpServer:
     """Register a stdio server (`command`, split like a shell would) or an HTTP server (`url`).
 
@@ -35,6 +36,8 @@ async def add_server(
     if (command is None) == (url is None):
         raise InvalidInput("give exactly one of command or url")
     server = McpServer(team_id=team_id, name=name, env_json=json.dumps(env or {}))
+    if per_user_credential is not None:
+        server.credential_mode, server.credential_name = "per_user", per_user_credential
     if command is not None:
         argv = shlex.split(command)
         if not argv:
@@ -78,7 +81,28 @@ async def server_by_name(*, session: AsyncSession, team_id: str, name: str) -> M
     return server
 
 
-def endpoint_for(server: McpServer) -> Endpoint:
+def endpoint_for(server: McpServer, credential: str | None = None) -> Endpoint:
+    """How to reach the server; with `credential`, as the one user it belongs to (per-user servers)."""
+    env: dict[str, str] = json.loads(server.env_json)
+    headers: dict[str, str] = json.loads(server.headers_json)
+    if credential is not None and server.credential_mode == "per_user":
+        name = server.credential_name or ("Authorization" if server.transport == "http" else "MCP_TOKEN")
+        if server.transport == "http":
+            headers[name] = f"Bearer {credential}" if name.lower() == "authorization" else credential
+        else:
+            env[name] = credential
     if server.transport == "stdio":
-        return Endpoint.stdio(json.loads(server.command_json or "[]"), json.loads(server.env_json))
-    return Endpoint.http(server.url or "", json.loads(server.headers_json))
+        return Endpoint.stdio(json.loads(server.command_json or "[]"), env)
+    return Endpoint.http(server.url or "", headers)
+
+
+async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> list[McpServer]:
+    """The enabled servers of these teams that want each user's own credential."""
+    query = (
+        select(McpServer)
+        .where(McpServer.team_id.in_(team_ids), McpServer.credential_mode == "per_user", ~McpServer.disabled)
+        .order_by(McpServer.name)
+    )
+    servers = list((await session.execute(query)).scalars())
+    await session.commit()
+    return servers

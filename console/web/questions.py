@@ -16,6 +16,7 @@ from console.forms import SchemaError, build_widgets, form_to_content, parse_sch
 from console.forms.schema import FieldSpec
 from console.identity.sessions import SignedIn
 from console.web.auth import CsrfUser, WebUser
+from console.web.connect import gate_redirect, link_of
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
 from console.web.templating import render
@@ -26,7 +27,14 @@ TEMPLATE = "questions/detail.html"
 
 @router.get("/elicitations/{elicitation_id}")
 async def question_page(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
-    view = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    view = await questions.look_at_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    )
+    if view.elicitation.mode == "url" and view.elicitation.owner_id != user.viewer.user_id:
+        # Teammates learn that it waits for the owner; the link itself is the owner's alone.
+        return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
+    if not questions.may_answer(user.viewer, view.elicitation) and view.elicitation.status == "pending":
+        return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
     context = await _context(request, session, user, view)
     return render(request, TEMPLATE, context)
 
@@ -46,6 +54,10 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
     action = (posted.get("action") or [""])[0]
     digest = (posted.get("digest") or [""])[0]
     fields = _fields(view)
+    if view.elicitation.mode == "url" and action == "accept":
+        consented = await questions.consented_before(session=session, elicitation=view.elicitation)
+        if not consented:
+            return gate_redirect(elicitation_id)  # consent happens on the gate, with the full URL shown
     content: dict[str, Any] | None = None
     if action == "accept" and view.elicitation.mode == "form" and fields is not None:
         content, errors = form_to_content(fields, posted)
@@ -135,6 +147,11 @@ async def _context(
         "form_error": None,
     }
     if view.elicitation.status == "pending":
+        if view.elicitation.mode == "url":
+            context["link"] = link_of(request, view)
+            context["consented"] = await questions.consented_before(
+                session=session, elicitation=view.elicitation
+            )
         if view.elicitation.mode == "form":
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))

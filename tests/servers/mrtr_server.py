@@ -39,7 +39,8 @@ data {"reason": "invalid_request_state"}:
                            (prefixed "Hostile: "), a property named `payload` (no title, so its name is
                            the label; description and default `payload`), a radio group and a multi-select
                            whose title, description, option values and labels (oneOf/anyOf const/title)
-                           and default are `payload`, and a legacy enum/enumNames select; state "hostile";
+                           and default are `payload`, and a legacy enum/enumNames select (six options)
+                           titled `payload` with one option `payload`; state "hostile";
                            the retry returns "hostile <action>: <payload> echoed=<bool>" (echoed: the
                            accepted content gave `payload` back under the `payload` property)
 Prompt review_prompt(topic): asks "tone" (formal/casual), then "Write about <topic> in a <tone> tone.".
@@ -483,8 +484,8 @@ def _hostile_question(payload: str) -> types.ElicitRequest:
         "legacy": {
             "type": "string",
             "title": payload,
-            "enum": [payload, "plain"],
-            "enumNames": [payload, "Plain"],
+            "enum": [payload, *(f"plain-{n}" for n in range(1, 6))],  # six options: a <select>
+            "enumNames": [payload, *(f"Plain {n}" for n in range(1, 6))],
         },
         "many": {
             "type": "array",

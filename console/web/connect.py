@@ -1,0 +1,87 @@
+"""The consent gate for URL-mode questions: only the call's owner sees and opens the link."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.elicitations import service as questions
+from console.elicitations.links import LinkReport, inspect_link
+from console.elicitations.service import QuestionView
+from console.errors import Conflict, InvalidInput
+from console.identity.sessions import SignedIn
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+def link_of(request: Request, view: QuestionView) -> LinkReport:
+    settings = request.app.state.settings
+    return inspect_link(view.elicitation.url or "", allow_http_loopback=settings.env == "dev")
+
+
+async def _owner_view(
+    request: Request, session: DbSession, user: SignedIn, elicitation_id: str
+) -> QuestionView:
+    """The URL question, if the signed-in person is the one whose agent asked; anyone else is refused."""
+    view = await questions.look_at_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    )
+    if view.elicitation.mode != "url":
+        raise InvalidInput("this question is a form, not a link")
+    if view.elicitation.owner_id != user.viewer.user_id:
+        await questions.refuse(
+            session=session,
+            viewer=user.viewer,
+            elicitation=view.elicitation,
+            what=f"open_link:{request.method}",
+            reason=f"this link is for {view.owner} only: only they may see and open it",
+        )
+    return view
+
+
+@router.get("/connect/{elicitation_id}")
+async def consent_page(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    view = await _owner_view(request, session, user, elicitation_id)
+    return render(
+        request, "questions/connect.html", {"user": user, "q": view, "link": link_of(request, view)}
+    )
+
+
+@router.post("/connect/{elicitation_id}")
+async def open_link(
+    elicitation_id: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    digest: Annotated[str, Form()] = "",
+) -> Response:
+    view = await _owner_view(request, session, user, elicitation_id)
+    link = link_of(request, view)
+    if not link.openable:
+        raise InvalidInput(f"the console will not open this address: {link.refusal}")
+    try:
+        await questions.answer(
+            session=session,
+            viewer=user.viewer,
+            elicitation_id=elicitation_id,
+            action="accept",
+            digest=digest or None,
+        )
+    except Conflict:
+        # A second click (or a reload) after consent: the person may still go where they agreed to go.
+        fresh = await questions.look_at_question(
+            session=session, viewer=user.viewer, elicitation_id=elicitation_id
+        )
+        if fresh.elicitation.status != "accepted":
+            raise
+    request.app.state.signals.work_available()
+    return render(request, "questions/leaving.html", {"url": link.url, "domain": link.site_display})
+
+
+def gate_redirect(elicitation_id: str) -> Response:
+    return RedirectResponse(f"/connect/{elicitation_id}", status_code=303)

@@ -1,0 +1,62 @@
+"""The Connections page: each person's own credentials for the servers that want one per user."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.config import secret_text
+from console.identity.credentials import CredentialCipher, delete_credential, save_credential, saved_servers
+from console.mcp.registry import endpoint_for, per_user_servers
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/connections")
+async def connections(request: Request, session: DbSession, user: WebUser) -> Response:
+    servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
+    saved = await saved_servers(session=session, user_id=user.viewer.user_id)
+    rows = [
+        {
+            "server": s,
+            "where": endpoint_for(s).describe(),
+            "team": user.viewer.team_names.get(s.team_id, ""),
+            "saved": saved.get(s.id),
+        }
+        for s in servers
+    ]
+    return render(request, "connections/index.html", {"user": user, "rows": rows})
+
+
+@router.post("/connections/{server_id}")
+async def save(
+    server_id: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    secret: Annotated[str, Form(max_length=8192)] = "",
+    action: Annotated[str, Form()] = "save",
+) -> Response:
+    servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
+    if server_id not in {s.id for s in servers}:
+        return RedirectResponse("/connections", status_code=303)
+    if action == "delete":
+        await delete_credential(
+            session=session, actor=user.viewer.actor, user_id=user.viewer.user_id, server_id=server_id
+        )
+    else:
+        cipher = CredentialCipher(secret_text(request.app.state.settings))
+        await save_credential(
+            session=session,
+            cipher=cipher,
+            actor=user.viewer.actor,
+            user_id=user.viewer.user_id,
+            server_id=server_id,
+            secret=secret,
+        )
+    return RedirectResponse("/connections", status_code=303)
