@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import secrets
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 import uvicorn
+from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console import migrate
@@ -269,18 +272,37 @@ def _worker(settings: Settings, _args: Any) -> int:
 
 def _demo(settings: Settings, args: Any) -> int:
     from console.app import create_app
-    from console.demo.seed import seed_demo
+    from console.demo.seed import new_passwords, seed_demo
+    from console.demo.tracker import running_tracker
 
     migrate.upgrade(settings.database_url)
-    app = create_app(settings)
-    seeded = run_with_session(settings, lambda s: seed_demo(session=s, settings=settings))
+    updates: dict[str, Any] = {}
+    if "env" not in settings.model_fields_set:
+        updates["env"] = "dev"  # the demo's tracker lives on loopback http
+    if settings.secret_key is None:
+        updates["secret_key"] = demo_secret(Path.cwd() / "console-demo.secret")
+    settings = settings.model_copy(update=updates)
+    passwords = new_passwords()
+    with running_tracker(passwords) as tracker:
+        app = create_app(settings)
+        seeded = run_with_session(
+            settings, lambda s: seed_demo(session=s, settings=settings, passwords=passwords, tracker=tracker)
+        )
 
-    def announce(url: str) -> None:
-        for line in seeded.describe(url):
-            _say(line)
+        def announce(url: str) -> None:
+            for line in seeded.describe(url):
+                _say(line)
 
-    serve_app(app, args.host, args.port, on_ready=announce)
+        serve_app(app, args.host, args.port, on_ready=announce)
     return 0
+
+
+def demo_secret(path: Path) -> SecretStr:
+    """The demo's console secret, kept in a file beside its database so saved credentials stay readable."""
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(32))
+        path.chmod(0o600)
+    return SecretStr(path.read_text().strip())
 
 
 if __name__ == "__main__":

@@ -248,7 +248,8 @@ def form_fields(form: Tag) -> dict[str, str]:
     fields: dict[str, str] = {}
     for tag in form.select('input[type="hidden"]'):
         name, value = tag.get("name"), tag.get("value", "")
-        assert isinstance(name, str) and isinstance(value, str)
+        assert isinstance(name, str)
+        assert isinstance(value, str)
         fields[name] = value
     return fields
 

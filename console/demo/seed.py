@@ -1,4 +1,4 @@
-"""Seeding the demo: team `platform`, users `dev` and `lead`, the deployer, and one deploy waiting."""
+"""Seeding the demo: team `platform`, users `dev` and `lead`, the deployer, the tracker, and waiting calls."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit import SYSTEM
 from console.calls.models import Call
 from console.calls.service import create_run, start_call
-from console.config import Settings
+from console.config import Settings, secret_text
+from console.demo.tracker import Tracker
 from console.identity import authenticate_token, create_team, create_token, create_user
+from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import Membership, Team, User
 from console.identity.passwords import hash_password
 from console.mcp.models import McpServer
@@ -29,6 +32,7 @@ class Seeded:
     passwords: dict[str, str]
     dev_token: str
     call_id: str
+    tracker_call_id: str | None
 
     def describe(self, url: str) -> Iterator[str]:
         yield ""
@@ -37,22 +41,50 @@ class Seeded:
             yield f"  user {name:<5} password {password}"
         yield f"  API token for dev's agent: {self.dev_token}"
         yield f"  a deploy of auth-service waits for an answer: {url}/api/v1/calls/{self.call_id}"
+        if self.tracker_call_id:
+            yield (
+                "  dev's agent wants to create a tracker issue: sign in as dev to connect the account "
+                "(the tracker asks for dev's password too)"
+            )
         yield f"  try: curl -s -H 'Authorization: Bearer {self.dev_token}' {url}/api/v1/elicitations"
         yield "Press Ctrl+C to stop."
 
 
-async def seed_demo(*, session: AsyncSession, settings: Settings) -> Seeded:
-    """Create (or reuse) the demo team, users and server; fresh passwords and token each run."""
+def new_passwords() -> dict[str, str]:
+    return {name: secrets.token_urlsafe(9) for name, _ in USERS}
+
+
+async def seed_demo(
+    *, session: AsyncSession, settings: Settings, passwords: dict[str, str], tracker: Tracker | None = None
+) -> Seeded:
+    """Create (or reuse) the demo team, users and servers; fresh passwords and tokens each run."""
     team = (await session.execute(select(Team).where(Team.name == TEAM))).scalar_one_or_none()
     if team is None:
         team = await create_team(session=session, name=TEAM)
-    passwords = {name: secrets.token_urlsafe(9) for name, _ in USERS}
     for name, role in USERS:
         await _ensure_user(session, team, name, role, passwords[name])
     await _ensure_deployer(session, team)
     token = await create_token(session=session, user_name="dev", team_name=TEAM, name="demo agent")
-    call_id = await _ensure_waiting_deploy(session, token, settings)
-    return Seeded(passwords, token, call_id)
+    call_id = await _ensure_waiting(
+        session,
+        token,
+        settings,
+        "deployer",
+        {"name": "deploy", "arguments": {"service": "auth-service"}},
+        "Release auth-service",
+    )
+    tracker_call = None
+    if tracker is not None:
+        await _ensure_tracker(session, team, tracker, settings)
+        tracker_call = await _ensure_waiting(
+            session,
+            token,
+            settings,
+            "tracker",
+            {"name": "create_issue", "arguments": {"title": "Login is slow"}},
+            "File the login bug",
+        )
+    return Seeded(passwords, token, call_id, tracker_call)
 
 
 async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, password: str) -> None:
@@ -88,25 +120,52 @@ async def _ensure_deployer(session: AsyncSession, team: Team) -> None:
         )
 
 
-async def _ensure_waiting_deploy(session: AsyncSession, token: str, settings: Settings) -> str:
+async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, settings: Settings) -> None:
+    server = (
+        await session.execute(
+            select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "tracker")
+        )
+    ).scalar_one_or_none()
+    if server is None:
+        server = await add_server(
+            session=session,
+            team_id=team.id,
+            name="tracker",
+            url=tracker.mcp_url,
+            per_user_credential="Authorization",
+        )
+    else:
+        server.url = tracker.mcp_url  # a new port every run
+        await session.commit()
+    cipher = CredentialCipher(secret_text(settings))
+    for name, tracker_token in tracker.tokens.items():
+        user = (await session.execute(select(User).where(User.name == name))).scalar_one()
+        await save_credential(
+            session=session,
+            cipher=cipher,
+            actor=SYSTEM,
+            user_id=user.id,
+            server_id=server.id,
+            secret=tracker_token,
+        )
+
+
+async def _ensure_waiting(
+    session: AsyncSession, token: str, settings: Settings, server: str, params: dict[str, object], title: str
+) -> str:
     principal = await authenticate_token(session=session, token=token)
     waiting = (
         await session.execute(
-            select(Call).where(Call.status.in_(("running", "resuming", "awaiting_input"))).limit(1)
+            select(Call)
+            .join(McpServer, McpServer.id == Call.server_id)
+            .where(Call.status.in_(("running", "resuming", "awaiting_input")), McpServer.name == server)
+            .limit(1)
         )
     ).scalar_one_or_none()
     if waiting is not None:
         return waiting.id
-    run = await create_run(
-        session=session, principal=principal, team=TEAM, title="Release auth-service", agent="demo-agent"
-    )
-    body = json.dumps(
-        {
-            "server": "deployer",
-            "method": "tools/call",
-            "params": {"name": "deploy", "arguments": {"service": "auth-service"}},
-        }
-    )
+    run = await create_run(session=session, principal=principal, team=TEAM, title=title, agent="demo-agent")
+    body = json.dumps({"server": server, "method": "tools/call", "params": params})
     call = await start_call(
         session=session, principal=principal, settings=settings, pool=None, run_id=run.id, body_text=body
     )

@@ -144,6 +144,19 @@ async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation
     return _view(row)
 
 
+async def asked_again(*, session: AsyncSession, elicitation: Elicitation) -> str | None:
+    """The pending re-ask of this very link in the same call, if the server asked again."""
+    query = select(Elicitation.id).where(
+        Elicitation.call_id == elicitation.call_id,
+        Elicitation.mode == "url",
+        Elicitation.url == elicitation.url,
+        Elicitation.status == "pending",
+    )
+    found = (await session.execute(query.limit(1))).scalar_one_or_none()
+    await session.commit()
+    return found
+
+
 async def consented_before(*, session: AsyncSession, elicitation: Elicitation) -> bool:
     """Whether the owner already agreed to open this very URL earlier in the same call."""
     if elicitation.mode != "url" or elicitation.url is None:

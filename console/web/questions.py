@@ -35,6 +35,10 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
     if not questions.may_answer(user.viewer, view.elicitation) and view.elicitation.status == "pending":
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
+    if view.elicitation.mode == "url" and view.elicitation.status == "accepted":
+        again = await questions.asked_again(session=session, elicitation=view.elicitation)
+        if again is not None:  # the server re-asks for the same link: go where "Check again" lives
+            return RedirectResponse(f"/elicitations/{again}", status_code=303)
     context = await _context(request, session, user, view)
     return render(request, TEMPLATE, context)
 

@@ -1,0 +1,60 @@
+"""Running the connect demo server (the "Example Tracker") beside `console demo`."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+START_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Tracker:
+    mcp_url: str
+    tokens: Mapping[str, str]  # user name -> the bearer token that identifies them to the tracker
+
+
+@contextmanager
+def running_tracker(passwords: Mapping[str, str]) -> Iterator[Tracker]:
+    """Start the tracker on a free loopback port; each user signs in there with their console password."""
+    tokens = {name: f"trk-{secrets.token_urlsafe(24)}" for name in passwords}
+    users = ",".join(f"{name}:{tokens[name]}:{password}" for name, password in passwords.items())
+    env = {**os.environ, "CONNECT_STATE_KEY": secrets.token_urlsafe(32), "CONNECT_USERS": users}
+    process = subprocess.Popen(  # our own module, run with our own interpreter
+        [sys.executable, "-m", "console.demo.connect", "--port", "0"], stdout=subprocess.PIPE, env=env
+    )
+    try:
+        yield Tracker(_listening_url(process), tokens)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _listening_url(process: subprocess.Popen[bytes]) -> str:
+    assert process.stdout is not None  # noqa: S101  # Popen was given stdout=PIPE
+    deadline = time.monotonic() + START_SECONDS
+    line = b""
+    while (left := deadline - time.monotonic()) > 0 and not line.endswith(b"\n"):
+        ready, _, _ = select.select([process.stdout], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(process.stdout.fileno(), 1024)
+        if not chunk:
+            break
+        line += chunk
+    text = line.decode().strip()
+    if not text.startswith("listening on "):
+        raise RuntimeError(f"the connect demo server did not start: {text!r}")
+    return text.removeprefix("listening on ")
