@@ -23,6 +23,7 @@ from console.errors import (
 )
 from console.web.auth import SignInRequired, sign_in_redirect
 from console.web.htmx import is_htmx
+from console.web.security import HEADERS
 
 logger = logging.getLogger(__name__)
 
@@ -117,5 +118,10 @@ def install(app: FastAPI) -> None:
     async def _unexpected(request: Request, _exc: Exception) -> Response:
         logger.exception("unhandled error")
         if not _wants_json(request):
-            return _page(request, 500, "The console hit an unexpected error; it has been logged.")
-        return JSONResponse(error_body("internal", "internal error"), status_code=500)
+            response = _page(request, 500, "The console hit an unexpected error; it has been logged.")
+        else:
+            response = JSONResponse(error_body("internal", "internal error"), status_code=500)
+        # Starlette answers unhandled errors outside every middleware, so the headers are added here.
+        for name, value in [*HEADERS, (b"cache-control", b"no-store")]:
+            response.headers[name.decode()] = value.decode()
+        return response

@@ -77,6 +77,9 @@ async def inbox_events(request: Request, user: WebUser) -> StreamingResponse:
     async def stream() -> AsyncIterator[str]:
         yield "retry: 2000\n\n"
         last = await fingerprint()
+        # Whatever changed between rendering the page (or the last stream ending) and now is unknown:
+        # one refresh on connect closes that gap.
+        yield "event: changed\ndata: inbox\n\n"
         deadline = time.monotonic() + STREAM_SECONDS
         while time.monotonic() < deadline:
             await signals.wait_for_change(CHECK_SECONDS)
