@@ -43,7 +43,7 @@ class CredentialCipher:
 
     def _require(self) -> AESGCM:
         if self._aead is None:
-            raise SecretMissing("set CONSOLE_SECRET_KEY to store per-user server credentials")
+            raise SecretMissing("set CONSOLE_SECRET_KEY to store or use per-user server credentials")
         return self._aead
 
     def seal(self, secret: str, *, user_id: str, server_id: str) -> str:
