@@ -16,7 +16,7 @@ from console.db import utcnow
 from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound
-from console.forms import parse_schema, validate_content
+from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
 from console.identity.models import User
 from console.mcp.models import McpServer
@@ -338,7 +338,10 @@ def _checked_content(elicitation: Elicitation, action: str, content: Any) -> str
         if content is not None:
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
         return None
-    fields = parse_schema(json.loads(elicitation.schema_json or "{}"))
+    try:
+        fields = parse_schema(json.loads(elicitation.schema_json or "{}"))
+    except (SchemaError, ValueError):
+        raise InvalidInput("this question's form is not supported; decline or cancel it") from None
     clean, errors = validate_content(fields, {} if content is None else content)
     if errors:
         raise InvalidInput("the answer does not match the form", errors)

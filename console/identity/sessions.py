@@ -59,7 +59,7 @@ async def sign_in(
         Unauthorized: wrong name or password (the message never says which).
     """
     now = utcnow()
-    keys = (f"account:{name.lower()}"[:200], f"client:{client}"[:200])
+    keys = (f"account:{name}"[:200], f"client:{client}"[:200])  # user names are case-sensitive
     await _refuse_when_throttled(session, keys, now, policy)
     user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
     stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH

@@ -104,8 +104,10 @@ def install(app: FastAPI) -> None:
         )
 
     @app.exception_handler(RequestValidationError)
-    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
         fields = {".".join(str(p) for p in err["loc"][1:]) or "body": err["msg"] for err in exc.errors()}
+        if not _wants_json(request):
+            return _page(request, 422, "; ".join(f"{k}: {v}" for k, v in fields.items()))
         return JSONResponse(error_body("invalid", "invalid request", fields), status_code=422)
 
     @app.exception_handler(HTTPException)

@@ -95,5 +95,12 @@ async def login(
 async def logout(request: Request, session: DbSession, user: CsrfUser) -> Response:
     await sign_out(session=session, token=user.token)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(session_cookie_name(request), path="/")
+    # Browsers drop a __Host- cookie deletion that lacks Secure, so it mirrors how the cookie was set.
+    response.delete_cookie(
+        session_cookie_name(request),
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=str(request.app.state.settings.base_url).startswith("https://"),
+    )
     return response
