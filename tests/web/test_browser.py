@@ -348,3 +348,39 @@ async def test_hostile_server_text_is_inert_in_chromium(
         """() => document.body.insertAdjacentHTML("beforeend", '<img src="/x" onerror="window.__pwned=9">')"""
     )
     await page.wait_for_function("() => window.__cspViolations.length > 0", timeout=ACTION_TIMEOUT_MS)
+
+
+async def test_the_core_path_works_without_javascript_and_by_keyboard_alone(
+    site: Site, browser: Browser, shot_prefix: str
+) -> None:
+    """Sign in, open the question, choose and accept using only the keyboard, with scripts disabled."""
+    call = await site.deploy()
+    context = await browser.new_context(base_url=site.base, java_script_enabled=False)
+    context.set_default_timeout(ACTION_TIMEOUT_MS)
+    page = await context.new_page()
+    await page.goto(f"/elicitations/{call['pending'][0]['id']}")
+    await expect(page).to_have_url(re.compile(r"/login\?next="))
+    await page.get_by_label("User name").focus()
+    await page.keyboard.type("lead")
+    await page.keyboard.press("Tab")
+    await page.keyboard.type("lead-pw-1")
+    await page.keyboard.press("Enter")  # a plain form post, then a redirect back to the question
+    await expect(page.locator("h1.question-message")).to_have_text(DEPLOY_QUESTION)
+
+    production = page.get_by_label("Production")
+    await production.focus()
+    await page.keyboard.press("Space")
+    await expect(production).to_be_checked()
+    confirm = page.get_by_label("I have reviewed the changes")
+    await confirm.focus()
+    await page.keyboard.press("Space")
+    await expect(confirm).to_be_checked()
+    await page.keyboard.press("Tab")  # the first button after the fields is Accept
+    await expect(page.get_by_role("button", name="Accept", exact=True)).to_be_focused()
+    await page.keyboard.press("Enter")
+
+    # Without scripts the page refreshes itself (a <noscript> meta refresh) until the resume finished.
+    await expect(page.locator("#outcome .result")).to_have_text(
+        "auth-service 2.4.1 is being deployed to production.", timeout=RESUME_MS
+    )
+    await shoot(page, f"{shot_prefix}-outcome")
