@@ -52,7 +52,10 @@ async def outcome(elicitation_id: str, request: Request, session: DbSession, use
 
 @router.post("/elicitations/{elicitation_id}")
 async def decide(elicitation_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
-    view = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    # Anyone who may see the question gets this far; `answer` refuses (403, audited) who may not answer.
+    view = await questions.look_at_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    )
     form = await request.form()
     posted = {key: [str(v) for v in form.getlist(key)] for key in form}
     action = (posted.get("action") or [""])[0]
