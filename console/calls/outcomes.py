@@ -77,7 +77,12 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
                 payload={"round": round_.n, "error": error.as_json(), "restarts": call.restarts},
             )
             return
-    _finish(call, "failed", error=error.as_json())
+    fail_call(session=session, call=call, job=job, error=error.as_json())
+
+
+def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:
+    """End the call as failed with `error` (a JSON-RPC-style error object) and say so in the audit log."""
+    _finish(call, "failed", error=error)
     record_event(
         session=session,
         actor=SYSTEM,
@@ -85,7 +90,7 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
         subject_type="call",
         subject_id=call.id,
         call_id=call.id,
-        payload={"error": error.as_json(), "job": job.kind},
+        payload={"error": error, "job": job.kind, "attempts": job.attempts},
     )
 
 

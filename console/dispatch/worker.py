@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console.audit import SYSTEM, record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import Call, CallRound, Run
-from console.calls.outcomes import record_error, record_lost, record_reply
+from console.calls.outcomes import fail_call, record_error, record_lost, record_reply
 from console.config import Settings, secret_text
 from console.db import get_row, utcnow
 from console.dispatch.models import DispatchJob
@@ -242,17 +242,7 @@ class Dispatcher:
     ) -> None:
         """Nothing was sent and nothing can be: the call fails with the reason, the job is done."""
         job.status, job.lease_until = "done", None
-        call.status, call.updated_at = "failed", utcnow()
-        call.error_json = json.dumps({"message": reason})
-        record_event(
-            session=session,
-            actor=SYSTEM,
-            action="call_failed",
-            subject_type="call",
-            subject_id=call.id,
-            call_id=call.id,
-            payload={"error": {"message": reason}, "job": job.kind},
-        )
+        fail_call(session=session, call=call, job=job, error={"message": reason})
         await session.commit()
 
     async def _record(
@@ -311,17 +301,7 @@ class Dispatcher:
                 payload={"error": error.message, "attempt": job.attempts},
             )
             return
-        call.status, call.updated_at = "failed", utcnow()
-        call.error_json = json.dumps(error.as_json())
-        record_event(
-            session=session,
-            actor=SYSTEM,
-            action="call_failed",
-            subject_type="call",
-            subject_id=call.id,
-            call_id=call.id,
-            payload={"error": error.as_json(), "attempts": job.attempts},
-        )
+        fail_call(session=session, call=call, job=job, error=error.as_json())
 
     def _fault(self, point: str) -> None:
         if self._settings.env == "test" and self._settings.test_fault == point:
