@@ -60,13 +60,9 @@ Environment:
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
-import hashlib
 import hmac
 import html
 import ipaddress
-import json
 import math
 import os
 import secrets
@@ -90,6 +86,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from console.demo.signing import b64decode_canonical, b64encode, invalid_state, mac, seal, unseal
 
 SERVER_NAME = "connect-demo"
 SERVER_VERSION = "1.0.0"
@@ -209,32 +207,12 @@ def load_config(env: Mapping[str, str], public_url: str | None = None) -> Config
     return Config(key=key.encode(), users=users, ttl_seconds=ttl, public_url=parse_public_url(public_url))
 
 
-# --- signing: requestState and flow ids ---------------------------------------------------
-
-
-def _b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64decode_canonical(text: str) -> bytes:
-    """Decode unpadded base64url, insisting on the canonical spelling (no malleable variants)."""
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        raise ValueError("not base64url") from None
-    if _b64encode(data) != text:
-        raise ValueError("not canonical base64url")
-    return data
-
-
-def _mac(key: bytes, purpose: bytes, payload: bytes) -> bytes:
-    # The purpose prefix keeps a flow tag from ever verifying as a state signature and vice versa.
-    return hmac.new(key, purpose + b"\x00" + payload, hashlib.sha256).digest()
+# --- signing: requestState and flow ids, via console.demo.signing -------------------------
 
 
 def new_flow_id(key: bytes) -> str:
-    nonce = _b64encode(secrets.token_bytes(16))
-    return f"{nonce}.{_b64encode(_mac(key, b'flow', nonce.encode())[:FLOW_TAG_BYTES])}"
+    nonce = b64encode(secrets.token_bytes(16))
+    return f"{nonce}.{b64encode(mac(key, nonce.encode(), purpose=b'flow')[:FLOW_TAG_BYTES])}"
 
 
 def flow_id_is_genuine(key: bytes, flow_id: str) -> bool:
@@ -242,41 +220,24 @@ def flow_id_is_genuine(key: bytes, flow_id: str) -> bool:
     if not sep or not nonce or len(flow_id) > 200:
         return False
     try:
-        given = _b64decode_canonical(tag)
+        given = b64decode_canonical(tag)
     except ValueError:
         return False
-    return hmac.compare_digest(given, _mac(key, b"flow", nonce.encode())[:FLOW_TAG_BYTES])
+    return hmac.compare_digest(given, mac(key, nonce.encode(), purpose=b"flow")[:FLOW_TAG_BYTES])
 
 
 def sign_state(key: bytes, state: ConnectState) -> str:
-    payload = json.dumps(
-        {"user": state.user, "flow": state.flow, "exp": state.exp}, separators=(",", ":"), sort_keys=True
-    ).encode()
-    return f"{_b64encode(payload)}.{_b64encode(_mac(key, b'state', payload))}"
+    # The purpose prefix keeps a flow tag from ever verifying as a state signature and vice versa.
+    return seal(key, {"user": state.user, "flow": state.flow, "exp": state.exp}, purpose=b"state")
 
 
 def _open_state(key: bytes, token: str) -> ConnectState:
     """Return the signed state, or raise ValueError if the token was not made with `key`."""
-    payload_text, sep, mac_text = token.partition(".")
-    if not sep:
-        raise ValueError("no signature")
-    payload = _b64decode_canonical(payload_text)
-    if not hmac.compare_digest(_b64decode_canonical(mac_text), _mac(key, b"state", payload)):
-        raise ValueError("bad signature")
-    data = json.loads(payload)
+    data = unseal(key, token, purpose=b"state")
     user, flow, exp = data.get("user"), data.get("flow"), data.get("exp")
     if not (isinstance(user, str) and isinstance(flow, str) and isinstance(exp, int | float)):
         raise ValueError("unexpected payload")
     return ConnectState(user=user, flow=flow, exp=float(exp))
-
-
-def invalid_state(reason: str) -> MCPError:
-    # Same code and data as the SDK's MCPServer, so clients recognise it the same way.
-    return MCPError(
-        code=types.INVALID_PARAMS,
-        message=f"invalid requestState: {reason}",
-        data={"reason": "invalid_request_state"},
-    )
 
 
 def verify_state(config: Config, token: str, user: str) -> ConnectState:

@@ -10,8 +10,8 @@ A port of the Go `deploy` example from the elicitation book chapter to the low-l
   first, then acts on the answer.
 
 The requestState is our own token, base64url(JSON {"service", "version", "exp"}) + "." +
-base64url(HMAC-SHA256(key, JSON)), so a retry still works after a server restart or on
-another instance that has the same key.
+base64url(HMAC-SHA256(key, JSON)) (made and checked by `console.demo.signing`, MACing the JSON
+alone), so a retry still works after a server restart or on another instance that has the same key.
 
 Run:
     DEPLOY_STATE_KEY=<32+ characters> python -m console.demo.deployer              # stdio
@@ -34,11 +34,6 @@ Environment:
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
-import hashlib
-import hmac
-import json
 import math
 import os
 import socket
@@ -56,6 +51,8 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from console.demo.signing import invalid_state, seal, unseal
 
 SERVER_NAME = "deployer"
 SERVER_VERSION = "1.0.0"
@@ -143,60 +140,18 @@ def _test_clock_offset(clock_file: Path | None) -> float:
 # --- requestState token -------------------------------------------------------------------
 
 
-def _b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64decode_canonical(text: str) -> bytes:
-    """Decode unpadded base64url and insist on the canonical spelling.
-
-    Python's decoder ignores stray characters and unused trailing bits, so without the
-    round-trip check a client could change the token text and still pass verification.
-    """
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        raise ValueError("not base64url") from None
-    if _b64encode(data) != text:
-        raise ValueError("not canonical base64url")
-    return data
-
-
-def _mac(key: bytes, payload: bytes) -> bytes:
-    return hmac.new(key, payload, hashlib.sha256).digest()
-
-
 def sign_state(key: bytes, state: DeployState) -> str:
-    payload = json.dumps(
-        {"service": state.service, "version": state.version, "exp": state.exp},
-        separators=(",", ":"),
-        sort_keys=True,
-    ).encode()
-    return f"{_b64encode(payload)}.{_b64encode(_mac(key, payload))}"
+    # purpose=b"": this server has always MACed the JSON alone; keep its tokens as they are.
+    return seal(key, {"service": state.service, "version": state.version, "exp": state.exp}, purpose=b"")
 
 
 def _open_state(key: bytes, token: str) -> DeployState:
     """Return the signed state, or raise ValueError if the token was not made with `key`."""
-    payload_text, sep, mac_text = token.partition(".")
-    if not sep:
-        raise ValueError("no signature")
-    payload = _b64decode_canonical(payload_text)
-    if not hmac.compare_digest(_b64decode_canonical(mac_text), _mac(key, payload)):
-        raise ValueError("bad signature")
-    data = json.loads(payload)
+    data = unseal(key, token, purpose=b"")
     service, version, exp = data.get("service"), data.get("version"), data.get("exp")
     if not (isinstance(service, str) and isinstance(version, str) and isinstance(exp, int | float)):
         raise ValueError("unexpected payload")
     return DeployState(service=service, version=version, exp=float(exp))
-
-
-def invalid_state(reason: str) -> MCPError:
-    # Same code and data as the SDK's MCPServer, so clients recognise it the same way.
-    return MCPError(
-        code=types.INVALID_PARAMS,
-        message=f"invalid requestState: {reason}",
-        data={"reason": "invalid_request_state"},
-    )
 
 
 def verify_state(config: Config, token: str, service: str) -> DeployState:

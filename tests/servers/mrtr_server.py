@@ -51,10 +51,7 @@ Resources secret://vault and the template secret://{name}: ask "reason" (minLeng
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import hashlib
-import hmac
 import json
 import os
 import socket
@@ -72,6 +69,8 @@ import uvicorn
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+
+from console.demo.signing import invalid_state, seal, unseal
 
 SERVER_NAME = "mrtr-test"
 SERVER_VERSION = "1.0.0"
@@ -166,14 +165,6 @@ def ask(requests: Mapping[str, types.InputRequest], state: str | None = None) ->
 
 def stopped(key: str, action: str) -> types.CallToolResult:
     return text_result(f"stopped at {key}: {action}")
-
-
-def invalid_state(reason: str) -> MCPError:
-    return MCPError(
-        code=types.INVALID_PARAMS,
-        message=f"invalid requestState: {reason}",
-        data={"reason": "invalid_request_state"},
-    )
 
 
 def bad_argument(message: str) -> MCPError:
@@ -332,42 +323,15 @@ def echo_state(call: Call) -> ToolResult:
 # --- signed state that survives a restart ------------------------------------------------
 
 
-def _b64encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64decode_canonical(text: str) -> bytes:
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        raise ValueError("not base64url") from None
-    # Python ignores stray characters and spare bits; only the exact spelling we issued counts.
-    if _b64encode(data) != text:
-        raise ValueError("not canonical base64url")
-    return data
-
-
 def sign_state(key: bytes, payload: Mapping[str, Any]) -> str:
-    body = json.dumps(dict(payload), separators=(",", ":"), sort_keys=True).encode()
-    return f"{_b64encode(body)}.{_b64encode(hmac.new(key, body, hashlib.sha256).digest())}"
+    return seal(key, payload, purpose=b"")  # MAC of the JSON alone, as this server always issued
 
 
 def open_state(key: bytes, token: str) -> dict[str, Any]:
-    body_text, sep, mac_text = token.partition(".")
     try:
-        if not sep:
-            raise ValueError("no signature")
-        body = _b64decode_canonical(body_text)
-        if not hmac.compare_digest(
-            _b64decode_canonical(mac_text), hmac.new(key, body, hashlib.sha256).digest()
-        ):
-            raise ValueError("bad signature")
+        return unseal(key, token, purpose=b"")
     except ValueError:
         raise invalid_state("tampered") from None
-    payload = json.loads(body)
-    if not isinstance(payload, dict):
-        raise invalid_state("tampered")
-    return payload
 
 
 def _ask_confirm(key: bytes, item: str) -> types.InputRequiredResult:
