@@ -74,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     tokens_create.add_argument("--team", required=True)
     tokens_create.add_argument("--name", default="cli")
     tokens_create.set_defaults(handler=_tokens_create)
+    tokens_list = tokens.add_parser("list", help="list a user's tokens (never their secrets)")
+    tokens_list.add_argument("user")
+    tokens_list.set_defaults(handler=_tokens_list)
+    tokens_revoke = tokens.add_parser("revoke", help="revoke a token at once, by its id")
+    tokens_revoke.add_argument("token_id")
+    tokens_revoke.set_defaults(handler=_tokens_revoke)
 
     servers = sub.add_parser("servers", help="manage MCP servers").add_subparsers(title="servers commands")
     servers_add = servers.add_parser("add", help="register an MCP server (stdio command or HTTP URL)")
@@ -174,6 +180,25 @@ def _tokens_create(settings: Settings, args: Any) -> int:
             lambda s: create_token(session=s, user_name=args.user, team_name=args.team, name=args.name),
         )
     )
+    return 0
+
+
+def _tokens_list(settings: Settings, args: Any) -> int:
+    from console.identity.tokens import list_tokens
+
+    for t in run_with_session(settings, lambda s: list_tokens(session=s, user_name=args.user)):
+        state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
+        used = f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never"
+        _say(f"{t.id}\t{t.team}\t{t.name}\tcreated {t.created_at:%Y-%m-%d %H:%M}\tlast used {used}\t{state}")
+    return 0
+
+
+def _tokens_revoke(settings: Settings, args: Any) -> int:
+    from console.audit import SYSTEM
+    from console.identity.tokens import revoke_token
+
+    run_with_session(settings, lambda s: revoke_token(session=s, actor=SYSTEM, token_id=args.token_id))
+    _say(f"token {args.token_id} revoked")
     return 0
 
 

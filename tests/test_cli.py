@@ -37,6 +37,12 @@ def test_cli_sets_up_a_team_with_users_tokens_and_servers(database_url: str, tmp
     ok("users", "add", "bob", "--team", "platform", "--role", "member")
     token = ok("tokens", "create", "bob", "--team", "platform")
     assert re.fullmatch(r"mcpc_[A-Za-z0-9_-]{43}\n", token)  # only the token, nothing else
+    [listed] = ok("tokens", "list", "bob").splitlines()
+    token_id, team, name, *_rest, state = listed.split("\t")
+    assert (team, name, state) == ("platform", "cli", "active")
+    assert token.strip() not in listed
+    assert ok("tokens", "revoke", token_id) == f"token {token_id} revoked\n"
+    assert ok("tokens", "list", "bob").split("\t")[-1].startswith("revoked")
     ok(
         "servers",
         "add",

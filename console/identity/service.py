@@ -13,7 +13,8 @@ from console.audit import SYSTEM, Actor, record_event
 from console.db import utcnow
 from console.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from console.identity.models import ROLES, ApiToken, Membership, Team, User
-from console.identity.passwords import hash_password, new_token_secret, token_hash
+from console.identity.passwords import hash_password, token_hash
+from console.identity.tokens import issue_token
 from console.identity.viewer import Viewer
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -108,20 +109,7 @@ async def create_token(*, session: AsyncSession, user_name: str, team_name: str,
     membership = await _membership(session, user.id, team.id)
     if membership is None:
         raise NotFound(f"{user_name} is not a member of {team_name}")
-    secret = new_token_secret()
-    token = ApiToken(user_id=user.id, team_id=team.id, name=name, token_hash=token_hash(secret))
-    session.add(token)
-    await session.flush()
-    record_event(
-        session=session,
-        actor=SYSTEM,
-        action="token_created",
-        subject_type="token",
-        subject_id=token.id,
-        payload={"user": user_name, "team": team_name, "name": name},
-    )
-    await session.commit()
-    return secret
+    return await issue_token(session=session, actor=SYSTEM, user_id=user.id, team_id=team.id, name=name)
 
 
 async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:

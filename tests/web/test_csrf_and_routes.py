@@ -17,9 +17,12 @@ from fastapi.routing import APIRoute
 from sqlalchemy import func, select
 
 from console.app import WEB_ROUTERS
+from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.db import new_id
 from console.identity import team_by_name
+from console.identity.models import User
+from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.registry import add_server
 from tests.harness import (
     TEAM,
@@ -149,6 +152,40 @@ async def credential_target(console: Console, who: Browser) -> Target:
     )
 
 
+async def create_token_target(console: Console, who: Browser) -> Target:
+    """Lead creates an API token for an agent."""
+    name = f"agent-{secrets.token_hex(4)}"
+    async with console.app.state.factory() as session:
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+
+    async def happened() -> bool:
+        names = [t.name for t in await _tokens_of("lead", console)]
+        return name in names
+
+    assert not await happened()
+    return Target("/tokens", {"name": name, "team": team_id}, happened, done=(200,))
+
+
+async def revoke_token_target(console: Console, who: Browser) -> Target:
+    """Lead revokes one of their own API tokens."""
+    async with console.app.state.factory() as session:
+        lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+        await issue_token(session=session, actor=SYSTEM, user_id=lead.id, team_id=team_id, name="to revoke")
+    token_id = next(t.id for t in await _tokens_of("lead", console) if t.name == "to revoke")
+
+    async def happened() -> bool:
+        return any(t.id == token_id and t.revoked_at is not None for t in await _tokens_of("lead", console))
+
+    assert not await happened()
+    return Target(f"/tokens/{token_id}/revoke", {}, happened)
+
+
+async def _tokens_of(user_name: str, console: Console) -> list[TokenInfo]:
+    async with console.app.state.factory() as session:
+        return await list_tokens(session=session, user_name=user_name)
+
+
 def text(tag: Tag) -> str:
     return " ".join(tag.get_text(" ").split())
 
@@ -159,6 +196,8 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/elicitations/{elicitation_id}": ("lead", decision_target),
     "/connect/{elicitation_id}": ("dev", open_link_target),
     "/connections/{server_id}": ("lead", credential_target),
+    "/tokens": ("lead", create_token_target),
+    "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
 }
 SECRET_KEY = "test-only-secret-key-" + "0123456789abcdef" * 2
 
@@ -202,7 +241,7 @@ async def test_every_web_page_redirects_to_sign_in_when_signed_out(
 async def test_every_post_route_does_nothing_when_signed_out(database_url: str, mrtr_stdio: Mrtr) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         question_id, run_id = await pending_question(console)
-        ids = {"elicitation_id": question_id, "run_id": run_id, "server_id": new_id()}
+        ids = {"elicitation_id": question_id, "run_id": run_id, "server_id": new_id(), "token_id": new_id()}
         async with signed_in(console, "lead") as lead, browser(console) as anonymous:
             digest = await digest_of(lead, question_id)
             before = await audit_count(console)

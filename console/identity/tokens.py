@@ -1,0 +1,95 @@
+"""API tokens as their owners manage them: issue one (shown once), list them, revoke one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import Actor, record_event
+from console.db import utcnow
+from console.errors import InvalidInput, NotFound
+from console.identity.models import ApiToken, Team, User
+from console.identity.passwords import new_token_secret, token_hash
+
+MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    id: str
+    name: str
+    team: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+async def issue_token(*, session: AsyncSession, actor: Actor, user_id: str, team_id: str, name: str) -> str:
+    """A new token for the user in the team (they must be a member); returns the secret, stored only hashed.
+
+    Raises:
+        InvalidInput: empty or overlong name.
+    """
+    name = name.strip()
+    if not name or len(name) > MAX_NAME:
+        raise InvalidInput("invalid token", {"name": f"must be 1 to {MAX_NAME} characters"})
+    secret = new_token_secret()
+    token = ApiToken(user_id=user_id, team_id=team_id, name=name, token_hash=token_hash(secret))
+    session.add(token)
+    await session.flush()
+    record_event(
+        session=session,
+        actor=actor,
+        action="token_created",
+        subject_type="token",
+        subject_id=token.id,
+        payload={"user": user_id, "team": team_id, "name": name},
+    )
+    await session.commit()
+    return secret
+
+
+async def list_tokens(*, session: AsyncSession, user_name: str) -> list[TokenInfo]:
+    """The user's tokens, newest first, revoked ones included (never the secrets)."""
+    rows = (
+        await session.execute(
+            select(ApiToken, Team.name)
+            .join(Team, Team.id == ApiToken.team_id)
+            .join(User, User.id == ApiToken.user_id)
+            .where(User.name == user_name)
+            .order_by(ApiToken.created_at.desc())
+        )
+    ).all()
+    await session.commit()
+    return [TokenInfo(t.id, t.name, team, t.created_at, t.last_used_at, t.revoked_at) for t, team in rows]
+
+
+async def revoke_token(
+    *, session: AsyncSession, actor: Actor, token_id: str, owner_id: str | None = None
+) -> None:
+    """Revoke a token at once; with `owner_id`, only that user's own token.
+
+    Raises:
+        NotFound: no such token (for that owner).
+    """
+    query = select(ApiToken).where(ApiToken.id == token_id)
+    if owner_id is not None:
+        query = query.where(ApiToken.user_id == owner_id)
+    token = (await session.execute(query)).scalar_one_or_none()
+    if token is None:
+        await session.rollback()
+        raise NotFound(f"no token {token_id!r}")
+    if token.revoked_at is None:
+        await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=utcnow()))
+        record_event(
+            session=session,
+            actor=actor,
+            action="token_revoked",
+            subject_type="token",
+            subject_id=token.id,
+            payload={"user": token.user_id, "name": token.name},
+        )
+    await session.commit()

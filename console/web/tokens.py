@@ -1,0 +1,66 @@
+"""The API tokens page: people create tokens for their agents (shown once), see when each was used, revoke."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.errors import InvalidInput
+from console.identity.tokens import issue_token, list_tokens, revoke_token
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+async def _page(
+    request: Request,
+    session: DbSession,
+    user: WebUser,
+    *,
+    new_token: str | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    tokens = await list_tokens(session=session, user_name=user.viewer.user_name)
+    teams = sorted(user.viewer.team_names.items(), key=lambda item: item[1])
+    context = {"user": user, "tokens": tokens, "teams": teams, "new_token": new_token, "error": error}
+    return render(request, "tokens/index.html", context, status=status)
+
+
+@router.get("/tokens")
+async def tokens_page(request: Request, session: DbSession, user: WebUser) -> Response:
+    return await _page(request, session, user)
+
+
+@router.post("/tokens")
+async def create(
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    name: Annotated[str, Form(max_length=200)] = "",
+    team: Annotated[str, Form()] = "",
+) -> Response:
+    if team not in user.viewer.roles:
+        return await _page(request, session, user, error="choose one of your teams", status=422)
+    try:
+        secret = await issue_token(
+            session=session, actor=user.viewer.actor, user_id=user.viewer.user_id, team_id=team, name=name
+        )
+    except InvalidInput as exc:
+        return await _page(
+            request, session, user, error=next(iter(exc.fields.values()), exc.message), status=422
+        )
+    # The one and only time the secret is shown: this response, never stored, never redirected.
+    return await _page(request, session, user, new_token=secret)
+
+
+@router.post("/tokens/{token_id}/revoke")
+async def revoke(token_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    await revoke_token(
+        session=session, actor=user.viewer.actor, token_id=token_id, owner_id=user.viewer.user_id
+    )
+    return RedirectResponse("/tokens", status_code=303)
