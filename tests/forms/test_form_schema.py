@@ -4,23 +4,7 @@ import pytest
 
 from console.forms import FieldSpec, Option, SchemaError, parse_schema
 from console.forms.schema import MAX_OPTIONS, MAX_PROPERTIES
-
-DEPLOY_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {
-        "environment": {
-            "type": "string",
-            "title": "Environment",
-            "oneOf": [
-                {"const": "staging", "title": "Staging"},
-                {"const": "production", "title": "Production"},
-            ],
-            "default": "staging",
-        },
-        "confirm": {"type": "boolean", "title": "I have reviewed the changes"},
-    },
-    "required": ["environment", "confirm"],
-}
+from tests.forms.schemas import DEPLOY_SCHEMA
 
 
 def form(properties: dict[str, object], required: list[str] | None = None) -> dict[str, object]:

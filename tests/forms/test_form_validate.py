@@ -3,25 +3,9 @@ from collections.abc import Sequence
 import pytest
 
 from console.forms import FieldSpec, Option, defaults, parse_form_data, parse_schema, validate_content
+from tests.forms.schemas import DEPLOY_SCHEMA
 
-DEPLOY = parse_schema(
-    {
-        "type": "object",
-        "properties": {
-            "environment": {
-                "type": "string",
-                "title": "Environment",
-                "oneOf": [
-                    {"const": "staging", "title": "Staging"},
-                    {"const": "production", "title": "Production"},
-                ],
-                "default": "staging",
-            },
-            "confirm": {"type": "boolean", "title": "I have reviewed the changes"},
-        },
-        "required": ["environment", "confirm"],
-    }
-)
+DEPLOY = parse_schema(DEPLOY_SCHEMA)
 
 
 def field(prop: dict[str, object], required: bool = True) -> tuple[FieldSpec, ...]:

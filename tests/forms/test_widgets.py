@@ -8,6 +8,7 @@ from bs4 import BeautifulSoup, Tag
 from jinja2 import Environment, FileSystemLoader
 
 from console.forms import FieldSpec, Widget, build_widgets, defaults, form_to_content, parse_schema
+from tests.forms.schemas import DEPLOY_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = Environment(loader=FileSystemLoader(REPO / "templates"), autoescape=True)
@@ -15,24 +16,7 @@ FIELDS_PAGE = ENV.from_string(
     '{% from "_macros/forms.html" import render_fields %}{{ render_fields(widgets) }}'
 )
 
-DEPLOY = parse_schema(
-    {
-        "type": "object",
-        "properties": {
-            "environment": {
-                "type": "string",
-                "title": "Environment",
-                "oneOf": [
-                    {"const": "staging", "title": "Staging"},
-                    {"const": "production", "title": "Production"},
-                ],
-                "default": "staging",
-            },
-            "confirm": {"type": "boolean", "title": "I have reviewed the changes"},
-        },
-        "required": ["environment", "confirm"],
-    }
-)
+DEPLOY = parse_schema(DEPLOY_SCHEMA)
 
 EVERY_KIND = parse_schema(
     {
