@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import secrets
+import signal
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -318,8 +319,15 @@ def _demo(settings: Settings, args: Any) -> int:
             for line in seeded.describe(url):
                 _say(line)
 
+        # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler
+        # that would end the process before the tracker is stopped, so it unwinds as an exit instead.
+        signal.signal(signal.SIGTERM, _exit_on_signal)
         serve_app(app, args.host, args.port, on_ready=announce)
     return 0
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def demo_secret(path: Path) -> SecretStr:

@@ -23,6 +23,23 @@ def walkthrough() -> str:
     return "\n".join(re.findall(r"```sh\n(.*?)```", section, flags=re.S))
 
 
+def child_pids(pid: int) -> list[int]:
+    """Direct children of a process (Linux /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.extend(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether the process still exists and is not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-through uses curl")
 def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
     env = {**os.environ, "CONSOLE_DISPATCH_POLL_SECONDS": "0.2"}
@@ -57,11 +74,14 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
             timeout=START_TIMEOUT,
             check=False,
         )
+        children = child_pids(demo.pid)
+        assert children, "the demo runs the tracker as a child process"
     finally:
         if demo.stdout is not None:
             demo.stdout.close()
         demo.terminate()
         demo.wait(timeout=30)
+    assert [pid for pid in children if alive(pid)] == []  # stopping the demo stops its tracker too
     assert done.returncode == 0, done.stderr
     assert '"status":"awaiting_input"' in done.stdout
     assert "auth-service 2.4.1 is being deployed to production." in done.stdout
