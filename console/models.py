@@ -4,17 +4,19 @@ from console.audit.models import AuditEvent
 from console.calls.models import Call, CallRound, Run
 from console.db import Base
 from console.dispatch.models import DispatchJob
-from console.elicitations.models import Elicitation
+from console.elicitations.models import Elicitation, Signature
 from console.identity.models import (
     ApiToken,
     LoginFailure,
     Membership,
+    OidcLogin,
     ServerCredential,
     Team,
     User,
     WebSession,
 )
 from console.mcp.models import McpServer
+from console.policies.models import PolicyRule
 
 __all__ = [
     "ApiToken",
@@ -27,8 +29,11 @@ __all__ = [
     "LoginFailure",
     "McpServer",
     "Membership",
+    "OidcLogin",
+    "PolicyRule",
     "Run",
     "ServerCredential",
+    "Signature",
     "Team",
     "User",
     "WebSession",

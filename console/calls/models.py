@@ -41,6 +41,8 @@ class Call(Base):
     error_json: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # The tool's annotations as the server listed them when the call started (policies read them).
+    tool_annotations_json: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class CallRound(Base):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
@@ -21,11 +21,17 @@ class Team(Base):
 
 
 class User(Base):
+    """A person. Local accounts have a password hash; single sign-on accounts an issuer and subject."""
+
     __tablename__ = "identity_user"
+    __table_args__ = (UniqueConstraint("oidc_issuer", "oidc_subject"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(String(100), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(300), default=None)
+    site_admin: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    oidc_issuer: Mapped[str | None] = mapped_column(String(500), default=None)
+    oidc_subject: Mapped[str | None] = mapped_column(String(255), default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
@@ -63,6 +69,9 @@ class WebSession(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    # When the person last proved who they are (sign-in or re-authentication); step-up policies read it.
+    authenticated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    auth_method: Mapped[str] = mapped_column(String(20), default="password", server_default="password")
 
 
 class LoginFailure(Base):
@@ -90,3 +99,16 @@ class ServerCredential(Base):
     details_json: Mapped[str] = mapped_column(Text, default="{}")  # non-secret facts: scopes, issuer, expiry
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class OidcLogin(Base):
+    """A sign-in started at the OpenID provider: single use, keyed by the SHA-256 of its `state`."""
+
+    __tablename__ = "identity_oidc_login"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(100))
+    code_verifier: Mapped[str] = mapped_column(String(200))
+    next_path: Mapped[str] = mapped_column(Text)
+    web_session_id: Mapped[str | None] = mapped_column(String(64), default=None)  # set for re-authentication
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -75,21 +75,36 @@ async def sign_in(
         )
         await session.commit()
         raise Unauthorized(GENERIC_FAILURE)
-    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    session.add(
-        WebSession(id=_session_id(token), user_id=user.id, csrf_token=csrf, created_at=now, last_seen_at=now)
-    )
     await session.execute(delete(LoginFailure).where(LoginFailure.key == keys[0]))
+    return await open_session(session=session, user=user, method="password", client=client)
+
+
+async def open_session(*, session: AsyncSession, user: User, method: str, client: str) -> SignedIn:
+    """Start a browser session for a person who just proved who they are; commits."""
+    now = utcnow()
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    web_id = _session_id(token)
+    session.add(
+        WebSession(
+            id=web_id,
+            user_id=user.id,
+            csrf_token=csrf,
+            created_at=now,
+            last_seen_at=now,
+            authenticated_at=now,
+            auth_method=method,
+        )
+    )
     record_event(
         session=session,
         actor=Actor("user", user.id),
         action="signed_in",
         subject_type="user",
         subject_id=user.id,
-        payload={"client": client},
+        payload={"client": client, "method": method},
     )
     await session.commit()
-    return SignedIn(token, csrf, await _viewer(session, user, via="session"))
+    return SignedIn(token, csrf, await _viewer(session, user, via="session", web_session_id=web_id))
 
 
 async def _refuse_when_throttled(
@@ -130,7 +145,7 @@ async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -
         return None
     if now - web.last_seen_at > LAST_SEEN_RESOLUTION:
         await session.execute(update(WebSession).where(WebSession.id == web.id).values(last_seen_at=now))
-    viewer = await _viewer(session, user, via="session")
+    viewer = await _viewer(session, user, via="session", web_session_id=web.id)
     await session.commit()
     return SignedIn(token, web.csrf_token, viewer)
 
@@ -150,7 +165,7 @@ async def sign_out(*, session: AsyncSession, token: str) -> None:
     await session.commit()
 
 
-async def _viewer(session: AsyncSession, user: User, *, via: str) -> Viewer:
+async def _viewer(session: AsyncSession, user: User, *, via: str, web_session_id: str) -> Viewer:
     rows = (
         await session.execute(
             select(Membership.team_id, Membership.role, Team.name)
@@ -158,4 +173,12 @@ async def _viewer(session: AsyncSession, user: User, *, via: str) -> Viewer:
             .where(Membership.user_id == user.id)
         )
     ).all()
-    return Viewer(user.id, user.name, {t: r for t, r, _ in rows}, {t: n for t, _, n in rows}, via)
+    return Viewer(
+        user.id,
+        user.name,
+        {t: r for t, r, _ in rows},
+        {t: n for t, _, n in rows},
+        via,
+        web_session_id=web_session_id,
+        site_admin=user.site_admin,
+    )

@@ -17,6 +17,8 @@ class Viewer:
     roles: Mapping[str, str] = field(default_factory=dict)  # team id -> role
     team_names: Mapping[str, str] = field(default_factory=dict)  # team id -> name
     via: str | None = None
+    web_session_id: str | None = None  # the browser session, when not an API token (step-up reads it)
+    site_admin: bool = False  # may create teams and manage every team
 
     @property
     def actor(self) -> Actor:

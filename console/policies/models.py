@@ -1,0 +1,38 @@
+"""Approval policy rules: a team's default, its stricter default for destructive tools, overrides."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from console.db import Base, UtcDateTime, new_id, utcnow
+
+SCOPES = ("team", "destructive", "server", "tool")
+
+
+class PolicyRule(Base):
+    """One layer of a team's policy; a field left empty inherits from the layer below.
+
+    `scope_key` makes each layer unique per team ("team", "destructive", "server:<id>",
+    "tool:<server id or *>:<pattern>"); a unique constraint over nullable columns would not.
+    """
+
+    __tablename__ = "policy_rule"
+    __table_args__ = (UniqueConstraint("team_id", "scope_key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"))
+    scope: Mapped[str] = mapped_column(String(12))
+    server_id: Mapped[str | None] = mapped_column(ForeignKey("mcp_server.id"), default=None)
+    tool_pattern: Mapped[str | None] = mapped_column(String(200), default=None)
+    scope_key: Mapped[str] = mapped_column(String(300))
+    answerers: Mapped[str | None] = mapped_column(String(20), default=None)
+    no_self_approval: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    required_approvals: Mapped[int | None] = mapped_column(Integer, default=None)
+    expiry_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
+    expiry_action: Mapped[str | None] = mapped_column(String(10), default=None)
+    step_up_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
+    updated_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
