@@ -3,6 +3,7 @@
 ConsoleError
 ├── NotFound              — unknown run, call, question, server, team or user (404)
 ├── Forbidden             — signed in, but not allowed to do this (403)
+│   └── StepUpRequired    — allowed, but only after signing in again (a policy's step-up)
 ├── Unauthorized          — no or bad credentials (401)
 ├── Conflict              — someone else was first, or the state moved on (409)
 ├── Gone                  — the question expired (410)
@@ -39,6 +40,10 @@ class Unauthorized(ConsoleError):
 
 class Forbidden(ConsoleError):
     code = "forbidden"
+
+
+class StepUpRequired(Forbidden):
+    code = "step_up_required"
 
 
 class Conflict(ConsoleError):

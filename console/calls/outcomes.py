@@ -14,11 +14,12 @@ from console.calls.models import Call, CallRound, Run
 from console.config import Settings
 from console.db import utcnow
 from console.dispatch.models import DispatchJob
+from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.models import Elicitation
 from console.elicitations.questions import Question, parse_input_requests, request_digest, shown_digest
-from console.elicitations.service import queue_resume_if_complete
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, Reply
+from console.policies.service import Resolved, resolve_for_call
 
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
@@ -198,8 +199,17 @@ async def _open_round(
         return
     call.status = "awaiting_input"
     params = json.loads(call.params_json)
-    expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
+    resolved = await resolve_for_call(session=session, call=call, team_id=run.team_id)
+    policy = resolved.policy
+    ttl = (
+        timedelta(minutes=policy.expiry_minutes)
+        if policy.expiry_minutes is not None
+        else timedelta(seconds=settings.elicitation_ttl_seconds)
+    )
+    expires = utcnow() + ttl
     rows = [_elicitation(call, run, round_, q, server, params, expires) for q in questions]
+    for row in rows:
+        _apply_policy(row, resolved)
     session.add_all(rows)
     await session.flush()
     if job.restart_of is not None:
@@ -227,6 +237,16 @@ def _elicitation(
         status="pending",
         expires_at=expires,
     )
+
+
+def _apply_policy(row: Elicitation, resolved: Resolved) -> None:
+    policy = resolved.policy
+    row.answerers = policy.answerers
+    row.no_self_approval = policy.no_self_approval
+    row.required_approvals = policy.required_approvals if row.mode == "form" else 1
+    row.step_up_minutes = policy.step_up_minutes
+    row.expiry_action = policy.expiry_action
+    row.policy_json = json.dumps({"applied": resolved.applied, "destructive": resolved.destructive})
 
 
 async def _reapply(

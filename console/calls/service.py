@@ -107,10 +107,18 @@ async def start_call(
         )
     except (CredentialMissing, SecretMissing) as exc:
         raise InvalidInput(exc.message, {"server": exc.message}) from None
+    annotations = None
     if pool is not None and method == "tools/call":
         await session.commit()  # asking the server may start it: hold no transaction meanwhile
-        await _ensure_tool(pool, endpoint, server.name, params["name"])
-    call = Call(run_id=run.id, server_id=server.id, method=method, params_json=params_text, status="running")
+        annotations = await _tool_annotations(pool, endpoint, server.name, params["name"])
+    call = Call(
+        run_id=run.id,
+        server_id=server.id,
+        method=method,
+        params_json=params_text,
+        status="running",
+        tool_annotations_json=None if annotations is None else json.dumps(annotations),
+    )
     session.add(call)
     await session.flush()
     session.add(DispatchJob(call_id=call.id, kind="initial", status="ready"))
@@ -127,13 +135,21 @@ async def start_call(
     return call
 
 
-async def _ensure_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, name: str) -> None:
+async def _tool_annotations(
+    pool: ConnectionPool, endpoint: Endpoint, server: str, name: str
+) -> dict[str, Any] | None:
+    """The tool's annotations as listed (None when it has none or the server cannot be asked now).
+
+    Raises:
+        NotFound: the server does not list the tool.
+    """
     try:
-        known = await pool.has_tool(endpoint, name)
+        tool = await pool.find_tool(endpoint, name)
     except McpError:
-        return  # unreachable or misbehaving now: the dispatcher retries and reports on the call
-    if not known:
+        return None  # unreachable or misbehaving now: the dispatcher retries and reports on the call
+    if tool is None:
         raise NotFound(f"server {server!r} has no tool {name!r}")
+    return tool.annotations
 
 
 def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:

@@ -22,8 +22,8 @@ from console.config import Settings, secret_text
 from console.db import get_row, utcnow
 from console.dispatch.models import DispatchJob
 from console.dispatch.signals import Signals
+from console.elicitations.decisions import expire_due, response_for
 from console.elicitations.models import Elicitation
-from console.elicitations.service import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import CredentialCipher, SecretMissing
 from console.identity.models import User

@@ -150,6 +150,16 @@ async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -
     return SignedIn(token, web.csrf_token, viewer)
 
 
+async def signed_in_at(*, session: AsyncSession, web_session_id: str | None) -> datetime | None:
+    """When the person behind a browser session last proved who they are (None for API tokens)."""
+    if web_session_id is None:
+        return None
+    query = select(WebSession.authenticated_at).where(WebSession.id == web_session_id)
+    moment = (await session.execute(query)).scalar_one_or_none()
+    await session.commit()
+    return moment
+
+
 async def sign_out(*, session: AsyncSession, token: str) -> None:
     """Revoke the session server-side; the cookie is worthless afterwards."""
     web = await session.get(WebSession, _session_id(token))

@@ -48,6 +48,7 @@ class Connection:
         self._session: ClientSession | None = None
         self.legacy_version: str | None = None
         self.tool_names: frozenset[str] = frozenset()
+        self.tool_annotations: dict[str, dict[str, Any]] = {}  # as listed; trust is decided elsewhere
 
     @property
     def ended(self) -> anyio.Event:
@@ -128,7 +129,7 @@ class Connection:
             return
         # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
         listing = await session.list_tools()
-        self.tool_names = frozenset(tool.name for tool in listing.tools)
+        self._remember_tools(listing.tools)
 
     async def send(self, request: McpRequest) -> Reply:
         """Send one request and classify the reply.
@@ -171,8 +172,16 @@ class Connection:
             listing = await session.list_tools()
         except MCPError as exc:
             raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
-        self.tool_names = frozenset(tool.name for tool in listing.tools)
+        self._remember_tools(listing.tools)
         return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listing.tools]
+
+    def _remember_tools(self, tools: list[types.Tool]) -> None:
+        self.tool_names = frozenset(tool.name for tool in tools)
+        self.tool_annotations = {
+            tool.name: tool.annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
+            for tool in tools
+            if tool.annotations is not None
+        }
 
 
 async def _send(session: ClientSession, request: McpRequest) -> Any:

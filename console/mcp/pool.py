@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -11,6 +12,11 @@ from anyio.abc import TaskGroup
 from console.errors import McpUnavailable
 from console.mcp.connection import Connection
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
+
+
+@dataclass(frozen=True)
+class KnownTool:
+    annotations: dict[str, Any] | None  # as the server listed them: untrusted until an admin trusts it
 
 
 class ConnectionPool:
@@ -56,13 +62,16 @@ class ConnectionPool:
         connection = await self._connection(endpoint)
         return await connection.list_tools()
 
-    async def has_tool(self, endpoint: Endpoint, name: str) -> bool:
-        """Whether the server lists the tool; the listing is re-read once before saying no."""
+    async def find_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
+        """The tool if the server lists it (the listing is re-read once before saying no)."""
         connection = await self._connection(endpoint)
-        if name in connection.tool_names or connection.legacy_version is not None:
-            return True
-        await connection.list_tools()
-        return name in connection.tool_names
+        if connection.legacy_version is not None:
+            return KnownTool(annotations=None)
+        if name not in connection.tool_names:
+            await connection.list_tools()
+            if name not in connection.tool_names:
+                return None
+        return KnownTool(annotations=connection.tool_annotations.get(name))
 
     async def _connection(self, endpoint: Endpoint) -> Connection:
         if self._task_group is None:

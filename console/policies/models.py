@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
@@ -36,3 +37,14 @@ class PolicyRule(Base):
     step_up_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
     updated_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+    def values(self) -> dict[str, Any]:
+        """The settings this layer sets (None inherits)."""
+        return {
+            "answerers": self.answerers,
+            "no_self_approval": self.no_self_approval,
+            "required_approvals": self.required_approvals,
+            "expiry_minutes": self.expiry_minutes,
+            "expiry_action": self.expiry_action,
+            "step_up_minutes": self.step_up_minutes,
+        }

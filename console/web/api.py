@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 
 from console.calls import service as calls
+from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.errors import InvalidInput
 from console.mcp.registry import endpoint_for, list_servers, server_by_name
@@ -201,13 +202,14 @@ async def answer_elicitation(
     except ValidationError as exc:
         fields = {".".join(str(p) for p in e["loc"]) or "body": e["msg"] for e in exc.errors()}
         raise InvalidInput("invalid answer", fields) from None
-    decision = await questions.answer(
+    decision = await decisions.answer(
         session=session,
         viewer=principal.viewer,
         elicitation_id=elicitation_id,
         action=body.action,
         content=body.content,
         digest=body.digest,
+        signed_digest=body.content_digest,
     )
     if decision.resume_queued:
         request.app.state.signals.work_available()

@@ -7,13 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
+from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.elicitations.links import LinkReport, inspect_link
 from console.elicitations.service import QuestionView
-from console.errors import Conflict, InvalidInput
+from console.errors import Conflict, InvalidInput, StepUpRequired
 from console.identity.sessions import SignedIn
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
+from console.web.htmx import redirect_to_reauthentication
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -34,7 +36,7 @@ async def _owner_view(
     if view.elicitation.mode != "url":
         raise InvalidInput("this question is a form, not a link")
     if view.elicitation.owner_id != user.viewer.user_id:
-        await questions.refuse(
+        await decisions.refuse(
             session=session,
             viewer=user.viewer,
             elicitation=view.elicitation,
@@ -65,13 +67,15 @@ async def open_link(
     if not link.openable:
         raise InvalidInput(f"the console will not open this address: {link.refusal}")
     try:
-        await questions.answer(
+        await decisions.answer(
             session=session,
             viewer=user.viewer,
             elicitation_id=elicitation_id,
             action="accept",
             digest=digest or None,
         )
+    except StepUpRequired:
+        return redirect_to_reauthentication(request, f"/connect/{elicitation_id}")
     except Conflict:
         # A second click (or a reload) after consent: the person may still go where they agreed to go.
         fresh = await questions.look_at_question(

@@ -9,16 +9,19 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.calls import service as calls
+from console.db import utcnow
+from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.elicitations.service import QuestionView
-from console.errors import Conflict, Gone, InvalidInput
+from console.errors import Conflict, Gone, InvalidInput, StepUpRequired
 from console.forms import SchemaError, build_widgets, form_to_content, parse_schema
 from console.forms.schema import FieldSpec
-from console.identity.sessions import SignedIn
+from console.identity.sessions import SignedIn, signed_in_at
+from console.policies.rules import Policy, describe, step_up_refusal
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
 from console.web.deps import DbSession
-from console.web.htmx import is_htmx
+from console.web.htmx import is_htmx, redirect_to_reauthentication
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -33,7 +36,8 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
     if view.elicitation.mode == "url" and view.elicitation.owner_id != user.viewer.user_id:
         # Teammates learn that it waits for the owner; the link itself is the owner's alone.
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
-    if not questions.may_answer(user.viewer, view.elicitation) and view.elicitation.status == "pending":
+    refusal = decisions.answer_refusal(user.viewer, view.elicitation)
+    if refusal is not None and view.elicitation.mode == "url" and view.elicitation.status == "pending":
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
     if view.elicitation.mode == "url" and view.elicitation.status == "accepted":
         again = await questions.asked_again(session=session, elicitation=view.elicitation)
@@ -45,40 +49,57 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
 
 @router.get("/elicitations/{elicitation_id}/outcome")
 async def outcome(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
-    view = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    view = await questions.look_at_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    )
     context = await _context(request, session, user, view)
     return render(request, TEMPLATE, context, block="outcome")
 
 
 @router.post("/elicitations/{elicitation_id}")
 async def decide(elicitation_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
-    # Anyone who may see the question gets this far; `answer` refuses (403, audited) who may not answer.
+    # Anyone who may see the question gets this far; who may not answer is refused (403, audited) here and
+    # again inside the decision's transaction.
     view = await questions.look_at_question(
         session=session, viewer=user.viewer, elicitation_id=elicitation_id
     )
+    refusal = decisions.answer_refusal(user.viewer, view.elicitation)
+    if refusal is not None:  # before validating: a refused person learns nothing about the form
+        await decisions.refuse(
+            session=session,
+            viewer=user.viewer,
+            elicitation=view.elicitation,
+            what="answer:web",
+            reason=refusal,
+        )
     form = await request.form()
     posted = {key: [str(v) for v in form.getlist(key)] for key in form}
     action = (posted.get("action") or [""])[0]
     digest = (posted.get("digest") or [""])[0]
+    signed_digest = (posted.get("content_digest") or [""])[0] or None
     fields = _fields(view)
     if view.elicitation.mode == "url" and action == "accept":
         consented = await questions.consented_before(session=session, elicitation=view.elicitation)
         if not consented:
             return gate_redirect(elicitation_id)  # consent happens on the gate, with the full URL shown
     content: dict[str, Any] | None = None
-    if action == "accept" and view.elicitation.mode == "form" and fields is not None:
+    cosigning = view.elicitation.content_digest is not None
+    if action == "accept" and view.elicitation.mode == "form" and fields is not None and not cosigning:
         content, errors = form_to_content(fields, posted)
         if errors:
             return await _form_again(request, session, user, view, fields, posted, errors)
     try:
-        await questions.answer(
+        await decisions.answer(
             session=session,
             viewer=user.viewer,
             elicitation_id=elicitation_id,
             action=action,
             content=content,
             digest=digest,
+            signed_digest=signed_digest,
         )
+    except StepUpRequired:
+        return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
     except InvalidInput as exc:
         return await _form_again(
             request, session, user, view, fields, posted, exc.fields, message=exc.message
@@ -88,9 +109,12 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
     request.app.state.signals.work_available()
     if not is_htmx(request):
         return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
-    fresh = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    fresh = await questions.look_at_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    )
     context = await _context(request, session, user, fresh)
-    return render(request, TEMPLATE, context, block="outcome")
+    block = "decision_form" if fresh.elicitation.status == "pending" else "outcome"
+    return render(request, TEMPLATE, context, block=block)
 
 
 def _fields(view: QuestionView) -> tuple[FieldSpec, ...] | None:
@@ -126,7 +150,9 @@ async def _decided_elsewhere(
     request: Request, session: DbSession, user: SignedIn, elicitation_id: str, exc: Conflict | Gone
 ) -> Response:
     status = 409 if isinstance(exc, Conflict) else 410
-    fresh = await questions.get_question(session=session, viewer=user.viewer, elicitation_id=elicitation_id)
+    fresh = await questions.look_at_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    )
     context = await _context(request, session, user, fresh)
     context["conflict"] = _conflict_text(exc)
     block = None
@@ -152,6 +178,7 @@ async def _context(
         "unsupported": None,
         "conflict": None,
         "form_error": None,
+        **await _policy_context(session, user, view),
     }
     if view.elicitation.status == "pending":
         if view.elicitation.mode == "url":
@@ -178,6 +205,33 @@ async def _context(
         next_questions=[p for p in call.pending if p.mode == "form" or call.owner_id == user.viewer.user_id],
     )
     return context
+
+
+async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView) -> dict[str, Any]:
+    """Why the viewer may (or may not) answer, the policy in words, and the approvals so far."""
+    e = view.elicitation
+    policy = Policy(
+        answerers=e.answerers,
+        no_self_approval=e.no_self_approval,
+        required_approvals=e.required_approvals,
+        expiry_action=e.expiry_action,
+        step_up_minutes=e.step_up_minutes,
+    )
+    refusal = decisions.answer_refusal(user.viewer, e)
+    step_up = None
+    if refusal is None and e.status == "pending" and e.step_up_minutes is not None:
+        authenticated = await signed_in_at(session=session, web_session_id=user.viewer.web_session_id)
+        step_up = step_up_refusal(e.step_up_minutes, authenticated, utcnow())
+    asked_for_minutes = (e.expires_at - e.created_at).total_seconds() / 60
+    return {
+        "refusal": refusal,
+        "step_up": step_up,
+        "policy_lines": describe(policy, asked_for_minutes) if e.mode == "form" else [],
+        "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
+        "signed_already": view.signed_by(user.viewer.user_name),
+        "cosigning": e.content_digest is not None and e.status == "pending",
+        "fixed_content": json.loads(e.content_json) if e.content_json else None,
+    }
 
 
 def _texts(result: Any) -> list[str]:

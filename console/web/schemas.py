@@ -152,6 +152,10 @@ class AnswerIn(BaseModel):
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, Any] | None = None
     digest: str | None = Field(default=None, description="digest of the question as shown; 409 if it changed")
+    content_digest: str | None = Field(
+        default=None,
+        description="co-signing (N-of-M): the content_digest of the answer the first approver gave",
+    )
 
 
 class ServerOut(BaseModel):

@@ -1,0 +1,444 @@
+"""Deciding questions under their policy: who may answer, co-signatures, one decision, expiry.
+
+Every check runs inside the decision's transaction, after the round row is locked: the person's
+role and sign-in time are read there, not taken from the page that was shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, Actor, record_event
+from console.calls.models import Call, CallRound
+from console.db import utcnow
+from console.dispatch.models import DispatchJob
+from console.elicitations.models import Elicitation, Signature
+from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
+from console.forms import SchemaError, parse_schema, validate_content
+from console.identity import Viewer
+from console.identity.models import Membership, User, WebSession
+from console.policies.rules import refusal, step_up_refusal
+
+ACTIONS = ("accept", "decline", "cancel")
+DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    elicitation: Elicitation
+    call_id: str
+    resume_queued: bool
+    approvals: int  # accepts so far; equals `required_approvals` once accepted
+    required_approvals: int
+
+
+def may_answer(viewer: Viewer, elicitation: Elicitation) -> bool:
+    """Whether the viewer's roles and the question's policy let them answer (step-up aside)."""
+    return answer_refusal(viewer, elicitation) is None
+
+
+def answer_refusal(viewer: Viewer, elicitation: Elicitation) -> str | None:
+    return refusal(
+        role=viewer.role_in(elicitation.team_id),
+        is_owner=viewer.user_id == elicitation.owner_id,
+        mode=elicitation.mode,
+        answerers=elicitation.answerers,
+        no_self_approval=elicitation.no_self_approval,
+    )
+
+
+def content_digest(content_json: str) -> str:
+    """SHA-256 of the canonical JSON of an answer: what co-signers sign."""
+    canonical = json.dumps(
+        json.loads(content_json), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def answer(
+    *,
+    session: AsyncSession,
+    viewer: Viewer,
+    elicitation_id: str,
+    action: str,
+    content: Any = None,
+    digest: str | None = None,
+    signed_digest: str | None = None,
+) -> Decision:
+    """Record one person's decision; when it completes its round, queue exactly one resume.
+
+    With N-of-M approval the first accept fixes the content, each further accept co-signs that
+    content (`signed_digest`, or the same content again), and any decline ends the question.
+
+    Raises:
+        NotFound, Forbidden (policy or same-user rule, with the reason), StepUpRequired,
+        Gone (expired), Conflict (decided, changed since shown, signed twice, other content),
+        InvalidInput (with field errors).
+    """
+    elicitation = await session.get(Elicitation, elicitation_id)
+    if elicitation is None or viewer.role_in(elicitation.team_id) is None:
+        raise NotFound(f"no question {elicitation_id!r}")
+    if action not in ACTIONS:
+        raise InvalidInput("invalid answer", {"action": f"must be one of {', '.join(ACTIONS)}"})
+    # Lock the round first: decisions on one round are serialised, so exactly one of them sees the
+    # round complete and queues the resume.
+    round_ = await _lock_round(session, elicitation.round_id)
+    await session.refresh(elicitation)
+    await _authorise(session, viewer, elicitation, action)
+    await _ensure_open(session, elicitation, digest)
+    if elicitation.mode == "form" and elicitation.required_approvals > 1:
+        return await _sign(session, viewer, elicitation, round_, action, content, signed_digest)
+    content_json = _checked_content(elicitation, action, content)
+    queued = await _decide(session, viewer, elicitation, round_, action, content_json)
+    await session.commit()
+    await session.refresh(elicitation)
+    return Decision(elicitation, elicitation.call_id, queued, int(action == "accept"), 1)
+
+
+async def _decide(
+    session: AsyncSession,
+    viewer: Viewer,
+    elicitation: Elicitation,
+    round_: CallRound,
+    action: str,
+    content_json: str | None,
+) -> bool:
+    """The one decision on the question (conditional on it still pending); True if a resume was queued."""
+    result = await session.execute(
+        update(Elicitation)
+        .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
+        .values(
+            status=DECIDED_STATUS[action],
+            content_json=content_json,
+            decided_by=viewer.user_id,
+            decided_at=utcnow(),
+        )
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        await session.rollback()
+        await _raise_already_decided(session, elicitation.id)
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="question_answered",
+        subject_type="elicitation",
+        subject_id=elicitation.id,
+        call_id=elicitation.call_id,
+        payload={
+            "action": action,
+            "content": json.loads(content_json) if content_json else None,
+            "digest": elicitation.digest,
+            "key": elicitation.key,
+        },
+    )
+    return await queue_resume_if_complete(session=session, round_=round_, actor=viewer.actor)
+
+
+async def _sign(
+    session: AsyncSession,
+    viewer: Viewer,
+    elicitation: Elicitation,
+    round_: CallRound,
+    action: str,
+    content: Any,
+    signed_digest: str | None,
+) -> Decision:
+    required = elicitation.required_approvals
+    earlier = (
+        await session.execute(
+            select(Signature.action).where(
+                Signature.elicitation_id == elicitation.id, Signature.user_id == viewer.user_id
+            )
+        )
+    ).scalar_one_or_none()
+    if earlier is not None:
+        await session.rollback()
+        raise Conflict(f"you already answered this question ({earlier}); a second person must co-sign")
+    if action != "accept":
+        session.add(
+            Signature(elicitation_id=elicitation.id, user_id=viewer.user_id, action=action, via=viewer.via)
+        )
+        queued = await _decide(session, viewer, elicitation, round_, action, None)
+        approvals = await _count_approvals(session, elicitation.id)
+        await session.commit()
+        await session.refresh(elicitation)
+        return Decision(elicitation, elicitation.call_id, queued, approvals, required)
+    first = elicitation.content_digest is None
+    if first:
+        content_json = _checked_content(elicitation, action, content)
+        assert content_json is not None  # noqa: S101  # an accepted form always has content
+        elicitation.content_json = content_json
+        elicitation.content_digest = content_digest(content_json)
+    else:
+        _check_cosign(elicitation, content, signed_digest)
+    session.add(
+        Signature(
+            elicitation_id=elicitation.id,
+            user_id=viewer.user_id,
+            action="accept",
+            content_digest=elicitation.content_digest,
+            via=viewer.via,
+        )
+    )
+    await session.flush()
+    approvals = await _count_approvals(session, elicitation.id)
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="question_signed" if first else "question_cosigned",
+        subject_type="elicitation",
+        subject_id=elicitation.id,
+        call_id=elicitation.call_id,
+        payload={
+            "content": json.loads(elicitation.content_json or "null") if first else None,
+            "content_digest": elicitation.content_digest,
+            "digest": elicitation.digest,
+            "approvals": approvals,
+            "required": required,
+        },
+    )
+    queued = False
+    if approvals >= required:
+        queued = await _decide(session, viewer, elicitation, round_, "accept", elicitation.content_json)
+    await session.commit()
+    await session.refresh(elicitation)
+    return Decision(elicitation, elicitation.call_id, queued, approvals, required)
+
+
+def _check_cosign(elicitation: Elicitation, content: Any, signed_digest: str | None) -> None:
+    offered = signed_digest
+    if offered is None and content is not None:
+        offered = content_digest(_checked_content(elicitation, "accept", content) or "{}")
+    if offered is None:
+        raise InvalidInput(
+            "co-sign the answer the first approver gave",
+            {"content_digest": "send the content_digest of the answer you co-sign (or the same content)"},
+        )
+    if offered != elicitation.content_digest:
+        raise Conflict("this is not the answer the first approver gave; co-sign that exact answer or decline")
+
+
+async def _count_approvals(session: AsyncSession, elicitation_id: str) -> int:
+    query = select(func.count()).where(
+        Signature.elicitation_id == elicitation_id, Signature.action == "accept"
+    )
+    return int((await session.execute(query)).scalar_one())
+
+
+async def _lock_round(session: AsyncSession, round_id: str) -> CallRound:
+    query = select(CallRound).where(CallRound.id == round_id).with_for_update()
+    return (await session.execute(query)).scalar_one()
+
+
+async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicitation, action: str) -> None:
+    """Raises Forbidden (or StepUpRequired), after committing an audit event of the refused attempt."""
+    role = (
+        await session.execute(
+            select(Membership.role).where(
+                Membership.user_id == viewer.user_id, Membership.team_id == elicitation.team_id
+            )
+        )
+    ).scalar_one_or_none()
+    if role is None:
+        await session.rollback()
+        raise NotFound(f"no question {elicitation.id!r}")
+    reason = refusal(
+        role=role,
+        is_owner=viewer.user_id == elicitation.owner_id,
+        mode=elicitation.mode,
+        answerers=elicitation.answerers,
+        no_self_approval=elicitation.no_self_approval,
+    )
+    if reason is None and action == "accept":
+        signed_in = await _authenticated_at(session, viewer)
+        step_up = step_up_refusal(elicitation.step_up_minutes, signed_in, utcnow())
+        if step_up is not None:
+            await refuse(
+                session=session,
+                viewer=viewer,
+                elicitation=elicitation,
+                what="answer:step_up",
+                reason=step_up,
+                error=StepUpRequired if signed_in is not None else Forbidden,
+            )
+    if reason is not None:
+        await refuse(
+            session=session, viewer=viewer, elicitation=elicitation, what=f"answer:{action}", reason=reason
+        )
+
+
+async def _authenticated_at(session: AsyncSession, viewer: Viewer) -> datetime | None:
+    if viewer.web_session_id is None:
+        return None
+    query = select(WebSession.authenticated_at).where(
+        WebSession.id == viewer.web_session_id, WebSession.revoked_at.is_(None)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def refuse(
+    *,
+    session: AsyncSession,
+    viewer: Viewer,
+    elicitation: Elicitation,
+    what: str,
+    reason: str,
+    error: type[Forbidden] = Forbidden,
+) -> None:
+    """Record a refused attempt on a question (its own transaction, so it outlives the refusal) and raise.
+
+    Raises:
+        Forbidden (or the given subclass): always.
+    """
+    subject, call_id, mode = elicitation.id, elicitation.call_id, elicitation.mode
+    await session.rollback()  # nothing of the refused attempt is kept, only the record of it
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="access_refused",
+        subject_type="elicitation",
+        subject_id=subject,
+        call_id=call_id,
+        payload={"attempt": what[:40], "reason": reason, "mode": mode},
+    )
+    await session.commit()
+    raise error(reason)
+
+
+async def _ensure_open(session: AsyncSession, elicitation: Elicitation, digest: str | None) -> None:
+    if elicitation.status == "expired":
+        raise Gone(f"this question expired and was answered {elicitation.expiry_action}")
+    if elicitation.status != "pending":
+        await _raise_already_decided(session, elicitation.id)
+    if elicitation.expires_at <= utcnow():
+        raise Gone("this question expired")
+    if digest is not None and digest != elicitation.digest:
+        raise Conflict("the question changed since it was shown; reload it")
+
+
+async def _raise_already_decided(session: AsyncSession, elicitation_id: str) -> None:
+    row = (
+        await session.execute(
+            select(Elicitation.status, Elicitation.expiry_action, User.name)
+            .outerjoin(User, User.id == Elicitation.decided_by)
+            .where(Elicitation.id == elicitation_id)
+        )
+    ).one()
+    status, expiry_action, who = row
+    if status == "expired":
+        raise Gone(f"this question expired and was answered {expiry_action}")
+    raise Conflict(f"already answered: {status} by {who or 'the console'}")
+
+
+def _checked_content(elicitation: Elicitation, action: str, content: Any) -> str | None:
+    if action != "accept":
+        return None
+    if elicitation.mode == "url":
+        if content is not None:
+            raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
+        return None
+    try:
+        fields = parse_schema(json.loads(elicitation.schema_json or "{}"))
+    except (SchemaError, ValueError):
+        raise InvalidInput("this question's form is not supported; decline or cancel it") from None
+    clean, errors = validate_content(fields, {} if content is None else content)
+    if errors:
+        raise InvalidInput("the answer does not match the form", errors)
+    return json.dumps(clean, separators=(",", ":"), ensure_ascii=False)
+
+
+async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
+    """If no question of the round is pending, mark it ready and add its one dispatch job."""
+    pending = (
+        await session.execute(
+            select(func.count())
+            .select_from(Elicitation)
+            .where(Elicitation.round_id == round_.id, Elicitation.status == "pending")
+        )
+    ).scalar_one()
+    if pending:
+        return False
+    moved = await session.execute(
+        update(CallRound).where(CallRound.id == round_.id, CallRound.status == "open").values(status="ready")
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        return False
+    now = utcnow()
+    session.add(DispatchJob(call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready"))
+    await session.execute(
+        update(Call)
+        .where(Call.id == round_.call_id, Call.status == "awaiting_input")
+        .values(status="resuming", updated_at=now)
+    )
+    record_event(
+        session=session,
+        actor=actor,
+        action="resume_queued",
+        subject_type="round",
+        subject_id=round_.id,
+        call_id=round_.call_id,
+        payload={"round": round_.n},
+    )
+    return True
+
+
+async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
+    """Answer every overdue question as its policy says (cancel or decline) and queue resumes.
+
+    Returns the ids of the calls touched.
+    """
+    now = now or utcnow()
+    due = (
+        (
+            await session.execute(
+                select(Elicitation)
+                .where(Elicitation.status == "pending", Elicitation.expires_at <= now)
+                .limit(200)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    touched: list[str] = []
+    for elicitation in due:
+        round_ = await _lock_round(session, elicitation.round_id)
+        moved = await session.execute(
+            update(Elicitation)
+            .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
+            .values(status="expired", decided_at=now)
+        )
+        if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+            continue
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="question_expired",
+            subject_type="elicitation",
+            subject_id=elicitation.id,
+            call_id=elicitation.call_id,
+            payload={"key": elicitation.key, "answered": elicitation.expiry_action},
+        )
+        await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
+        touched.append(elicitation.call_id)
+    await session.commit()
+    return touched
+
+
+def response_for(elicitation: Elicitation) -> dict[str, Any]:
+    """The ElicitResult sent back to the server for a decided question."""
+    if elicitation.status == "accepted":
+        if elicitation.mode == "url":
+            return {"action": "accept"}
+        return {"action": "accept", "content": json.loads(elicitation.content_json or "{}")}
+    if elicitation.status == "declined":
+        return {"action": "decline"}
+    if elicitation.status == "expired":
+        return {"action": elicitation.expiry_action}
+    return {"action": "cancel"}

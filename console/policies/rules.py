@@ -1,0 +1,233 @@
+"""Pure policy logic: layering a team's rules into one effective policy, and who may answer.
+
+Layers, later ones overriding earlier ones field by field:
+team default → stricter default for destructive tools → server override → team-wide tool rules →
+tool rules of that server. Among tool rules of one level, an exact name beats a glob and a longer
+glob beats a shorter one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+ANSWERERS = ("owner", "approvers", "owner_or_approvers")
+EXPIRY_ACTIONS = ("cancel", "decline")
+ANSWERING_ROLES = ("approver", "admin")
+MAX_APPROVALS = 10
+MAX_EXPIRY_MINUTES = 365 * 24 * 60
+MAX_STEP_UP_MINUTES = 24 * 60
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The rules one question is asked under; `expiry_minutes` None means the console's default."""
+
+    answerers: str = "owner_or_approvers"
+    no_self_approval: bool = False
+    required_approvals: int = 1
+    expiry_minutes: int | None = None
+    expiry_action: str = "cancel"
+    step_up_minutes: int | None = None
+
+
+POLICY_FIELDS = tuple(f.name for f in fields(Policy))
+
+
+class RuleLike(Protocol):
+    scope: str
+    server_id: str | None
+    tool_pattern: str | None
+
+    def values(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One rule that applied, with a human label saying where it comes from."""
+
+    label: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+def check_values(values: Mapping[str, Any]) -> dict[str, str]:
+    """Field errors of one rule's settings (fields absent or None inherit and are always fine)."""
+    errors: dict[str, str] = {}
+    answerers = values.get("answerers")
+    if answerers is not None and answerers not in ANSWERERS:
+        errors["answerers"] = f"must be one of {', '.join(ANSWERERS)}"
+    action = values.get("expiry_action")
+    if action is not None and action not in EXPIRY_ACTIONS:
+        errors["expiry_action"] = f"must be one of {', '.join(EXPIRY_ACTIONS)}"
+    bounds = {
+        "required_approvals": (1, MAX_APPROVALS),
+        "expiry_minutes": (1, MAX_EXPIRY_MINUTES),
+        "step_up_minutes": (1, MAX_STEP_UP_MINUTES),
+    }
+    for name, (low, high) in bounds.items():
+        value = values.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
+        ):
+            errors[name] = f"must be a whole number from {low} to {high}"
+    self_ok = values.get("no_self_approval")
+    if self_ok is not None and not isinstance(self_ok, bool):
+        errors["no_self_approval"] = "must be true or false"
+    if answerers == "owner" and (values.get("required_approvals") or 1) > 1:
+        errors["required_approvals"] = "only one person can answer when only the owner may answer"
+    if answerers == "owner" and values.get("no_self_approval"):
+        errors["no_self_approval"] = "contradicts 'only the owner may answer': nobody could answer"
+    return errors
+
+
+def contradiction(policy: Policy) -> str | None:
+    """Why nobody could answer a form question under this combined policy, if so."""
+    if policy.answerers == "owner" and policy.no_self_approval:
+        return "only the owner may answer, yet the owner may not answer their own run"
+    if policy.answerers == "owner" and policy.required_approvals > 1:
+        return "only the owner may answer, yet several approvals are required"
+    return None
+
+
+def treated_as_destructive(method: str, annotations: Mapping[str, Any] | None, trusted: bool) -> bool:
+    """Whether a call gets the team's stricter default for destructive tools.
+
+    Annotations of untrusted servers are ignored, which leaves MCP's defaults: a tool may be
+    destructive unless a trusted server says it is read-only or not destructive.
+    """
+    if method != "tools/call":
+        return False
+    if not trusted or annotations is None:
+        return True
+    if annotations.get("readOnlyHint") is True:
+        return False
+    return annotations.get("destructiveHint", True) is not False
+
+
+def layers_for(
+    rules: Iterable[RuleLike],
+    *,
+    server_id: str,
+    server_name: str,
+    tool: str | None,
+    destructive: bool,
+) -> list[Layer]:
+    """The rules that apply to one call, in the order they override each other."""
+    rules = list(rules)
+    ordered: list[Layer] = []
+    for rule in rules:
+        if rule.scope == "team":
+            ordered.append(Layer("team default", rule.values()))
+    if destructive:
+        for rule in rules:
+            if rule.scope == "destructive":
+                ordered.append(Layer("stricter default for destructive tools", rule.values()))
+    for rule in rules:
+        if rule.scope == "server" and rule.server_id == server_id:
+            ordered.append(Layer(f"server {server_name}", rule.values()))
+    if tool is not None:
+        for scope_server in (None, server_id):
+            matching = [
+                r
+                for r in rules
+                if r.scope == "tool"
+                and r.server_id == scope_server
+                and r.tool_pattern is not None
+                and fnmatch.fnmatchcase(tool, r.tool_pattern)
+            ]
+            for rule in sorted(matching, key=_specificity):
+                where = "" if scope_server is None else f" on {server_name}"
+                ordered.append(Layer(f"tool rule {rule.tool_pattern}{where}", rule.values()))
+    return ordered
+
+
+def _specificity(rule: RuleLike) -> tuple[bool, int]:
+    pattern = rule.tool_pattern or ""
+    return (not any(ch in pattern for ch in "*?["), len(pattern))
+
+
+def combine(layers: Sequence[Layer]) -> tuple[Policy, list[dict[str, Any]]]:
+    """The effective policy and, for the question page, which layer set what."""
+    values: dict[str, Any] = {}
+    applied: list[dict[str, Any]] = []
+    for layer in layers:
+        settings = {k: v for k, v in layer.settings.items() if k in POLICY_FIELDS and v is not None}
+        if settings:
+            values.update(settings)
+            applied.append({"from": layer.label, "set": settings})
+    return Policy(**values), applied
+
+
+def refusal(
+    *, role: str | None, is_owner: bool, mode: str, answerers: str, no_self_approval: bool
+) -> str | None:
+    """Why this person may not answer the question, or None when they may."""
+    if role is None:
+        return "you are not a member of this question's team"
+    if mode == "url":
+        if is_owner:
+            return None
+        return "a URL question can only be answered by the person whose agent made the call"
+    if is_owner:
+        if no_self_approval:
+            return "the policy forbids the run's owner from answering it (no self-approval)"
+        if answerers == "approvers":
+            return "the policy lets only the team's approvers answer it, not the run's owner"
+        return None
+    if answerers == "owner":
+        return "the policy lets only the run's owner answer it"
+    if role == "auditor":
+        return "auditors can see this question but not answer it"
+    if role not in ANSWERING_ROLES:
+        return "only the team's approvers (or the run's owner, where the policy allows) can answer it"
+    return None
+
+
+def step_up_refusal(
+    step_up_minutes: int | None, authenticated_at: datetime | None, now: datetime
+) -> str | None:
+    """Why a decision needs a fresh sign-in first, or None when the sign-in is recent enough."""
+    if step_up_minutes is None:
+        return None
+    if authenticated_at is None:
+        return (
+            f"this question needs a sign-in within the last {step_up_minutes} minutes: "
+            "answer it in the console, not with an API token"
+        )
+    if now - authenticated_at > timedelta(minutes=step_up_minutes):
+        return f"this question needs a sign-in within the last {step_up_minutes} minutes; sign in again"
+    return None
+
+
+def describe(policy: Policy, default_expiry_minutes: float) -> list[str]:
+    """The policy in plain sentences, as the question page shows it."""
+    who = {
+        "owner": "Only the run's owner may answer.",
+        "approvers": "Only the team's approvers may answer.",
+        "owner_or_approvers": "The run's owner or the team's approvers may answer.",
+    }[policy.answerers]
+    lines = [who]
+    if policy.no_self_approval:
+        lines.append("The run's owner may not answer (no self-approval).")
+    if policy.required_approvals > 1:
+        lines.append(f"{policy.required_approvals} different people must approve the same answer.")
+    minutes = policy.expiry_minutes if policy.expiry_minutes is not None else default_expiry_minutes
+    lines.append(f"Unanswered after {_duration(minutes)}, it is answered {policy.expiry_action}.")
+    if policy.step_up_minutes is not None:
+        lines.append(f"Deciding needs a sign-in within the last {policy.step_up_minutes} minutes.")
+    return lines
+
+
+def _duration(minutes: float) -> str:
+    if minutes % (24 * 60) == 0:
+        days = int(minutes // (24 * 60))
+        return f"{days} day{'s' if days != 1 else ''}"
+    if minutes % 60 == 0:
+        hours = int(minutes // 60)
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    if minutes >= 1 and minutes == int(minutes):
+        return f"{int(minutes)} minute{'s' if minutes != 1 else ''}"
+    return f"{minutes * 60:g} seconds"

@@ -1,0 +1,196 @@
+"""Reading and changing a team's policy rules, and resolving the policy of one call's questions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import Actor, record_event
+from console.calls.models import Call
+from console.db import utcnow
+from console.errors import Forbidden, InvalidInput, NotFound
+from console.identity import Viewer
+from console.mcp.models import McpServer
+from console.policies.models import SCOPES, PolicyRule
+from console.policies.rules import (
+    POLICY_FIELDS,
+    Policy,
+    check_values,
+    combine,
+    layers_for,
+    treated_as_destructive,
+)
+
+MAX_PATTERN = 200
+
+
+@dataclass(frozen=True)
+class Resolved:
+    policy: Policy
+    applied: list[dict[str, Any]]
+    destructive: bool
+
+
+@dataclass(frozen=True)
+class RuleView:
+    rule: PolicyRule
+    server_name: str | None
+
+    @property
+    def label(self) -> str:
+        scope = self.rule.scope
+        if scope == "team":
+            return "Team default"
+        if scope == "destructive":
+            return "Destructive tools (stricter default)"
+        if scope == "server":
+            return f"Server {self.server_name}"
+        where = f" on {self.server_name}" if self.server_name else " on any server"
+        return f"Tool {self.rule.tool_pattern}{where}"
+
+
+def ensure_admin(viewer: Viewer, team_id: str) -> None:
+    """Raises: Forbidden unless the viewer administers the team (or the whole site)."""
+    if not (viewer.site_admin or viewer.role_in(team_id) == "admin"):
+        raise Forbidden("only the team's admins can change its policies")
+
+
+async def resolve_for_call(*, session: AsyncSession, call: Call, team_id: str) -> Resolved:
+    """The policy the questions of this call are asked under, with which rules set what."""
+    server = await session.get(McpServer, call.server_id)
+    if server is None:
+        raise NotFound(f"no server {call.server_id!r}")
+    rules = (await session.execute(select(PolicyRule).where(PolicyRule.team_id == team_id))).scalars().all()
+    params = json.loads(call.params_json)
+    tool = params.get("name") if call.method == "tools/call" else None
+    annotations = json.loads(call.tool_annotations_json) if call.tool_annotations_json else None
+    destructive = treated_as_destructive(call.method, annotations, server.trusted)
+    layers = layers_for(
+        rules, server_id=server.id, server_name=server.name, tool=tool, destructive=destructive
+    )
+    policy, applied = combine(layers)
+    return Resolved(policy, applied, destructive)
+
+
+async def list_rules(*, session: AsyncSession, team_id: str) -> list[RuleView]:
+    """Every rule of the team, in the order they layer."""
+    rows = (
+        await session.execute(
+            select(PolicyRule, McpServer.name)
+            .outerjoin(McpServer, McpServer.id == PolicyRule.server_id)
+            .where(PolicyRule.team_id == team_id)
+        )
+    ).all()
+    await session.commit()
+    order = {scope: n for n, scope in enumerate(SCOPES)}
+    views = [RuleView(rule, name) for rule, name in rows]
+    return sorted(views, key=lambda v: (order[v.rule.scope], v.server_name or "", v.rule.tool_pattern or ""))
+
+
+async def save_rule(
+    *,
+    session: AsyncSession,
+    actor: Actor,
+    team_id: str,
+    scope: str,
+    server_id: str | None = None,
+    tool_pattern: str | None = None,
+    values: Mapping[str, Any],
+) -> PolicyRule:
+    """Create or replace one layer of the team's policy (fields given as None inherit); commits.
+
+    Raises:
+        InvalidInput: with field errors.
+    """
+    tool_pattern = tool_pattern.strip() if tool_pattern is not None else None
+    errors = check_values(values)
+    unknown = set(values) - set(POLICY_FIELDS)
+    if unknown:
+        errors["policy"] = f"unknown settings: {', '.join(sorted(unknown))}"
+    key = await _scope_key(session, team_id, scope, server_id, tool_pattern, errors)
+    if errors:
+        raise InvalidInput("the policy is not valid", errors)
+    existing = (
+        await session.execute(
+            select(PolicyRule).where(PolicyRule.team_id == team_id, PolicyRule.scope_key == key)
+        )
+    ).scalar_one_or_none()
+    rule = existing or PolicyRule(
+        team_id=team_id, scope=scope, server_id=server_id, tool_pattern=tool_pattern, scope_key=key
+    )
+    before = rule.values() if existing else None
+    for name in POLICY_FIELDS:
+        setattr(rule, name, values.get(name))
+    rule.updated_by = actor.id
+    rule.updated_at = utcnow()
+    session.add(rule)
+    await session.flush()
+    record_event(
+        session=session,
+        actor=actor,
+        action="policy_changed",
+        subject_type="team",
+        subject_id=team_id,
+        payload={"scope": key, "before": before, "after": rule.values()},
+    )
+    await session.commit()
+    return rule
+
+
+async def remove_rule(*, session: AsyncSession, actor: Actor, team_id: str, rule_id: str) -> None:
+    """Delete one layer; its fields inherit again. Commits.
+
+    Raises:
+        NotFound: no such rule in the team.
+    """
+    rule = await session.get(PolicyRule, rule_id)
+    if rule is None or rule.team_id != team_id:
+        raise NotFound(f"no policy rule {rule_id!r}")
+    record_event(
+        session=session,
+        actor=actor,
+        action="policy_removed",
+        subject_type="team",
+        subject_id=team_id,
+        payload={"scope": rule.scope_key, "before": rule.values()},
+    )
+    await session.delete(rule)
+    await session.commit()
+
+
+async def _scope_key(
+    session: AsyncSession,
+    team_id: str,
+    scope: str,
+    server_id: str | None,
+    tool_pattern: str | None,
+    errors: dict[str, str],
+) -> str:
+    if scope not in SCOPES:
+        errors["scope"] = f"must be one of {', '.join(SCOPES)}"
+        return ""
+    if scope in ("team", "destructive"):
+        if server_id is not None or tool_pattern is not None:
+            errors["scope"] = f"a {scope} rule names no server or tool"
+        return scope
+    if server_id is not None:
+        server = await session.get(McpServer, server_id)
+        if server is None or server.team_id != team_id:
+            errors["server"] = "no such server in this team"
+    if scope == "server":
+        if server_id is None:
+            errors["server"] = "choose a server"
+        return f"server:{server_id}"
+    pattern = (tool_pattern or "").strip()
+    if (
+        not pattern
+        or len(pattern) > MAX_PATTERN
+        or any(ch.isspace() or not ch.isprintable() for ch in pattern)
+    ):
+        errors["tool"] = f"a tool name or glob (e.g. deploy*), up to {MAX_PATTERN} characters, no spaces"
+    return f"tool:{server_id or '*'}:{pattern}"
