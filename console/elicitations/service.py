@@ -111,8 +111,9 @@ async def list_questions(
         )
     query = query.order_by(Elicitation.created_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
+    signatures = await _signatures(session, [v.elicitation.id for v in views])
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
-    return views
+    return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
 async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[int, str, str]:
@@ -156,16 +157,27 @@ async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation
 
 
 async def _with_signatures(session: AsyncSession, view: QuestionView) -> QuestionView:
+    signatures = await _signatures(session, [view.elicitation.id])
+    await session.commit()
+    return replace(view, signatures=signatures.get(view.elicitation.id, ()))
+
+
+async def _signatures(session: AsyncSession, ids: list[str]) -> dict[str, tuple[SignatureView, ...]]:
+    """The signatures of these questions (N-of-M approvals), oldest first."""
+    if not ids:
+        return {}
     rows = (
         await session.execute(
-            select(User.name, Signature.action, Signature.signed_at)
+            select(Signature.elicitation_id, User.name, Signature.action, Signature.signed_at)
             .join(User, User.id == Signature.user_id)
-            .where(Signature.elicitation_id == view.elicitation.id)
+            .where(Signature.elicitation_id.in_(ids))
             .order_by(Signature.signed_at, Signature.id)
         )
     ).all()
-    await session.commit()
-    return replace(view, signatures=tuple(SignatureView(*row) for row in rows))
+    found: dict[str, list[SignatureView]] = {}
+    for elicitation_id, user, action, at in rows:
+        found.setdefault(elicitation_id, []).append(SignatureView(user, action, at))
+    return {key: tuple(value) for key, value in found.items()}
 
 
 async def asked_again(*, session: AsyncSession, elicitation: Elicitation) -> str | None:

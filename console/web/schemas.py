@@ -93,6 +93,21 @@ class CallOut(BaseModel):
         )
 
 
+class PolicyOut(BaseModel):
+    answerers: Literal["owner", "approvers", "owner_or_approvers"]
+    no_self_approval: bool
+    required_approvals: int
+    step_up_minutes: int | None
+    expiry_action: Literal["cancel", "decline"]
+    set_by: list[str] = Field(description="the policy rules that applied, least specific first")
+
+
+class SignatureOut(BaseModel):
+    user: str
+    action: str
+    at: datetime
+
+
 class QuestionOut(BaseModel):
     id: str
     call_id: str
@@ -114,6 +129,15 @@ class QuestionOut(BaseModel):
     run_title: str
     owner: str
     answer_url: str
+    policy: PolicyOut
+    content_digest: str | None = Field(
+        default=None,
+        description="N-of-M: the digest of the answer the first approver gave; co-signers sign it",
+    )
+    approvals: int = Field(
+        description="accepts so far (N-of-M); the question is accepted at policy.required_approvals"
+    )
+    signatures: list[SignatureOut]
 
     @classmethod
     def of(cls, view: QuestionView, *, base_url: str) -> QuestionOut:
@@ -139,6 +163,17 @@ class QuestionOut(BaseModel):
             run_title=view.run_title,
             owner=view.owner,
             answer_url=f"{base_url}/elicitations/{e.id}",
+            policy=PolicyOut(
+                answerers=e.answerers,  # type: ignore[arg-type]  # stored as one of ANSWERERS
+                no_self_approval=e.no_self_approval,
+                required_approvals=e.required_approvals,
+                step_up_minutes=e.step_up_minutes,
+                expiry_action=e.expiry_action,  # type: ignore[arg-type]  # stored as cancel|decline
+                set_by=[str(a.get("from")) for a in view.policy.get("applied", [])],
+            ),
+            content_digest=e.content_digest,
+            approvals=view.approvals,
+            signatures=[SignatureOut(user=s.user, action=s.action, at=s.at) for s in view.signatures],
         )
 
 
