@@ -17,7 +17,7 @@ import uvicorn
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console import migrate
+from console import cli_policies, migrate
 from console.config import Settings, get_settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
@@ -38,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = args.handler(settings, args)
     except ConsoleError as exc:
         print(f"error: {exc.message}", file=sys.stderr)  # noqa: T201  # CLI output
+        for name, problem in getattr(exc, "fields", {}).items():
+            print(f"  {name}: {problem}", file=sys.stderr)  # noqa: T201  # CLI output
         return 1
     return result
 
@@ -100,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
+
+    cli_policies.register(sub)
 
     demo = sub.add_parser("demo", help="seed a demo team, start a deploy that waits for approval, and serve")
     _add_bind(demo, default_port=8000)

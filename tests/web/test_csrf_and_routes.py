@@ -24,6 +24,7 @@ from console.identity import team_by_name
 from console.identity.models import User
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.registry import add_server
+from console.policies.service import RuleView, list_rules, save_rule
 from tests.harness import (
     TEAM,
     Browser,
@@ -181,6 +182,44 @@ async def revoke_token_target(console: Console, who: Browser) -> Target:
     return Target(f"/tokens/{token_id}/revoke", {}, happened)
 
 
+async def _team_rules(console: Console) -> list[RuleView]:
+    async with console.app.state.factory() as session:
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+        return await list_rules(session=session, team_id=team_id)
+
+
+async def save_policy_target(console: Console, who: Browser) -> Target:
+    """The team's admin sets the stricter default for destructive tools."""
+
+    async def happened() -> bool:
+        return any(v.rule.scope == "destructive" for v in await _team_rules(console))
+
+    assert not await happened()
+    body = {"scope": "destructive", "required_approvals": "2", "no_self_approval": "forbid"}
+    return Target(f"/admin/teams/{TEAM}/policies", body, happened)
+
+
+async def remove_policy_target(console: Console, who: Browser) -> Target:
+    """The team's admin removes a tool rule."""
+    async with console.app.state.factory() as session:
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+        rule = await save_rule(
+            session=session,
+            actor=SYSTEM,
+            team_id=team_id,
+            scope="tool",
+            tool_pattern=f"tool-{secrets.token_hex(4)}",
+            values={"step_up_minutes": 5},
+        )
+        rule_id = rule.id
+
+    async def happened() -> bool:
+        return all(v.rule.id != rule_id for v in await _team_rules(console))
+
+    assert not await happened()
+    return Target(f"/admin/teams/{TEAM}/policies/{rule_id}/remove", {}, happened)
+
+
 async def _tokens_of(user_name: str, console: Console) -> list[TokenInfo]:
     async with console.app.state.factory() as session:
         return await list_tokens(session=session, user_name=user_name)
@@ -198,6 +237,8 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/connections/{server_id}": ("lead", credential_target),
     "/tokens": ("lead", create_token_target),
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
+    "/admin/teams/{team_name}/policies": ("boss", save_policy_target),
+    "/admin/teams/{team_name}/policies/{rule_id}/remove": ("boss", remove_policy_target),
 }
 SECRET_KEY = "test-only-secret-key-" + "0123456789abcdef" * 2
 
@@ -213,7 +254,7 @@ async def test_every_web_page_redirects_to_sign_in_when_signed_out(
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         question_id, run_id = await pending_question(console)
-        ids = {"elicitation_id": question_id, "run_id": run_id}
+        ids = {"elicitation_id": question_id, "run_id": run_id, "team_name": TEAM}
         gets = [path for method, path in web_routes() if method == "GET" and (method, path) not in PUBLIC]
         assert {"/", "/inbox", "/inbox/events", "/elicitations/{elicitation_id}", "/runs/{run_id}"} <= set(
             gets
@@ -241,7 +282,14 @@ async def test_every_web_page_redirects_to_sign_in_when_signed_out(
 async def test_every_post_route_does_nothing_when_signed_out(database_url: str, mrtr_stdio: Mrtr) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         question_id, run_id = await pending_question(console)
-        ids = {"elicitation_id": question_id, "run_id": run_id, "server_id": new_id(), "token_id": new_id()}
+        ids = {
+            "elicitation_id": question_id,
+            "run_id": run_id,
+            "server_id": new_id(),
+            "token_id": new_id(),
+            "team_name": TEAM,
+            "rule_id": new_id(),
+        }
         async with signed_in(console, "lead") as lead, browser(console) as anonymous:
             digest = await digest_of(lead, question_id)
             before = await audit_count(console)
