@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -9,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
+from tests.harness import form_fields, html, one
 from tests.processes import read_lines
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -64,16 +67,10 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
         assert token, banner
         assert url, banner
         assert "a deploy of auth-service waits for an answer" in banner
+        passwords = dict(re.findall(r"^  user (\w+) +password (\S+)$", banner, flags=re.M))
         script = walkthrough().replace("TOKEN=mcpc_...", f"TOKEN={token[1]}")
         script = script.replace("http://127.0.0.1:8000", url[1])
-        done = subprocess.run(
-            [BASH, "-euo", "pipefail", "-c", script],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=START_TIMEOUT,
-            check=False,
-        )
+        output = run_walkthrough(script, tmp_path, url[1], passwords)
         children = child_pids(demo.pid)
         assert children, "the demo runs the tracker as a child process"
     finally:
@@ -82,8 +79,49 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
         demo.terminate()
         demo.wait(timeout=30)
     assert [pid for pid in children if alive(pid)] == []  # stopping the demo stops its tracker too
-    assert done.returncode == 0, done.stderr
-    assert '"status":"awaiting_input"' in done.stdout
-    assert "auth-service 2.4.1 is being deployed to production." in done.stdout
-    assert done.stdout.rstrip().endswith("}")
-    assert '"status":"completed"' in done.stdout.splitlines()[-1]
+    assert '"status":"awaiting_input"' in output
+    assert "auth-service 2.4.1 is being deployed to production." in output
+    assert output.rstrip().endswith("}")
+    assert '"status":"completed"' in output.splitlines()[-1]
+
+
+def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str]) -> str:
+    """Run the README's commands; when dev's own answer has been refused, two approvers decide on the web
+    pages (as step 4 says) while the last command waits for the result. Returns everything printed."""
+    walk = subprocess.Popen(
+        [BASH, "-euo", "pipefail", "-c", script], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert walk.stdout is not None
+    printed: list[str] = []
+    try:
+        for line in read_lines(walk.stdout, START_TIMEOUT):
+            printed.append(line)
+            if "no self-approval" in line:
+                break
+        assert '"code":"forbidden"' in printed[-1], printed
+        question = json.loads((cwd / "call.json").read_text())["pending"][0]["id"]
+        decide_on_the_web(url, "lead", passwords["lead"], question, first=True)
+        decide_on_the_web(url, "ops", passwords["ops"], question, first=False)
+        rest, errors = walk.communicate(timeout=START_TIMEOUT)
+    finally:
+        walk.kill()
+        walk.wait(timeout=10)
+    assert walk.returncode == 0, errors.decode()
+    return "\n".join(printed) + "\n" + rest.decode()
+
+
+def decide_on_the_web(url: str, name: str, password: str, question: str, *, first: bool) -> None:
+    """Sign in and accept the deploy question: the first approver chooses production, the second co-signs."""
+    with httpx.Client(base_url=url.rstrip("/"), timeout=30) as browser:
+        login = html(browser.get("/login"))
+        fields = form_fields(one(login, 'form[action="/login"]'))
+        assert browser.post("/login", data={**fields, "name": name, "password": password}).status_code == 303
+        form = one(html(browser.get(f"/elicitations/{question}")), "form#decision-form")
+        data = {**form_fields(form), "action": "accept"}
+        if first:
+            data[str(one(form, 'input[type="radio"][value="production"]')["name"])] = "production"
+            data[str(one(form, 'input[type="checkbox"]')["name"])] = "true"
+        else:
+            assert "production" in one(form, "#fixed-content").get_text()
+        decided = browser.post(f"/elicitations/{question}", data=data)
+        assert decided.status_code == 303, decided.text

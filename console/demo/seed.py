@@ -1,4 +1,5 @@
-"""Seeding the demo: team `platform`, users `dev` and `lead`, the deployer, the tracker, and waiting calls."""
+"""Seeding the demo: team `platform` and its people, the deployer with its deploy policy, the tracker, and
+waiting calls."""
 
 from __future__ import annotations
 
@@ -22,9 +23,14 @@ from console.identity.models import Membership, Team, User
 from console.identity.passwords import hash_password
 from console.mcp.models import McpServer
 from console.mcp.registry import add_server
+from console.policies.service import save_rule
 
 TEAM = "platform"
-USERS = (("dev", "member"), ("lead", "approver"))
+# dev's agent makes the calls; lead and ops approve; admin runs the team (and the whole console).
+USERS = (("dev", "member"), ("lead", "approver"), ("ops", "approver"), ("admin", "admin"))
+SITE_ADMINS = ("admin",)
+# The demo's production deploy policy: two approvers, not the requester, signed in within 5 minutes.
+DEPLOY_POLICY = {"required_approvals": 2, "no_self_approval": True, "step_up_minutes": 5}
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,7 @@ class Seeded:
             yield f"  user {name:<5} password {password}"
         yield f"  API token for dev's agent: {self.dev_token}"
         yield f"  a deploy of auth-service waits for an answer: {url}/api/v1/calls/{self.call_id}"
+        yield "  its policy: two approvers (lead and ops), not the requester, signed in within 5 minutes"
         if self.tracker_call_id:
             yield (
                 "  dev's agent wants to create a tracker issue: sign in as dev to connect the account "
@@ -63,7 +70,16 @@ async def seed_demo(
         team = await create_team(session=session, name=TEAM)
     for name, role in USERS:
         await _ensure_user(session, team, name, role, passwords[name])
-    await _ensure_deployer(session, team)
+    deployer = await _ensure_deployer(session, team)
+    await save_rule(
+        session=session,
+        actor=SYSTEM,
+        team_id=team.id,
+        scope="tool",
+        server_id=deployer.id,
+        tool_pattern="deploy",
+        values=DEPLOY_POLICY,
+    )
     token = await create_token(session=session, user_name="dev", team_name=TEAM, name="demo agent")
     call_id = await _ensure_waiting(
         session,
@@ -98,26 +114,28 @@ async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, 
         ).scalar_one_or_none()
     )
     if user is None or member is None:
-        await create_user(session=session, name=name, team_name=TEAM, role=role, password=password)
-        return
-    user.password_hash = hash_password(password)
+        user = await create_user(session=session, name=name, team_name=TEAM, role=role, password=password)
+    else:
+        user.password_hash = hash_password(password)
+    user.site_admin = name in SITE_ADMINS
     await session.commit()
 
 
-async def _ensure_deployer(session: AsyncSession, team: Team) -> None:
+async def _ensure_deployer(session: AsyncSession, team: Team) -> McpServer:
     existing = (
         await session.execute(
             select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "deployer")
         )
     ).scalar_one_or_none()
-    if existing is None:
-        await add_server(
-            session=session,
-            team_id=team.id,
-            name="deployer",
-            command=f"{sys.executable} -m console.demo.deployer",
-            env={"DEPLOY_STATE_KEY": secrets.token_urlsafe(32)},
-        )
+    if existing is not None:
+        return existing
+    return await add_server(
+        session=session,
+        team_id=team.id,
+        name="deployer",
+        command=f"{sys.executable} -m console.demo.deployer",
+        env={"DEPLOY_STATE_KEY": secrets.token_urlsafe(32)},
+    )
 
 
 async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, settings: Settings) -> None:

@@ -132,15 +132,6 @@ async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[i
     return int(row[0] or 0), str(row[1]), str(row[2])
 
 
-async def get_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:
-    """Raises: NotFound when it does not exist or the caller may not answer it."""
-    row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
-    await session.commit()
-    if row is None or not may_answer(viewer, row[0]):
-        raise NotFound(f"no question {elicitation_id!r}")
-    return await _with_signatures(session, _view(row))
-
-
 async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:
     """A question the viewer may answer, or may merely see because they may see its run.
 

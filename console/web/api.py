@@ -177,7 +177,7 @@ async def list_elicitations(
 async def get_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
-    view = await questions.get_question(
+    view = await questions.look_at_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
@@ -213,7 +213,7 @@ async def answer_elicitation(
     )
     if decision.resume_queued:
         request.app.state.signals.work_available()
-    view = await questions.get_question(
+    view = await questions.look_at_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
