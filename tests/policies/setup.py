@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM
+from console.db import create_engine, session_factory
 from console.identity import create_token, create_user, team_by_name
 from console.mcp.models import McpServer
 from console.policies.service import save_rule
@@ -22,7 +24,33 @@ async def set_policy(
     **values: Any,
 ) -> None:
     """Create or replace one rule of the platform team's policy."""
-    async with console.app.state.factory() as session:
+    await _save(console.app.state.factory, scope, server, tool, values)
+
+
+async def set_policy_at(
+    database_url: str,
+    scope: str = "team",
+    *,
+    server: str | None = None,
+    tool: str | None = None,
+    **values: Any,
+) -> None:
+    """The same, in the database of a console running as its own process."""
+    engine = create_engine(database_url)
+    try:
+        await _save(session_factory(engine), scope, server, tool, values)
+    finally:
+        await engine.dispose()
+
+
+async def _save(
+    factory: async_sessionmaker[AsyncSession],
+    scope: str,
+    server: str | None,
+    tool: str | None,
+    values: dict[str, Any],
+) -> None:
+    async with factory() as session:
         team = await team_by_name(session=session, name=TEAM)
         server_id = None
         if server is not None:

@@ -106,6 +106,7 @@ class Site:
     base: str
     tokens: dict[str, str]
     api: httpx.AsyncClient
+    database_url: str
 
     def auth(self, who: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[who]}"}

@@ -18,6 +18,7 @@ import pytest
 from playwright.async_api import Browser, Page, Response, expect
 
 from tests.harness import seed, stdio_deployer, stdio_mrtr
+from tests.policies.setup import set_policy_at
 from tests.processes import console_process
 from tests.web.browser import (
     ACTION_TIMEOUT_MS,
@@ -50,7 +51,7 @@ async def running_site(database_url: str, state_key: str, tmp_path: Path) -> Asy
     tokens = await seed(database_url, servers)
     with console_process(database_url, tmp_path / "console.txt") as base:
         async with httpx.AsyncClient(base_url=base, timeout=60) as api:
-            yield Site(base, tokens, api)
+            yield Site(base, tokens, api, database_url)
 
 
 @pytest.fixture
@@ -384,3 +385,70 @@ async def test_the_core_path_works_without_javascript_and_by_keyboard_alone(
         "auth-service 2.4.1 is being deployed to production.", timeout=RESUME_MS
     )
     await shoot(page, f"{shot_prefix}-outcome")
+
+
+async def test_two_of_three_approvers_in_two_browsers(
+    site_any_db: Site, browser: Browser, shot_prefix: str
+) -> None:
+    site = site_any_db
+    await set_policy_at(site.database_url, "tool", server="deployer", tool="deploy", required_approvals=2)
+    call = await site.deploy(title="Release auth-service")
+    question_id = call["pending"][0]["id"]
+    question = f"/elicitations/{question_id}"
+    first, second = await new_page(browser, site.base), await new_page(browser, site.base)
+    await sign_in(first, "lead", go=question)
+    await sign_in(second, "lead2", go=question)
+    await expect(first.locator("section.policy")).to_contain_text(
+        "2 different people must approve the same answer."
+    )
+    await expect(first.locator("section.policy")).to_contain_text("Set by: tool rule deploy on deployer.")
+
+    await choose_production(first)
+    await first.get_by_role("button", name="Accept", exact=True).click()
+    await expect(first.locator("#decision .notice")).to_contain_text(
+        "You have signed this answer. It waits for 1 more approval from other people."
+    )
+    await shoot(first, f"{shot_prefix}-1-first-signed")
+    assert (await site.get_call(call["id"]))["status"] == "awaiting_input"  # one accept does not resume
+    await first.reload()
+    await expect(first.get_by_role("button", name="Accept", exact=True)).to_have_count(
+        0
+    )  # one signature each
+
+    await second.reload()
+    await expect(second.locator("#fixed-content")).to_contain_text('"environment": "production"')
+    await expect(second.get_by_role("button", name="Accept", exact=True)).to_have_count(0)
+    await shoot(second, f"{shot_prefix}-2-co-sign")
+    await second.get_by_role("button", name="Approve this answer").click()
+    outcome = second.locator("#outcome")
+    await expect(outcome.locator(".result")).to_have_text(DEPLOYED, timeout=RESUME_MS)
+    await expect(outcome).to_contain_text("Signed by lead (approved), lead2 (approved).")
+    await shoot(second, f"{shot_prefix}-3-deployed")
+
+    answered = await site.question(question_id)
+    assert (answered["status"], answered["approvals"], answered["decided_by"]) == ("accepted", 2, "lead2")
+    assert answered["content"] == {"environment": "production", "confirm": True}
+    done = await site.get_call(call["id"])
+    assert done["result"]["content"][0]["text"] == DEPLOYED
+
+
+async def test_a_decline_by_the_second_approver_ends_it_declined(
+    site: Site, browser: Browser, shot_prefix: str
+) -> None:
+    await set_policy_at(site.database_url, required_approvals=2)
+    call = await site.deploy()
+    question = f"/elicitations/{call['pending'][0]['id']}"
+    first, second = await new_page(browser, site.base), await new_page(browser, site.base)
+    await sign_in(first, "lead", go=question)
+    await choose_production(first)
+    await first.get_by_role("button", name="Accept", exact=True).click()
+    await expect(first.locator("#decision .notice")).to_contain_text("waits for 1 more approval")
+
+    await sign_in(second, "lead2", go=question)
+    await second.get_by_role("button", name="Decline", exact=True).click()
+    outcome = second.locator("#outcome")
+    await expect(outcome).to_contain_text("declined")
+    await expect(outcome).to_contain_text("Signed by lead (approved), lead2 (declined).")
+    await expect(outcome).to_contain_text("The call is completed.", timeout=RESUME_MS)
+    await shoot(second, f"{shot_prefix}-declined")
+    assert (await site.question(call["pending"][0]["id"]))["status"] == "declined"

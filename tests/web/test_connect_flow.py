@@ -117,7 +117,7 @@ async def running_site(database_url: str, tracker: Tracker, tmp_path: Path) -> A
     env = {"CONSOLE_SECRET_KEY": SECRET, "CONSOLE_ENV": "dev"}
     with console_process(database_url, tmp_path / "console.txt", **env) as base:
         async with httpx.AsyncClient(base_url=base, timeout=60) as api:
-            yield Site(base, tokens, api)
+            yield Site(base, tokens, api, database_url)
 
 
 @pytest.fixture

@@ -296,7 +296,8 @@ async def test_a_missing_required_answer_re_renders_the_form_with_the_message_ne
                 assert soup.find("html") is None
                 assert soup.find("body") is None
                 roots = [t for t in soup.contents if isinstance(t, Tag)]
-                assert [(t.name, t.get("id")) for t in roots] == [("form", "decision-form")]
+                assert [(t.name, t.get("id")) for t in roots] == [("div", "decision")]
+                assert [f.get("id") for f in roots[0].find_all("form")] == ["decision-form"]
             else:
                 assert soup.find("html") is not None
                 assert text(one(soup, "h1")).startswith("Thanks Ada.")
