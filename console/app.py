@@ -14,12 +14,27 @@ from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
-from console.web import api, connect, connections, errors, health, inbox, login, questions, runs, tokens
+from console.web import (
+    api,
+    connect,
+    connections,
+    errors,
+    health,
+    inbox,
+    login,
+    oidc,
+    questions,
+    reauth,
+    runs,
+    tokens,
+)
 from console.web.security import SecurityHeaders
 from console.web.templating import STATIC, make_templates
 
 WEB_ROUTERS = (
     login.router,
+    oidc.router,
+    reauth.router,
     inbox.router,
     questions.router,
     connect.router,
