@@ -53,7 +53,9 @@ def display_name(claims: Mapping[str, Any]) -> str:
 
 
 def _clean(text: str) -> str:
-    visible = "".join(c for c in text if not unicodedata.category(c).startswith("C"))
+    visible = "".join(
+        " " if c.isspace() else c for c in text if c.isspace() or not unicodedata.category(c).startswith("C")
+    )
     return " ".join(visible.split())[:NAME_LENGTH]
 
 

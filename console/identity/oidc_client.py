@@ -1,5 +1,8 @@
 """Talking to the OpenID provider: discovery, the authorization URL, the code exchange and the ID token.
 
+HTTP goes through httpx2, the client Authlib's httpx integration is built on, so one transport (a test
+seam) and one family of errors cover discovery, keys and the code exchange.
+
 Everything the provider sends is checked before use: the discovery document must name exactly the
 configured issuer, and the ID token must be signed with one of the provider's published keys (never
 `none` or a shared secret) and carry our issuer, audience and nonce, and a current `exp`/`iat`.
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import httpx
+import httpx2
 from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 from joserfc import jwt
@@ -58,7 +61,7 @@ class Metadata:
 class OidcClient:
     """One configured provider; discovery and its keys are fetched once and kept."""
 
-    def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, config: ProviderConfig, *, transport: httpx2.AsyncBaseTransport | None = None) -> None:
         self.config = config
         self._transport = transport
         self._metadata: Metadata | None = None
@@ -116,7 +119,7 @@ class OidcClient:
                     code=code,
                     code_verifier=code_verifier,
                 )
-        except (OAuthError, httpx.HTTPError, ValueError):
+        except (OAuthError, httpx2.HTTPError, ValueError):
             raise OidcError("code_rejected", "The identity provider did not accept the sign-in.") from None
         id_token = token.get("id_token") if isinstance(token, Mapping) else None
         if not isinstance(id_token, str):
@@ -190,13 +193,13 @@ class OidcClient:
 
     async def _get_json(self, url: str, what: str) -> dict[str, Any]:
         try:
-            async with httpx.AsyncClient(timeout=TIMEOUT, transport=self._transport) as http:
+            async with httpx2.AsyncClient(timeout=TIMEOUT, transport=self._transport) as http:
                 response = await http.get(url, headers={"Accept": "application/json"})
                 response.raise_for_status()
                 if len(response.content) > MAX_DOCUMENT_BYTES:
                     raise ValueError("document too large")
                 document = response.json()
-        except (httpx.HTTPError, ValueError):
+        except (httpx2.HTTPError, ValueError):
             raise OidcError(f"{what}_unavailable", _unavailable()) from None
         if not isinstance(document, dict):
             raise OidcError(f"{what}_invalid", _unavailable())
