@@ -22,8 +22,10 @@ from console.web import (
     health,
     inbox,
     login,
+    oidc,
     policies,
     questions,
+    reauth,
     runs,
     tokens,
 )
@@ -32,6 +34,8 @@ from console.web.templating import STATIC, make_templates
 
 WEB_ROUTERS = (
     login.router,
+    oidc.router,
+    reauth.router,
     inbox.router,
     questions.router,
     connect.router,

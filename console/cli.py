@@ -306,7 +306,7 @@ def _demo(settings: Settings, args: Any) -> int:
     from console.demo.tracker import running_tracker
 
     migrate.upgrade(settings.database_url)
-    updates: dict[str, Any] = {}
+    updates: dict[str, Any] = {"local_sign_in": True}  # the demo's people are local accounts
     if "env" not in settings.model_fields_set:
         updates["env"] = "dev"  # the demo's tracker lives on loopback http
     if settings.secret_key is None:

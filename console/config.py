@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import ipaddress
+from typing import Literal, Self
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -56,6 +58,51 @@ class Settings(BaseSettings):
     test_fault: Literal["", "crash_after_claim", "crash_after_send"] = Field(
         default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
     )
+    oidc_issuer: str | None = Field(
+        default=None, description="issuer URL of the OpenID provider; turns on single sign-on"
+    )
+    oidc_client_id: str | None = Field(default=None, description="the console's client id at the provider")
+    oidc_client_secret: SecretStr | None = Field(
+        default=None, description="the console's client secret; none for a public client (PKCE only)"
+    )
+    oidc_teams_claim: str | None = Field(
+        default=None, description='ID token claim listing "team" or "team:role" memberships, e.g. groups'
+    )
+    oidc_provider_name: str = Field(
+        default="single sign-on", max_length=60, description='shown as "Sign in with <name>"'
+    )
+    local_sign_in: bool = Field(default=True, description="whether people may sign in with a password")
+
+    @model_validator(mode="after")
+    def _check_sign_in(self) -> Self:
+        if (self.oidc_issuer is None) != (self.oidc_client_id is None):
+            raise ValueError("set both CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID, or neither")
+        if self.oidc_issuer is not None and not secure_url(self.oidc_issuer):
+            raise ValueError("CONSOLE_OIDC_ISSUER must be an https URL (http only to a loopback address)")
+        if not self.local_sign_in and self.oidc_issuer is None:
+            raise ValueError("CONSOLE_LOCAL_SIGN_IN=false needs single sign-on (CONSOLE_OIDC_ISSUER)")
+        return self
+
+    @property
+    def oidc_enabled(self) -> bool:
+        return self.oidc_issuer is not None and self.oidc_client_id is not None
+
+
+def secure_url(url: str) -> bool:
+    """https, or http to a loopback address (a provider on the same machine, as in tests)."""
+    parts = urlsplit(url)
+    if parts.query or parts.fragment or not parts.hostname:
+        return False
+    if parts.scheme == "https":
+        return True
+    if parts.scheme != "http":
+        return False
+    if parts.hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:
+        return False
 
 
 def secret_text(settings: Settings) -> str | None:

@@ -43,6 +43,9 @@ class Membership(Base):
     user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)
     role: Mapped[str] = mapped_column(String(20))
+    # "manual" (an admin or the CLI made it) or "oidc" (the provider's teams claim granted it, and a
+    # later sign-in whose claim no longer names the team removes it).
+    source: Mapped[str] = mapped_column(String(20), default="manual", server_default="manual")
 
 
 class ApiToken(Base):

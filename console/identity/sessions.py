@@ -6,13 +6,14 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event
 from console.db import utcnow
-from console.errors import ConsoleError, Unauthorized
+from console.errors import ConsoleError, Forbidden, Unauthorized
 from console.identity.models import LoginFailure, Membership, Team, User, WebSession
 from console.identity.passwords import hash_password, verify_password
 from console.identity.viewer import Viewer
@@ -105,6 +106,88 @@ async def open_session(*, session: AsyncSession, user: User, method: str, client
     )
     await session.commit()
     return SignedIn(token, csrf, await _viewer(session, user, via="session", web_session_id=web_id))
+
+
+async def reauthenticate(
+    *, session: AsyncSession, web_session_id: str, password: str, client: str, policy: SessionPolicy
+) -> None:
+    """Check the password of a signed-in person again and mark the session as freshly authenticated.
+
+    Raises:
+        TooManyAttempts: too many recent failures for this account or this client.
+        Unauthorized: wrong password, or the session ended.
+    """
+    web, user = await _live_session(session, web_session_id)
+    now = utcnow()
+    keys = (f"account:{user.name}"[:200], f"client:{client}"[:200])
+    await _refuse_when_throttled(session, keys, now, policy)
+    if not verify_password(password, user.password_hash or _DUMMY_HASH) or not user.password_hash:
+        session.add_all([LoginFailure(key=key, at=now) for key in keys])
+        record_event(
+            session=session,
+            actor=Actor("user", user.id),
+            action="sign_in_failed",
+            subject_type="user",
+            subject_id=user.id,
+            payload={"client": client, "method": "password", "reason": "wrong_password", "step_up": True},
+        )
+        await session.commit()
+        raise Unauthorized("Wrong password.")
+    await session.execute(delete(LoginFailure).where(LoginFailure.key == keys[0]))
+    await mark_reauthenticated(session=session, web_session_id=web.id, method="password", client=client)
+
+
+async def mark_reauthenticated(
+    *, session: AsyncSession, web_session_id: str, method: str, client: str
+) -> None:
+    """The person behind a live session just proved again who they are; step-up checks read the time."""
+    web, user = await _live_session(session, web_session_id)
+    await session.execute(
+        update(WebSession)
+        .where(WebSession.id == web.id)
+        .values(authenticated_at=utcnow(), auth_method=method)
+    )
+    record_event(
+        session=session,
+        actor=Actor("user", user.id),
+        action="reauthenticated",
+        subject_type="user",
+        subject_id=user.id,
+        payload={"client": client, "method": method},
+    )
+    await session.commit()
+
+
+async def reauthentication_method(
+    *, session: AsyncSession, web_session_id: str, oidc_issuer: str | None
+) -> Literal["password", "oidc"]:
+    """How the person behind a session proves again who they are: at their provider, or with a password.
+
+    Raises:
+        Unauthorized: the session ended.  Forbidden: the account has no way to re-authenticate here.
+    """
+    _web, user = await _live_session(session, web_session_id)
+    await session.commit()
+    if user.oidc_subject is not None and oidc_issuer is not None and user.oidc_issuer == oidc_issuer:
+        return "oidc"
+    if user.password_hash:
+        return "password"
+    raise Forbidden("This account cannot confirm its sign-in here: its identity provider is not configured.")
+
+
+async def _live_session(session: AsyncSession, web_session_id: str) -> tuple[WebSession, User]:
+    row = (
+        await session.execute(
+            select(WebSession, User)
+            .join(User, User.id == WebSession.user_id)
+            .where(WebSession.id == web_session_id, WebSession.revoked_at.is_(None))
+        )
+    ).one_or_none()
+    if row is None:
+        await session.rollback()
+        raise Unauthorized("The session ended; sign in again.")
+    web, user = row
+    return web, user
 
 
 async def _refuse_when_throttled(

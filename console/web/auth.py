@@ -104,6 +104,16 @@ def sign_in_redirect(request: Request) -> Response:
     return RedirectResponse(location, status_code=303)
 
 
+def set_session_cookie(request: Request, response: Response, token: str) -> None:
+    response.set_cookie(
+        session_cookie_name(request), token, httponly=True, samesite="lax", path="/", secure=_https(request)
+    )
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
 def safe_next(value: str | None) -> str:
     """Only local paths: never redirect sign-in to another site."""
     if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:

@@ -15,10 +15,12 @@ from console.web.auth import (
     LOGIN_CSRF_COOKIE,
     CsrfUser,
     check_origin,
+    client_address,
     current_session,
     policy,
     safe_next,
     session_cookie_name,
+    set_session_cookie,
 )
 from console.web.deps import DbSession
 from console.web.templating import render
@@ -30,12 +32,17 @@ def _login_page(
     request: Request, *, next_path: str, error: str | None = None, name: str | None = None, status: int = 200
 ) -> Response:
     token = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
-    response = render(
-        request,
-        "auth/login.html",
-        {"user": None, "login_csrf": token, "next": next_path, "error": error, "name": name},
-        status=status,
-    )
+    settings = request.app.state.settings
+    context = {
+        "user": None,
+        "login_csrf": token,
+        "next": next_path,
+        "error": error,
+        "name": name,
+        "local_sign_in": settings.local_sign_in,
+        "provider_name": settings.oidc_provider_name if settings.oidc_enabled else None,
+    }
+    response = render(request, "auth/login.html", context, status=status)
     response.set_cookie(
         LOGIN_CSRF_COOKIE,
         token,
@@ -65,28 +72,26 @@ async def login(
     csrf_token: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/",
 ) -> Response:
+    if not request.app.state.settings.local_sign_in:
+        raise Forbidden("Signing in with a password is turned off here; use single sign-on.")
     check_origin(request)
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     if not expected or not hmac.compare_digest(expected.encode(), csrf_token.encode()):
         raise Forbidden("the sign-in form expired; reload the page")
-    client = request.client.host if request.client else "unknown"
     try:
         signed = await sign_in(
-            session=session, name=name, password=password, client=client, policy=policy(request)
+            session=session,
+            name=name,
+            password=password,
+            client=client_address(request),
+            policy=policy(request),
         )
     except TooManyAttempts as exc:
         return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=429)
     except Unauthorized as exc:
         return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=401)
     response = RedirectResponse(safe_next(next), status_code=303)
-    response.set_cookie(
-        session_cookie_name(request),
-        signed.token,
-        httponly=True,
-        samesite="lax",
-        path="/",
-        secure=str(request.app.state.settings.base_url).startswith("https://"),
-    )
+    set_session_cookie(request, response, signed.token)
     response.delete_cookie(LOGIN_CSRF_COOKIE)
     return response
 

@@ -179,7 +179,9 @@ async def test_expired_question_gets_the_policys_answer_exactly_once(
     assert resumes(log) == [{"first": {"action": action}}]
 
 
-async def test_step_up_needs_a_recent_browser_sign_in_to_accept(database_url: str, tmp_path: Path) -> None:
+async def test_step_up_needs_a_recent_sign_in_and_re_authentication_brings_the_person_back(
+    database_url: str, tmp_path: Path
+) -> None:
     log = tmp_path / "requests.jsonl"
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
         await set_policy(console, step_up_minutes=5)
@@ -200,7 +202,11 @@ async def test_step_up_needs_a_recent_browser_sign_in_to_accept(database_url: st
             assert stale.headers["location"] == f"/reauth?next=/elicitations/{question}"
             assert (await console.question(question))["status"] == "pending"
 
-            await _age_sign_in(console, "lead", minutes=4)
+            prompt = html(await lead.client.get(stale.headers["location"]))
+            confirm = {**form_fields(one(prompt, "form#reauth-form")), "password": "lead-pw-1"}
+            back = await lead.client.post("/reauth", data=confirm)
+            assert back.status_code == 303
+            assert back.headers["location"] == f"/elicitations/{question}"
             fresh = await lead.client.post(f"/elicitations/{question}", data=data)
             assert fresh.status_code == 303
             assert fresh.headers["location"] == f"/elicitations/{question}"

@@ -4,10 +4,12 @@ style."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from urllib.parse import quote
 
 import httpx
@@ -21,7 +23,7 @@ from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.db import new_id
 from console.identity import team_by_name
-from console.identity.models import User
+from console.identity.models import User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.registry import add_server
 from console.policies.service import RuleView, list_rules, save_rule
@@ -41,7 +43,7 @@ from tests.harness import (
 
 pytestmark = pytest.mark.anyio
 
-PUBLIC = {("GET", "/login"), ("POST", "/login")}
+PUBLIC = {("GET", "/login"), ("POST", "/login"), ("GET", "/login/oidc"), ("GET", "/login/oidc/callback")}
 HTMX = {"HX-Request": "true"}
 
 
@@ -220,6 +222,25 @@ async def remove_policy_target(console: Console, who: Browser) -> Target:
     return Target(f"/admin/teams/{TEAM}/policies/{rule_id}/remove", {}, happened)
 
 
+async def reauth_target(console: Console, who: Browser) -> Target:
+    """Lead confirms the sign-in with the password again: the session's authenticated_at moves on."""
+    session_id = hashlib.sha256(who.client.cookies["console_session"].encode()).hexdigest()
+
+    async def confirmed_at() -> datetime:
+        async with console.app.state.factory() as session:
+            moment: datetime = (
+                await session.execute(select(WebSession.authenticated_at).where(WebSession.id == session_id))
+            ).scalar_one()
+        return moment
+
+    before = await confirmed_at()
+
+    async def happened() -> bool:
+        return await confirmed_at() > before
+
+    return Target("/reauth", {"password": "lead-pw-1", "next": "/"}, happened)
+
+
 async def _tokens_of(user_name: str, console: Console) -> list[TokenInfo]:
     async with console.app.state.factory() as session:
         return await list_tokens(session=session, user_name=user_name)
@@ -239,6 +260,7 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
     "/admin/teams/{team_name}/policies": ("boss", save_policy_target),
     "/admin/teams/{team_name}/policies/{rule_id}/remove": ("boss", remove_policy_target),
+    "/reauth": ("lead", reauth_target),
 }
 SECRET_KEY = "test-only-secret-key-" + "0123456789abcdef" * 2
 

@@ -1,0 +1,121 @@
+"""Single sign-on through the OpenID provider: start at /login/oidc, come back to /login/oidc/callback."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.config import Settings
+from console.errors import NotFound
+from console.identity.oidc import Callback, Started, finish_login, start_login
+from console.identity.oidc_client import OidcClient, OidcError, ProviderConfig
+from console.identity.sessions import SignedIn
+from console.web.auth import client_address, current_session, safe_next, set_session_cookie
+from console.web.deps import DbSession
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+CALLBACK_PATH = "/login/oidc/callback"
+STATE_COOKIE = "console_oidc_state"
+STATE_COOKIE_PATH = "/login/oidc"
+STATE_COOKIE_SECONDS = 600
+MAX_PARAM_LENGTH = 4096
+
+
+def oidc_client(request: Request) -> OidcClient:
+    """The app's provider client, made on first use (`serve --port 0` settles the base URL late)."""
+    settings: Settings = request.app.state.settings
+    if settings.oidc_issuer is None or settings.oidc_client_id is None:
+        raise NotFound("single sign-on is not configured")
+    client: OidcClient | None = getattr(request.app.state, "oidc_client", None)
+    if client is None:
+        secret = settings.oidc_client_secret
+        client = OidcClient(
+            ProviderConfig(
+                issuer=settings.oidc_issuer,
+                client_id=settings.oidc_client_id,
+                client_secret=secret.get_secret_value() if secret is not None else None,
+                redirect_uri=settings.base_url.rstrip("/") + CALLBACK_PATH,
+            )
+        )
+        request.app.state.oidc_client = client
+    return client
+
+
+OidcDep = Annotated[OidcClient, Depends(oidc_client)]
+
+
+def to_provider(request: Request, started: Started) -> Response:
+    """Send the browser to the provider, binding the sign-in to this browser with a short-lived cookie."""
+    response = RedirectResponse(started.url, status_code=303)
+    response.set_cookie(
+        STATE_COOKIE,
+        started.state,
+        max_age=STATE_COOKIE_SECONDS,
+        path=STATE_COOKIE_PATH,
+        httponly=True,
+        samesite="lax",
+        secure=_https(request),
+    )
+    return response
+
+
+def failure_page(request: Request, exc: OidcError) -> Response:
+    response = render(request, "auth/sign_in_failed.html", {"user": None, "message": exc.message}, status=400)
+    _forget_state(request, response)
+    return response
+
+
+@router.get("/login/oidc")
+async def start(request: Request, session: DbSession, client: OidcDep, next: str = "/") -> Response:
+    try:
+        started = await start_login(
+            session=session, client=client, next_path=safe_next(next), client_address=client_address(request)
+        )
+    except OidcError as exc:
+        return failure_page(request, exc)
+    return to_provider(request, started)
+
+
+@router.get(CALLBACK_PATH)
+async def callback(
+    request: Request,
+    session: DbSession,
+    client: OidcDep,
+    current: Annotated[SignedIn | None, Depends(current_session)],
+) -> Response:
+    try:
+        finished = await finish_login(
+            session=session,
+            client=client,
+            callback=Callback(*(_param(request, name) for name in ("state", "code", "iss", "error"))),
+            bound_state=request.cookies.get(STATE_COOKIE),
+            current_web_session_id=current.viewer.web_session_id if current else None,
+            teams_claim=request.app.state.settings.oidc_teams_claim,
+            client_address=client_address(request),
+        )
+    except OidcError as exc:
+        return failure_page(request, exc)
+    response = RedirectResponse(safe_next(finished.next_path), status_code=303)
+    if finished.signed_in is not None:
+        set_session_cookie(request, response, finished.signed_in.token)
+    _forget_state(request, response)
+    return response
+
+
+def _param(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    return value if value is not None and len(value) <= MAX_PARAM_LENGTH else None
+
+
+def _forget_state(request: Request, response: Response) -> None:
+    response.delete_cookie(
+        STATE_COOKIE, path=STATE_COOKIE_PATH, httponly=True, samesite="lax", secure=_https(request)
+    )
+
+
+def _https(request: Request) -> bool:
+    return str(request.app.state.settings.base_url).startswith("https://")

@@ -1,0 +1,82 @@
+"""Confirming a sign-in again (step-up): the password once more, or a fresh login at the provider."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.errors import Forbidden, Unauthorized
+from console.identity.oidc import start_login
+from console.identity.oidc_client import OidcError
+from console.identity.sessions import SignedIn, TooManyAttempts, reauthenticate, reauthentication_method
+from console.web.auth import CsrfUser, WebUser, client_address, policy, safe_next
+from console.web.deps import DbSession
+from console.web.oidc import failure_page, oidc_client, to_provider
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+PASSWORD_OFF = "Confirming with a password is turned off here; use single sign-on."  # noqa: S105  # a message
+
+
+def _session_id(user: SignedIn) -> str:
+    if user.viewer.web_session_id is None:
+        raise Unauthorized("sign in first")
+    return user.viewer.web_session_id
+
+
+def _page(
+    request: Request, user: SignedIn, next_path: str, error: str | None = None, status: int = 200
+) -> Response:
+    context = {"user": user, "next": next_path, "error": error}
+    return render(request, "auth/reauth.html", context, status=status)
+
+
+@router.get("/reauth")
+async def reauth_page(request: Request, session: DbSession, user: WebUser, next: str = "/") -> Response:
+    settings = request.app.state.settings
+    web_session_id = _session_id(user)
+    issuer = settings.oidc_issuer if settings.oidc_enabled else None
+    method = await reauthentication_method(session=session, web_session_id=web_session_id, oidc_issuer=issuer)
+    if method == "oidc":
+        try:
+            started = await start_login(
+                session=session,
+                client=oidc_client(request),
+                next_path=safe_next(next),
+                client_address=client_address(request),
+                web_session_id=web_session_id,
+            )
+        except OidcError as exc:
+            return failure_page(request, exc)
+        return to_provider(request, started)
+    if not settings.local_sign_in:
+        raise Forbidden(PASSWORD_OFF)
+    return _page(request, user, safe_next(next))
+
+
+@router.post("/reauth")
+async def reauth(
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    password: Annotated[str, Form(max_length=1000)] = "",
+    next: Annotated[str, Form()] = "/",
+) -> Response:
+    if not request.app.state.settings.local_sign_in:
+        raise Forbidden(PASSWORD_OFF)
+    try:
+        await reauthenticate(
+            session=session,
+            web_session_id=_session_id(user),
+            password=password,
+            client=client_address(request),
+            policy=policy(request),
+        )
+    except TooManyAttempts as exc:
+        return _page(request, user, safe_next(next), exc.message, status=429)
+    except Unauthorized as exc:
+        return _page(request, user, safe_next(next), exc.message, status=401)
+    return RedirectResponse(safe_next(next), status_code=303)

@@ -1,0 +1,35 @@
+"""Settings refuse sign-in configurations that cannot work or are unsafe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from console.config import Settings
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"oidc_issuer": "https://id.example.com"},
+        {"oidc_client_id": "console"},
+        {"oidc_issuer": "http://id.example.com", "oidc_client_id": "console"},
+        {"oidc_issuer": "ftp://id.example.com", "oidc_client_id": "console"},
+        {"oidc_issuer": "https://id.example.com?x=1", "oidc_client_id": "console"},
+        {"local_sign_in": False},
+    ],
+)
+def test_unusable_sign_in_settings_are_refused(values: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        Settings(**values)
+
+
+@pytest.mark.parametrize(
+    "issuer", ["https://id.example.com/realms/x", "http://127.0.0.1:8080", "http://localhost:9"]
+)
+def test_https_and_loopback_issuers_are_accepted(issuer: str) -> None:
+    settings = Settings(oidc_issuer=issuer, oidc_client_id="console", local_sign_in=False)
+    assert settings.oidc_enabled
+    assert not Settings().oidc_enabled
