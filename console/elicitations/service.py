@@ -116,8 +116,8 @@ async def list_questions(
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
-async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[int, str, str]:
-    """Changes whenever a question the viewer could see arrives or is decided (cheap to poll)."""
+async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[int, str, str, str]:
+    """Changes whenever a question the viewer could see arrives, is signed or is decided (cheap to poll)."""
     teams = list(viewer.roles)
     row = (
         await session.execute(
@@ -128,8 +128,15 @@ async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[i
             ).where(Elicitation.team_id.in_(teams))
         )
     ).one()
+    signed = (
+        await session.execute(
+            select(func.max(Signature.signed_at))
+            .join(Elicitation, Elicitation.id == Signature.elicitation_id)
+            .where(Elicitation.team_id.in_(teams))
+        )
+    ).scalar_one()
     await session.commit()
-    return int(row[0] or 0), str(row[1]), str(row[2])
+    return int(row[0] or 0), str(row[1]), str(row[2]), str(signed)
 
 
 async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:

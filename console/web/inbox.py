@@ -68,7 +68,7 @@ async def inbox_events(request: Request, user: WebUser) -> StreamingResponse:
     factory = request.app.state.factory
     signals = request.app.state.signals
 
-    async def fingerprint() -> tuple[int, str, str]:
+    async def fingerprint() -> tuple[int, str, str, str]:
         with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
             async with factory() as session:
                 seen = await questions.inbox_fingerprint(session=session, viewer=user.viewer)
