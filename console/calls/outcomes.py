@@ -262,7 +262,11 @@ async def _reapply(
         match = by_question.get((row.key, row.request_digest))
         if match is None:
             continue
-        row.status, row.content_json = match.status, match.content_json
+        row.status, row.content_json, row.content_digest = (
+            match.status,
+            match.content_json,
+            match.content_digest,
+        )
         row.decided_by, row.decided_at, row.reapplied_from = match.decided_by, utcnow(), match.id
         record_event(
             session=session,
