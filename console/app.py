@@ -14,7 +14,20 @@ from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
-from console.web import api, connect, connections, errors, health, inbox, login, questions, runs, tokens
+from console.web import (
+    admin,
+    admin_servers,
+    api,
+    connect,
+    connections,
+    errors,
+    health,
+    inbox,
+    login,
+    questions,
+    runs,
+    tokens,
+)
 from console.web.security import SecurityHeaders
 from console.web.templating import STATIC, make_templates
 
@@ -26,6 +39,8 @@ WEB_ROUTERS = (
     connections.router,
     runs.router,
     tokens.router,
+    admin.router,
+    admin_servers.router,
 )
 
 

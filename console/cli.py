@@ -43,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from console import cli_admin  # it imports this module's helpers
+
     parser = argparse.ArgumentParser(prog="console", description="The approval console for MCP elicitations.")
     sub = parser.add_subparsers(title="commands")
 
@@ -60,14 +62,21 @@ def _parser() -> argparse.ArgumentParser:
     teams_add = teams.add_parser("add", help="create a team")
     teams_add.add_argument("name")
     teams_add.set_defaults(handler=_teams_add)
+    cli_admin.add_team_commands(teams)
 
     users = sub.add_parser("users", help="manage users").add_subparsers(title="users commands")
-    users_add = users.add_parser("add", help="create a user (or add an existing one) with a role in a team")
+    users_add = users.add_parser(
+        "add", help="create a user (or update one) with a role in a team, and/or as a site admin"
+    )
     users_add.add_argument("name")
-    users_add.add_argument("--team", required=True)
-    users_add.add_argument("--role", required=True, choices=["member", "approver", "admin", "auditor"])
+    users_add.add_argument("--team", help="give the user a role in this team (with --role)")
+    users_add.add_argument("--role", choices=["member", "approver", "admin", "auditor"])
     users_add.add_argument("--password", help="password for signing in to the web console")
+    users_add.add_argument(
+        "--site-admin", action="store_true", help="may create teams and manage every team on the admin pages"
+    )
     users_add.set_defaults(handler=_users_add)
+    cli_admin.add_member_commands(sub)
 
     tokens = sub.add_parser("tokens", help="manage API tokens").add_subparsers(title="tokens commands")
     tokens_create = tokens.add_parser("create", help="create an API token; prints only the token")
@@ -100,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
+    cli_admin.add_server_commands(servers)
 
     demo = sub.add_parser("demo", help="seed a demo team, start a deploy that waits for approval, and serve")
     _add_bind(demo, default_port=8000)
@@ -161,14 +171,22 @@ def _teams_add(settings: Settings, args: Any) -> int:
 
 def _users_add(settings: Settings, args: Any) -> int:
     from console.identity import create_user
+    from console.identity.teams import make_site_admin
 
-    run_with_session(
-        settings,
-        lambda s: create_user(
-            session=s, name=args.name, team_name=args.team, role=args.role, password=args.password
-        ),
-    )
-    _say(f"{args.name} is {args.role} in {args.team}")
+    if (args.team is None) != (args.role is None) or (args.team is None and not args.site_admin):
+        raise ConsoleError("give --team with --role, or --site-admin, or both")
+    if args.team is not None:
+        run_with_session(
+            settings,
+            lambda s: create_user(
+                session=s, name=args.name, team_name=args.team, role=args.role, password=args.password
+            ),
+        )
+        _say(f"{args.name} is {args.role} in {args.team}")
+    if args.site_admin:
+        password = None if args.team is not None else args.password
+        run_with_session(settings, lambda s: make_site_admin(session=s, name=args.name, password=password))
+        _say(f"{args.name} is a site admin")
     return 0
 
 

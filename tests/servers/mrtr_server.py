@@ -500,12 +500,14 @@ def _spec(
     description: str,
     schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
+    annotations: types.ToolAnnotations | None = None,
 ) -> ToolSpec:
     tool = types.Tool(
         name=run.__name__,
         description=description,
         input_schema=schema or _schema(),
         output_schema=output_schema,
+        annotations=annotations,
     )
     return ToolSpec(tool=tool, run=run)
 
@@ -527,13 +529,22 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             signed, "HMAC-signed requestState that survives a restart.", _schema({"item": STRING}, ["item"])
         ),
-        _spec(pid, "The server's process id."),
+        _spec(
+            pid,
+            "The server's process id.",
+            annotations=types.ToolAnnotations(title="Process id", read_only_hint=True, open_world_hint=False),
+        ),
         _spec(ask_sampling, "Asks for sampling although the client never offered it."),
         _spec(ask_roots, "Asks for roots although the client never offered them."),
         _spec(bad_schema, "A form elicitation with a nested object property."),
         _spec(bad_url, "A URL elicitation with a javascript: URL."),
         _spec(many_rounds, "Asks a new question every round, forever."),
-        _spec(complete_now, "Completes at once.", _schema({"x": STRING}, ["x"])),
+        _spec(
+            complete_now,
+            "Completes at once.",
+            _schema({"x": STRING}, ["x"]),
+            annotations=types.ToolAnnotations(destructive_hint=True, idempotent_hint=False),
+        ),
         _spec(huge_state, "A requestState of `size` characters.", _schema({"size": INTEGER}, ["size"])),
         _spec(
             hostile,
