@@ -93,7 +93,7 @@ def _teams_list(settings: Settings, _args: Any) -> int:
     from console.identity.teams import administered_teams
 
     for team in run_with_session(settings, lambda s: administered_teams(session=s, by=None)):
-        say(f"{team.name}\t{team.members} members")
+        say(f"{team.name}\t{team.members} member{'' if team.members == 1 else 's'}")
     return 0
 
 
