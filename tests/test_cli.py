@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from console.cli_admin import printable
 from tests.harness import MRTR_SERVER
 
 TIMEOUT = 60
@@ -156,6 +157,10 @@ def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: st
     assert broken.returncode == 1
     assert "cannot connect to /nonexistent/mcp-server" in broken.stderr
     assert "s3cret-cli" not in ok("servers", "list")
+
+
+def test_server_text_is_printed_with_control_characters_escaped() -> None:
+    assert printable("deploy\x1b[2J\x07 now") == "deploy\\x1b[2J\\x07 now"
 
 
 def test_every_command_has_help(tmp_path: Path) -> None:

@@ -58,8 +58,7 @@ async def _team(request: Request, session: DbSession, user: WebUser, team_name: 
         "roles": ROLES,
         "where": {s.id: where(s) for s in overview.servers},
     }
-    block = "member_list" if is_htmx(request) and request.method == "POST" else None
-    return render(request, "admin/team.html", context, block=block)
+    return render(request, "admin/team.html", context, block="member_list" if is_htmx(request) else None)
 
 
 @router.get("/admin/teams/{team_name}")

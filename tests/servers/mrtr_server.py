@@ -643,11 +643,23 @@ def _call(
     )
 
 
-def build_server(log: RequestLog, state_key: bytes) -> Server[Any]:
+def _odd_tool(text: str) -> types.Tool:
+    """A listed-only tool whose title, description and annotation title are `text` (MRTR_TOOL_TEXT)."""
+    return types.Tool(
+        name="odd_text",
+        title=text,
+        description=text,
+        input_schema=_schema(),
+        annotations=types.ToolAnnotations(title=text, destructive_hint=True),
+    )
+
+
+def build_server(log: RequestLog, state_key: bytes, tool_text: str | None = None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[spec.tool for spec in TOOLS.values()])
+        extra = [_odd_tool(tool_text)] if tool_text else []
+        return types.ListToolsResult(tools=[*(spec.tool for spec in TOOLS.values()), *extra])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> ToolResult:
         log.record(ctx, params.name, params.arguments, params.request_state)
@@ -737,7 +749,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mrtr-test: refusing to start: MRTR_STATE_KEY must be at least {MIN_KEY_LENGTH} characters\n"
         )
         return 2
-    server = build_server(RequestLog(os.environ.get("MRTR_LOG")), state_key.encode())
+    server = build_server(
+        RequestLog(os.environ.get("MRTR_LOG")), state_key.encode(), os.environ.get("MRTR_TOOL_TEXT")
+    )
     if args.http is None:
         anyio.run(serve_stdio, server)
     else:

@@ -27,6 +27,7 @@ from tests.harness import (
 )
 from tests.processes import ServerProcess
 from tests.web.test_csrf_and_routes import header_problems
+from tests.web.test_hostile_text import BENIGN, PAYLOADS, shape
 
 pytestmark = pytest.mark.anyio
 BASE = f"/admin/teams/{TEAM}"
@@ -223,3 +224,27 @@ async def test_a_disabled_server_refuses_new_calls_until_enabled_again(
         async with console.app.state.factory() as session:
             actions = [e.action for e in (await session.execute(select(AuditEvent))).scalars()]
         assert (actions.count("server_disabled"), actions.count("server_enabled")) == (1, 1)
+
+
+async def test_tool_text_from_a_server_stays_inert_on_the_test_connection_page(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    assert mrtr_stdio.spec.command is not None
+    command = shlex.join(mrtr_stdio.spec.command)
+    async with running_console(database_url, {}) as console:
+        await promote(console, "lead", role="admin")
+        async with signed_in(console, "lead") as lead:
+            pages: dict[str, BeautifulSoup] = {}
+            for name, text in (("plain", BENIGN), ("odd", " ".join(PAYLOADS))):
+                server = {
+                    "name": name,
+                    "transport": "stdio",
+                    "command": command,
+                    "env_name": ["MRTR_TOOL_TEXT"],
+                    "env_value": [text],
+                }
+                assert await add(lead, server) == 303
+                pages[name] = await press_test_connection(lead, name)
+                assert tools(pages[name])["odd_text"][:3] == [text, "—", "yes"]
+            assert shape(pages["odd"]) == shape(pages["plain"])
+            assert " ".join(PAYLOADS) in one(pages["odd"], "#tools").get_text()
