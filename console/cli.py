@@ -253,6 +253,7 @@ def _servers_list(settings: Settings, _args: Any) -> int:
         teams = {t.id: t.name for t in (await session.execute(select(Team))).scalars()}
         return [
             f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{endpoint_for(s).describe()}"
+            + ("\tdisabled" if s.disabled else "")
             for s in await list_servers(session=session)
         ]
 

@@ -151,6 +151,7 @@ def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: st
     assert rows["pid"] == ["Process id", "readOnly=true destructive=- idempotent=- openWorld=false"]
     assert rows["complete_now"] == ["-", "readOnly=- destructive=true idempotent=false openWorld=-"]
     assert ok("servers", "disable", "platform", "mrtr") == "server mrtr in platform disabled\n"
+    assert ok("servers", "list").splitlines()[0].endswith("\tdisabled")
     assert ok("servers", "enable", "platform", "mrtr") == "server mrtr in platform enabled\n"
     ok("servers", "edit", "platform", "mrtr", "--command", "/nonexistent/mcp-server")
     broken = console("servers", "test", "platform", "mrtr", url=database_url, cwd=tmp_path)

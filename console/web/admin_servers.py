@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from console.errors import InvalidInput
+from console.errors import Conflict, InvalidInput
 from console.mcp.admin import (
     ServerSettings,
     create_server,
@@ -103,12 +103,14 @@ async def create(team_name: str, request: Request, session: DbSession, user: Csr
         await create_server(
             session=session, by=user.viewer, team_name=team_name, name=name, settings=settings
         )
-    except InvalidInput as exc:
+    except (InvalidInput, Conflict) as exc:
+        # A taken name is shown next to the name field, like any other mistake in the form.
+        fields = exc.fields if isinstance(exc, InvalidInput) else {}
         context = {
-            **_context(user, team_name, settings, errors=exc.fields or {"name": exc.message}),
+            **_context(user, team_name, settings, errors=fields or {"name": exc.message}),
             "name": name,
         }
-        return render(request, NEW_PAGE, context, status=422)
+        return render(request, NEW_PAGE, context, status=409 if isinstance(exc, Conflict) else 422)
     return RedirectResponse(server_url(team_name, name), status_code=303)
 
 

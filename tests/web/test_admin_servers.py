@@ -97,6 +97,10 @@ async def test_servers_added_on_the_pages_connect_over_stdio_and_http_and_list_a
             }
             assert await add(lead, stdio) == 303
             assert await add(lead, http) == 303
+            taken = await lead.client.post(f"{BASE}/servers", data={"csrf_token": lead.csrf, **http})
+            assert taken.status_code == 409
+            assert "already exists" in one(html(taken), "#server-name ~ .field-error").get_text()
+            assert SECRET not in taken.text
             team_page = html(await lead.client.get(BASE))
             transports = {
                 row.select("td")[0].get_text(strip=True): row.select("td")[2].get_text(strip=True)
