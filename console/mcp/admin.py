@@ -180,6 +180,8 @@ def _apply(server: McpServer, settings: ServerSettings) -> list[str]:
     pattern = HEADER_NAME if settings.transport == "http" else ENV_NAME
     if credential and not pattern.fullmatch(credential):
         errors["credential_name"] = "not a valid header or environment variable name"
+    command_json: str | None = None
+    url: str | None = None
     if settings.transport == "stdio":
         try:
             argv = shlex.split(settings.command)
@@ -187,18 +189,19 @@ def _apply(server: McpServer, settings: ServerSettings) -> list[str]:
             argv, errors["command"] = [], f"cannot split the command: {exc}"
         if not argv and "command" not in errors:
             errors["command"] = "give the program to run and its arguments"
-        server.command_json, server.url, headers = json.dumps(argv), None, {}
+        command_json, headers = json.dumps(argv), {}
     elif settings.transport == "http":
         url = settings.url.strip()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             errors["url"] = "must be an http(s) URL"
-        server.url, server.command_json, env = url, None, {}
+        env = {}
     else:
         errors["transport"] = "choose stdio or http"
     if errors:
         raise InvalidInput("the server settings are not valid", errors)
-    server.transport = settings.transport
+    # Only valid settings reach the row: a refused edit leaves nothing for a later flush to write.
+    server.transport, server.command_json, server.url = settings.transport, command_json, url
     server.env_json, server.headers_json = json.dumps(env), json.dumps(headers)
     server.credential_mode = "per_user" if credential else "shared"
     server.credential_name = credential or None

@@ -169,7 +169,9 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
             assert "typed-secret-9c1" not in refused.text
             assert SECRET not in refused.text
             assert "http(s)" in one(html(refused), "#server-url ~ .field-error").get_text()
-            assert json.loads((await stored(console, "remote")).headers_json) == {"X-Api-Key": SECRET}
+            unchanged = await stored(console, "remote")
+            assert json.loads(unchanged.headers_json) == {"X-Api-Key": SECRET}
+            assert unchanged.url == "https://mcp.example.com/v2/mcp"
             new_header = {**edit, "header_name": ["X-Api-Key", "X-New"], "header_value": ["", ""]}
             missing = await lead.client.post(f"{BASE}/servers/remote", data=new_header)
             assert missing.status_code == 422
