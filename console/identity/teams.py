@@ -58,13 +58,18 @@ async def require_team_admin(*, session: AsyncSession, by: Viewer | None, team_n
     """The team, if `by` may manage it (its admins and site admins).
 
     Raises:
-        NotFound: no such team.  Forbidden: not an admin of the team.
+        NotFound: no such team (said only to site admins).  Forbidden: not an admin of the team.
     """
-    team = await team_by_name(session=session, name=team_name)
     if by is None or await _is_site_admin(session, by.user_id):
-        return team
-    query = select(Membership.role).where(Membership.user_id == by.user_id, Membership.team_id == team.id)
-    if (await session.execute(query)).scalar_one_or_none() != "admin":
+        return await team_by_name(session=session, name=team_name)
+    query = (
+        select(Team)
+        .join(Membership, Membership.team_id == Team.id)
+        .where(Team.name == team_name, Membership.user_id == by.user_id, Membership.role == "admin")
+    )
+    team = (await session.execute(query)).scalar_one_or_none()
+    if team is None:
+        # The same answer whether or not the team exists: outsiders learn no team names here.
         await session.rollback()
         raise Forbidden(f"only admins of {team_name} can manage it")
     return team

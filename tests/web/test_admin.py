@@ -135,7 +135,15 @@ async def test_members_approvers_auditors_and_outsiders_get_403_on_every_admin_p
             nav = html(await person.client.get("/"))
             assert not nav.select('nav a[href="/admin"]')
             base = f"/admin/teams/{TEAM}"
-            for url in ("/admin", base, f"{base}/tokens", f"{base}/servers/new", f"{base}/servers/x"):
+            unknown = "/admin/teams/no-such-team"
+            for url in (
+                "/admin",
+                base,
+                f"{base}/tokens",
+                f"{base}/servers/new",
+                f"{base}/servers/x",
+                unknown,
+            ):
                 response = await person.client.get(url)
                 assert response.status_code == 403, url
                 assert header_problems(response) == []
@@ -175,6 +183,16 @@ async def test_an_admin_revokes_a_members_token_and_it_fails_on_the_next_request
             assert (await console.client.get("/api/v1/servers", headers=agent)).status_code == 401
             again = html(await lead.client.get(f"/admin/teams/{TEAM}/tokens"))
             assert "revoked" in one(again, f"#{rows['dev']['id']}").get_text()
+            # A token whose owner left the team is refused anyway, and the page says so.
+            assert await post(lead, f"/admin/teams/{TEAM}/members/viewer/remove") == 303
+            left = html(await lead.client.get(f"/admin/teams/{TEAM}/tokens"))
+            [viewer_row] = [
+                r for r in left.select("#tokens tbody tr") if "viewer" in r.select("td")[0].get_text()
+            ]
+            assert "inactive" in viewer_row.get_text()
+            assert (
+                await console.client.get("/api/v1/servers", headers=console.auth("viewer"))
+            ).status_code == 401
         [event] = await events(console, "token_revoked")
         assert (event["owner"], event["revoked_by"], event["team"]) == ("dev", "lead", TEAM)
         assert console.tokens["dev"] not in json.dumps(event)
