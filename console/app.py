@@ -15,6 +15,8 @@ from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
 from console.web import (
+    admin,
+    admin_servers,
     api,
     connect,
     connections,
@@ -43,6 +45,8 @@ WEB_ROUTERS = (
     runs.router,
     tokens.router,
     policies.router,
+    admin.router,
+    admin_servers.router,
 )
 
 

@@ -45,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from console import cli_admin  # it imports this module's helpers
+
     parser = argparse.ArgumentParser(prog="console", description="The approval console for MCP elicitations.")
     sub = parser.add_subparsers(title="commands")
 
@@ -62,14 +64,21 @@ def _parser() -> argparse.ArgumentParser:
     teams_add = teams.add_parser("add", help="create a team")
     teams_add.add_argument("name")
     teams_add.set_defaults(handler=_teams_add)
+    cli_admin.add_team_commands(teams)
 
     users = sub.add_parser("users", help="manage users").add_subparsers(title="users commands")
-    users_add = users.add_parser("add", help="create a user (or add an existing one) with a role in a team")
+    users_add = users.add_parser(
+        "add", help="create a user (or update one) with a role in a team, and/or as a site admin"
+    )
     users_add.add_argument("name")
-    users_add.add_argument("--team", required=True)
-    users_add.add_argument("--role", required=True, choices=["member", "approver", "admin", "auditor"])
+    users_add.add_argument("--team", help="give the user a role in this team (with --role)")
+    users_add.add_argument("--role", choices=["member", "approver", "admin", "auditor"])
     users_add.add_argument("--password", help="password for signing in to the web console")
+    users_add.add_argument(
+        "--site-admin", action="store_true", help="may create teams and manage every team on the admin pages"
+    )
     users_add.set_defaults(handler=_users_add)
+    cli_admin.add_member_commands(sub)
 
     tokens = sub.add_parser("tokens", help="manage API tokens").add_subparsers(title="tokens commands")
     tokens_create = tokens.add_parser("create", help="create an API token; prints only the token")
@@ -102,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
+    cli_admin.add_server_commands(servers)
 
     cli_policies.register(sub)
 
@@ -165,14 +175,22 @@ def _teams_add(settings: Settings, args: Any) -> int:
 
 def _users_add(settings: Settings, args: Any) -> int:
     from console.identity import create_user
+    from console.identity.teams import make_site_admin
 
-    run_with_session(
-        settings,
-        lambda s: create_user(
-            session=s, name=args.name, team_name=args.team, role=args.role, password=args.password
-        ),
-    )
-    _say(f"{args.name} is {args.role} in {args.team}")
+    if (args.team is None) != (args.role is None) or (args.team is None and not args.site_admin):
+        raise ConsoleError("give --team with --role, or --site-admin, or both")
+    if args.team is not None:
+        run_with_session(
+            settings,
+            lambda s: create_user(
+                session=s, name=args.name, team_name=args.team, role=args.role, password=args.password
+            ),
+        )
+        _say(f"{args.name} is {args.role} in {args.team}")
+    if args.site_admin:
+        password = None if args.team is not None else args.password
+        run_with_session(settings, lambda s: make_site_admin(session=s, name=args.name, password=password))
+        _say(f"{args.name} is a site admin")
     return 0
 
 
@@ -239,6 +257,7 @@ def _servers_list(settings: Settings, _args: Any) -> int:
         teams = {t.id: t.name for t in (await session.execute(select(Team))).scalars()}
         return [
             f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{endpoint_for(s).describe()}"
+            + ("\tdisabled" if s.disabled else "")
             for s in await list_servers(session=session)
         ]
 

@@ -15,11 +15,13 @@ import anyio
 import httpx
 from bs4 import BeautifulSoup, Tag
 from fastapi import FastAPI
+from sqlalchemy import select, update
 
 from console.app import create_app
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.identity import create_team, create_token, create_user, team_by_name
+from console.identity.models import Membership, User
 from console.mcp.registry import add_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -297,3 +299,19 @@ async def signed_in(console: Console, name: str, *, address: str = "127.0.0.1") 
     async with browser(console, address=address) as who:
         await sign_in(who, name)
         yield who
+
+
+async def promote(console: Console, name: str, *, role: str | None = None, site_admin: bool = False) -> None:
+    """Give a seeded person another role in the platform team, or make them a site admin."""
+    async with console.app.state.factory() as session:
+        user = (await session.execute(select(User).where(User.name == name))).scalar_one()
+        if site_admin:
+            user.site_admin = True
+        if role is not None:
+            platform = await team_by_name(session=session, name=TEAM)
+            await session.execute(
+                update(Membership)
+                .where(Membership.user_id == user.id, Membership.team_id == platform.id)
+                .values(role=role)
+            )
+        await session.commit()

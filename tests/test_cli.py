@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from console.cli_admin import printable
+from tests.harness import MRTR_SERVER
 
 TIMEOUT = 60
 
@@ -96,13 +100,83 @@ def test_cli_refuses_bad_input_with_a_clear_message(database_url: str, tmp_path:
     assert "http(s)" in bad_url.stderr
 
 
+def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:
+    def ok(*args: str) -> str:
+        done = console(*args, url=database_url, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def fails(*args: str) -> str:
+        done = console(*args, url=database_url, cwd=tmp_path)
+        assert done.returncode == 1, done.stdout
+        return done.stderr.strip()
+
+    ok("teams", "add", "platform")
+    ok("teams", "add", "research")
+    assert (
+        ok("users", "add", "root", "--site-admin", "--password", "pw-root-1234") == "root is a site admin\n"
+    )
+    ok("users", "add", "alice", "--team", "platform", "--role", "admin")
+    ok("users", "add", "bob", "--team", "research", "--role", "member")
+    assert fails("users", "add", "carol") == "error: give --team with --role, or --site-admin, or both"
+    assert ok("members", "add", "platform", "bob", "approver") == "bob is approver in platform\n"
+    assert ok("teams", "list").splitlines() == ["platform\t2 members", "research\t1 member"]
+    assert ok("members", "list", "platform").splitlines() == ["alice\tadmin", "bob\tapprover"]
+    assert fails("members", "remove", "platform", "alice") == (
+        "error: a team needs at least one admin: make someone else admin first"
+    )
+    assert fails("members", "role", "platform", "alice", "member").startswith("error: a team needs")
+    ok("members", "role", "platform", "bob", "admin")
+    assert ok("members", "remove", "platform", "alice") == "alice removed from platform\n"
+    assert ok("members", "list", "platform").splitlines() == ["bob\tadmin"]
+    assert fails("members", "add", "platform", "nobody", "member") == "error: no user 'nobody'"
+
+    log = tmp_path / "mrtr.jsonl"
+    ok("servers", "add", "mrtr", "--team", "platform", "--command", shlex.join([sys.executable, MRTR_SERVER]))
+    ok(
+        "servers",
+        "edit",
+        "platform",
+        "mrtr",
+        "--env",
+        f"MRTR_LOG={log}",
+        "--env",
+        "TOKEN=s3cret-cli",
+        "--trusted",
+    )
+    ok("servers", "edit", "platform", "mrtr", "--remove-env", "TOKEN", "--idempotent")
+    tested = ok("servers", "test", "platform", "mrtr").splitlines()
+    assert tested[0].startswith("ok: mrtr answered in ")
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in tested[1:]}
+    assert rows["pid"] == ["Process id", "readOnly=true destructive=- idempotent=- openWorld=false"]
+    assert rows["complete_now"] == ["-", "readOnly=- destructive=true idempotent=false openWorld=-"]
+    assert ok("servers", "disable", "platform", "mrtr") == "server mrtr in platform disabled\n"
+    assert ok("servers", "list").splitlines()[0].endswith("\tdisabled")
+    assert ok("servers", "enable", "platform", "mrtr") == "server mrtr in platform enabled\n"
+    ok("servers", "edit", "platform", "mrtr", "--command", "/nonexistent/mcp-server")
+    broken = console("servers", "test", "platform", "mrtr", url=database_url, cwd=tmp_path)
+    assert broken.returncode == 1
+    assert "cannot connect to /nonexistent/mcp-server" in broken.stderr
+    assert "s3cret-cli" not in ok("servers", "list")
+
+
+def test_server_text_is_printed_with_control_characters_escaped() -> None:
+    assert printable("deploy\x1b[2J\x07 now") == "deploy\\x1b[2J\\x07 now"
+
+
 def test_every_command_has_help(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'unused.db'}"
     top = console("--help", url=url, cwd=tmp_path)
     assert top.returncode == 0
-    for command in ("serve", "worker", "migrate", "demo", "teams", "users", "tokens", "servers"):
+    for command in ("serve", "worker", "migrate", "demo", "teams", "users", "tokens", "servers", "members"):
         assert command in top.stdout
         assert console(command, "--help", url=url, cwd=tmp_path).returncode == 0
+    for group, commands in {
+        "members": ("add", "role", "list", "remove"),
+        "servers": ("edit", "test"),
+    }.items():
+        for command in commands:
+            assert console(group, command, "--help", url=url, cwd=tmp_path).returncode == 0
 
 
 @pytest.mark.parametrize("command", [["migrate"], ["servers", "list"]])

@@ -43,7 +43,7 @@ class Principal:
         )
 
 
-async def create_team(*, session: AsyncSession, name: str) -> Team:
+async def create_team(*, session: AsyncSession, name: str, actor: Actor = SYSTEM) -> Team:
     """Create a team.
 
     Raises:
@@ -54,7 +54,7 @@ async def create_team(*, session: AsyncSession, name: str) -> Team:
     await _flush_unique(session, f"team {name!r} already exists")
     record_event(
         session=session,
-        actor=SYSTEM,
+        actor=actor,
         action="team_created",
         subject_type="team",
         subject_id=team.id,

@@ -24,6 +24,11 @@ class Viewer:
     def actor(self) -> Actor:
         return Actor("user", self.user_id, via=self.via)
 
+    @property
+    def administers_a_team(self) -> bool:
+        """Whether the admin pages have something for this person (the pages check again)."""
+        return self.site_admin or "admin" in self.roles.values()
+
     def role_in(self, team_id: str) -> str | None:
         return self.roles.get(team_id)
 

@@ -73,11 +73,17 @@ async def list_servers(*, session: AsyncSession, team_id: str | None = None) -> 
 
 
 async def server_by_name(*, session: AsyncSession, team_id: str, name: str) -> McpServer:
-    """Raises: NotFound (also for a disabled server)."""
+    """An enabled server of the team.
+
+    Raises:
+        NotFound: no such server.  Conflict: an admin disabled it.
+    """
     query = select(McpServer).where(McpServer.team_id == team_id, McpServer.name == name)
     server = (await session.execute(query)).scalar_one_or_none()
-    if server is None or server.disabled:
+    if server is None:
         raise NotFound(f"no server {name!r}")
+    if server.disabled:
+        raise Conflict(f"server {name!r} is disabled; a team admin can enable it again")
     return server
 
 

@@ -230,4 +230,4 @@ def _duration(minutes: float) -> str:
         return f"{hours} hour{'s' if hours != 1 else ''}"
     if minutes >= 1 and minutes == int(minutes):
         return f"{int(minutes)} minute{'s' if minutes != 1 else ''}"
-    return f"{minutes * 60:g} seconds"
+    return f"{round(minutes * 60)} seconds"

@@ -13,8 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import Actor, record_event
 from console.calls.models import Call
 from console.db import utcnow
-from console.errors import Forbidden, InvalidInput, NotFound
-from console.identity import Viewer
+from console.errors import InvalidInput, NotFound
 from console.mcp.models import McpServer
 from console.policies.models import SCOPES, PolicyRule
 from console.policies.rules import (
@@ -52,12 +51,6 @@ class RuleView:
             return f"Server {self.server_name}"
         where = f" on {self.server_name}" if self.server_name else " on any server"
         return f"Tool {self.rule.tool_pattern}{where}"
-
-
-def ensure_admin(viewer: Viewer, team_id: str) -> None:
-    """Raises: Forbidden unless the viewer administers the team (or the whole site)."""
-    if not (viewer.site_admin or viewer.role_in(team_id) == "admin"):
-        raise Forbidden("only the team's admins can change its policies")
 
 
 async def resolve_for_call(*, session: AsyncSession, call: Call, team_id: str) -> Resolved:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from console.calls import service as calls
 from console.elicitations import decisions
 from console.elicitations import service as questions
-from console.errors import InvalidInput
+from console.errors import InvalidInput, NotFound
 from console.mcp.registry import endpoint_for, list_servers, server_by_name
 from console.web.deps import ANSWER_BODY_LIMIT, DbSession, PrincipalDep, SettingsDep, read_body
 from console.web.schemas import (
@@ -180,6 +180,8 @@ async def get_elicitation(
     view = await questions.look_at_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
+    if view.elicitation.mode == "url" and view.elicitation.owner_id != principal.user_id:
+        raise NotFound(f"no question {elicitation_id!r}")  # a link is its owner's alone, even to read
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
 
 

@@ -7,12 +7,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from console.errors import InvalidInput, NotFound
-from console.identity import team_by_name
+from console.errors import InvalidInput
 from console.identity.sessions import SignedIn
+from console.identity.teams import require_team_admin
 from console.mcp.registry import list_servers
 from console.policies.rules import ANSWERERS, EXPIRY_ACTIONS
-from console.policies.service import RuleView, ensure_admin, list_rules, remove_rule, save_rule
+from console.policies.service import RuleView, list_rules, remove_rule, save_rule
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
 from console.web.templating import render
@@ -31,8 +31,7 @@ async def policies_page(
 
 @router.post("/admin/teams/{team_name}/policies")
 async def save(team_name: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
-    team = await team_by_name(session=session, name=team_name)
-    ensure_admin(user.viewer, team.id)
+    team = await require_team_admin(session=session, by=user.viewer, team_name=team_name)
     form = await request.form()
     posted = {key: str(form.get(key) or "").strip() for key in form}
     scope = posted.get("scope", "")
@@ -61,8 +60,7 @@ async def save(team_name: str, request: Request, session: DbSession, user: CsrfU
 
 @router.post("/admin/teams/{team_name}/policies/{rule_id}/remove")
 async def remove(team_name: str, rule_id: str, session: DbSession, user: CsrfUser) -> Response:
-    team = await team_by_name(session=session, name=team_name)
-    ensure_admin(user.viewer, team.id)
+    team = await require_team_admin(session=session, by=user.viewer, team_name=team_name)
     await remove_rule(session=session, actor=user.viewer.actor, team_id=team.id, rule_id=rule_id)
     return RedirectResponse(f"/admin/teams/{team_name}/policies", status_code=303)
 
@@ -110,10 +108,7 @@ async def _page(
     edit: str | None = None,
     status: int = 200,
 ) -> Response:
-    team = await team_by_name(session=session, name=team_name)
-    if user.viewer.role_in(team.id) is None and not user.viewer.site_admin:
-        raise NotFound(f"no team {team_name!r}")
-    ensure_admin(user.viewer, team.id)
+    team = await require_team_admin(session=session, by=user.viewer, team_name=team_name)
     servers = [s.name for s in await list_servers(session=session, team_id=team.id)]
     rules = await list_rules(session=session, team_id=team.id)
     editing = next((r for r in rules if r.rule.id == edit), None)

@@ -222,7 +222,8 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     if refusal is None and e.status == "pending" and e.step_up_minutes is not None:
         authenticated = await signed_in_at(session=session, web_session_id=user.viewer.web_session_id)
         step_up = step_up_refusal(e.step_up_minutes, authenticated, utcnow())
-    asked_for_minutes = (e.expires_at - e.created_at).total_seconds() / 60
+    seconds = (e.expires_at - e.created_at).total_seconds()  # microseconds apart: round for people
+    asked_for_minutes = round(seconds / 60) if seconds >= 60 else seconds / 60
     return {
         "refusal": refusal,
         "step_up": step_up,

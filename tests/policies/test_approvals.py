@@ -150,6 +150,7 @@ async def test_no_self_approval_leaves_the_owner_a_read_only_page(database_url: 
             policy = " ".join(one(page, "section.policy").get_text(" ").split())
             assert "The run's owner may not answer (no self-approval)." in policy
             assert "Set by: team default." in policy
+            assert "Unanswered after 1 day, it is answered cancel." in policy
         answered = await console.answer(question, "accept", {"name": "Ada"}, who="lead2")
         assert answered.status_code == 200
 

@@ -500,12 +500,14 @@ def _spec(
     description: str,
     schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
+    annotations: types.ToolAnnotations | None = None,
 ) -> ToolSpec:
     tool = types.Tool(
         name=run.__name__,
         description=description,
         input_schema=schema or _schema(),
         output_schema=output_schema,
+        annotations=annotations,
     )
     return ToolSpec(tool=tool, run=run)
 
@@ -527,13 +529,22 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             signed, "HMAC-signed requestState that survives a restart.", _schema({"item": STRING}, ["item"])
         ),
-        _spec(pid, "The server's process id."),
+        _spec(
+            pid,
+            "The server's process id.",
+            annotations=types.ToolAnnotations(title="Process id", read_only_hint=True, open_world_hint=False),
+        ),
         _spec(ask_sampling, "Asks for sampling although the client never offered it."),
         _spec(ask_roots, "Asks for roots although the client never offered them."),
         _spec(bad_schema, "A form elicitation with a nested object property."),
         _spec(bad_url, "A URL elicitation with a javascript: URL."),
         _spec(many_rounds, "Asks a new question every round, forever."),
-        _spec(complete_now, "Completes at once.", _schema({"x": STRING}, ["x"])),
+        _spec(
+            complete_now,
+            "Completes at once.",
+            _schema({"x": STRING}, ["x"]),
+            annotations=types.ToolAnnotations(destructive_hint=True, idempotent_hint=False),
+        ),
         _spec(huge_state, "A requestState of `size` characters.", _schema({"size": INTEGER}, ["size"])),
         _spec(
             hostile,
@@ -632,11 +643,23 @@ def _call(
     )
 
 
-def build_server(log: RequestLog, state_key: bytes) -> Server[Any]:
+def _odd_tool(text: str) -> types.Tool:
+    """A listed-only tool whose title, description and annotation title are `text` (MRTR_TOOL_TEXT)."""
+    return types.Tool(
+        name="odd_text",
+        title=text,
+        description=text,
+        input_schema=_schema(),
+        annotations=types.ToolAnnotations(title=text, destructive_hint=True),
+    )
+
+
+def build_server(log: RequestLog, state_key: bytes, tool_text: str | None = None) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[spec.tool for spec in TOOLS.values()])
+        extra = [_odd_tool(tool_text)] if tool_text else []
+        return types.ListToolsResult(tools=[*(spec.tool for spec in TOOLS.values()), *extra])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> ToolResult:
         log.record(ctx, params.name, params.arguments, params.request_state)
@@ -726,7 +749,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"mrtr-test: refusing to start: MRTR_STATE_KEY must be at least {MIN_KEY_LENGTH} characters\n"
         )
         return 2
-    server = build_server(RequestLog(os.environ.get("MRTR_LOG")), state_key.encode())
+    server = build_server(
+        RequestLog(os.environ.get("MRTR_LOG")), state_key.encode(), os.environ.get("MRTR_TOOL_TEXT")
+    )
     if args.http is None:
         anyio.run(serve_stdio, server)
     else:

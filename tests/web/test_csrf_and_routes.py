@@ -23,8 +23,9 @@ from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.db import new_id
 from console.identity import team_by_name
-from console.identity.models import User, WebSession
+from console.identity.models import Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
+from console.mcp.models import McpServer
 from console.mcp.registry import add_server
 from console.policies.service import RuleView, list_rules, save_rule
 from tests.harness import (
@@ -36,6 +37,7 @@ from tests.harness import (
     form_fields,
     html,
     one,
+    promote,
     running_console,
     signed_in,
     submit_login,
@@ -44,6 +46,7 @@ from tests.harness import (
 pytestmark = pytest.mark.anyio
 
 PUBLIC = {("GET", "/login"), ("POST", "/login"), ("GET", "/login/oidc"), ("GET", "/login/oidc/callback")}
+ADMIN_IDS = {"team_name": TEAM, "user_name": "dev", "server_name": "mrtr"}
 HTMX = {"HX-Request": "true"}
 
 
@@ -246,6 +249,169 @@ async def _tokens_of(user_name: str, console: Console) -> list[TokenInfo]:
         return await list_tokens(session=session, user_name=user_name)
 
 
+async def _new_person(console: Console, *, role: str | None = None) -> str:
+    """A fresh user, in the platform team with `role` when given; returns their name."""
+    name = f"p-{secrets.token_hex(4)}"
+    async with console.app.state.factory() as session:
+        user = User(name=name)
+        session.add(user)
+        await session.flush()
+        if role is not None:
+            team_id = (await team_by_name(session=session, name=TEAM)).id
+            session.add(Membership(user_id=user.id, team_id=team_id, role=role))
+        await session.commit()
+    return name
+
+
+async def _role_of(console: Console, name: str) -> str | None:
+    async with console.app.state.factory() as session:
+        query = (
+            select(Membership.role)
+            .join(User, User.id == Membership.user_id)
+            .join(Team, Team.id == Membership.team_id)
+            .where(User.name == name, Team.name == TEAM)
+        )
+        role: str | None = (await session.execute(query)).scalar_one_or_none()
+    return role
+
+
+async def _server_row(console: Console, name: str) -> McpServer | None:
+    async with console.app.state.factory() as session:
+        query = select(McpServer).where(McpServer.name == name)
+        server: McpServer | None = (await session.execute(query)).scalar_one_or_none()
+    return server
+
+
+async def _admin_server(console: Console, *, disabled: bool = False) -> str:
+    """Lead made an admin of the platform team, and a fresh server of that team; the server's name."""
+    await promote(console, "lead", role="admin")
+    name = f"srv-{secrets.token_hex(4)}"
+    async with console.app.state.factory() as session:
+        platform = await team_by_name(session=session, name=TEAM)
+        server = await add_server(
+            session=session, team_id=platform.id, name=name, url="http://127.0.0.1:9/mcp"
+        )
+        server.disabled = disabled
+        await session.commit()
+    return name
+
+
+async def create_team_target(console: Console, who: Browser) -> Target:
+    """A site admin creates a team."""
+    await promote(console, "lead", site_admin=True)
+    name = f"team-{secrets.token_hex(4)}"
+
+    async def happened() -> bool:
+        async with console.app.state.factory() as session:
+            return (await session.execute(select(Team).where(Team.name == name))).first() is not None
+
+    return Target("/admin/teams", {"name": name}, happened)
+
+
+async def add_member_target(console: Console, who: Browser) -> Target:
+    await promote(console, "lead", role="admin")
+    name = await _new_person(console)
+
+    async def happened() -> bool:
+        return await _role_of(console, name) == "auditor"
+
+    return Target(f"/admin/teams/{TEAM}/members", {"name": name, "role": "auditor"}, happened, done=(303,))
+
+
+async def change_role_target(console: Console, who: Browser) -> Target:
+    await promote(console, "lead", role="admin")
+    name = await _new_person(console, role="member")
+
+    async def happened() -> bool:
+        return await _role_of(console, name) == "approver"
+
+    return Target(f"/admin/teams/{TEAM}/members/{name}", {"role": "approver"}, happened)
+
+
+async def remove_member_target(console: Console, who: Browser) -> Target:
+    await promote(console, "lead", role="admin")
+    name = await _new_person(console, role="member")
+
+    async def happened() -> bool:
+        return await _role_of(console, name) is None
+
+    return Target(f"/admin/teams/{TEAM}/members/{name}/remove", {}, happened)
+
+
+async def revoke_team_token_target(console: Console, who: Browser) -> Target:
+    """A team admin revokes a member's API token."""
+    await promote(console, "lead", role="admin")
+    async with console.app.state.factory() as session:
+        dev = (await session.execute(select(User).where(User.name == "dev"))).scalar_one()
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+        await issue_token(session=session, actor=SYSTEM, user_id=dev.id, team_id=team_id, name="doomed")
+    token_id = next(t.id for t in await _tokens_of("dev", console) if t.name == "doomed")
+
+    async def happened() -> bool:
+        return any(t.id == token_id and t.revoked_at is not None for t in await _tokens_of("dev", console))
+
+    return Target(f"/admin/teams/{TEAM}/tokens/{token_id}/revoke", {}, happened)
+
+
+async def add_server_target(console: Console, who: Browser) -> Target:
+    await promote(console, "lead", role="admin")
+    name = f"srv-{secrets.token_hex(4)}"
+
+    async def happened() -> bool:
+        return await _server_row(console, name) is not None
+
+    body = {"name": name, "transport": "http", "url": "http://127.0.0.1:9/mcp"}
+    return Target(f"/admin/teams/{TEAM}/servers", body, happened)
+
+
+async def edit_server_target(console: Console, who: Browser) -> Target:
+    name = await _admin_server(console)
+
+    async def happened() -> bool:
+        server = await _server_row(console, name)
+        return server is not None and server.trusted
+
+    body = {"transport": "http", "url": "http://127.0.0.1:9/mcp", "trusted": "on"}
+    return Target(f"/admin/teams/{TEAM}/servers/{name}", body, happened)
+
+
+async def disable_server_target(console: Console, who: Browser) -> Target:
+    name = await _admin_server(console)
+
+    async def happened() -> bool:
+        server = await _server_row(console, name)
+        return server is not None and server.disabled
+
+    return Target(f"/admin/teams/{TEAM}/servers/{name}/disable", {}, happened)
+
+
+async def enable_server_target(console: Console, who: Browser) -> Target:
+    name = await _admin_server(console, disabled=True)
+
+    async def happened() -> bool:
+        server = await _server_row(console, name)
+        return server is not None and not server.disabled
+
+    return Target(f"/admin/teams/{TEAM}/servers/{name}/enable", {}, happened)
+
+
+async def probe_server_target(console: Console, who: Browser) -> Target:
+    """An admin tests a server's connection (nothing listens there: the outcome is an error page)."""
+    name = await _admin_server(console)
+    server = await _server_row(console, name)
+    assert server is not None
+    server_id = server.id
+
+    async def happened() -> bool:
+        async with console.app.state.factory() as session:
+            query = select(AuditEvent).where(
+                AuditEvent.action == "server_tested", AuditEvent.subject_id == server_id
+            )
+            return (await session.execute(query)).first() is not None
+
+    return Target(f"/admin/teams/{TEAM}/servers/{name}/test", {}, happened, done=(200,))
+
+
 def text(tag: Tag) -> str:
     return " ".join(tag.get_text(" ").split())
 
@@ -261,6 +427,16 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/admin/teams/{team_name}/policies": ("boss", save_policy_target),
     "/admin/teams/{team_name}/policies/{rule_id}/remove": ("boss", remove_policy_target),
     "/reauth": ("lead", reauth_target),
+    "/admin/teams": ("lead", create_team_target),
+    "/admin/teams/{team_name}/members": ("lead", add_member_target),
+    "/admin/teams/{team_name}/members/{user_name}": ("lead", change_role_target),
+    "/admin/teams/{team_name}/members/{user_name}/remove": ("lead", remove_member_target),
+    "/admin/teams/{team_name}/tokens/{token_id}/revoke": ("lead", revoke_team_token_target),
+    "/admin/teams/{team_name}/servers": ("lead", add_server_target),
+    "/admin/teams/{team_name}/servers/{server_name}": ("lead", edit_server_target),
+    "/admin/teams/{team_name}/servers/{server_name}/disable": ("lead", disable_server_target),
+    "/admin/teams/{team_name}/servers/{server_name}/enable": ("lead", enable_server_target),
+    "/admin/teams/{team_name}/servers/{server_name}/test": ("lead", probe_server_target),
 }
 SECRET_KEY = "test-only-secret-key-" + "0123456789abcdef" * 2
 
@@ -276,7 +452,7 @@ async def test_every_web_page_redirects_to_sign_in_when_signed_out(
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         question_id, run_id = await pending_question(console)
-        ids = {"elicitation_id": question_id, "run_id": run_id, "team_name": TEAM}
+        ids = {**ADMIN_IDS, "elicitation_id": question_id, "run_id": run_id}
         gets = [path for method, path in web_routes() if method == "GET" and (method, path) not in PUBLIC]
         assert {"/", "/inbox", "/inbox/events", "/elicitations/{elicitation_id}", "/runs/{run_id}"} <= set(
             gets
@@ -305,11 +481,11 @@ async def test_every_post_route_does_nothing_when_signed_out(database_url: str, 
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         question_id, run_id = await pending_question(console)
         ids = {
+            **ADMIN_IDS,
             "elicitation_id": question_id,
             "run_id": run_id,
             "server_id": new_id(),
             "token_id": new_id(),
-            "team_name": TEAM,
             "rule_id": new_id(),
         }
         async with signed_in(console, "lead") as lead, browser(console) as anonymous:

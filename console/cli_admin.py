@@ -1,0 +1,219 @@
+"""The `console` commands that manage teams, members and servers, acting as the operator (no checks)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.config import Settings
+from console.identity.models import ROLES
+
+Subcommands = Any  # argparse's _SubParsersAction, which is private
+
+
+def add_team_commands(teams: Subcommands) -> None:
+    teams_list = teams.add_parser("list", help="list teams with their number of members")
+    teams_list.set_defaults(handler=_teams_list)
+
+
+def add_member_commands(sub: Subcommands) -> None:
+    members = sub.add_parser("members", help="manage team members").add_subparsers(title="members commands")
+    add = members.add_parser("add", help="give an existing user a role in a team")
+    add.add_argument("team")
+    add.add_argument("user")
+    add.add_argument("role", choices=ROLES)
+    add.set_defaults(handler=_members_add)
+    role = members.add_parser("role", help="change a member's role (a team keeps at least one admin)")
+    role.add_argument("team")
+    role.add_argument("user")
+    role.add_argument("role", choices=ROLES)
+    role.set_defaults(handler=_members_role)
+    listing = members.add_parser("list", help="list a team's members and their roles")
+    listing.add_argument("team")
+    listing.set_defaults(handler=_members_list)
+    remove = members.add_parser("remove", help="take a user out of a team (never its last admin)")
+    remove.add_argument("team")
+    remove.add_argument("user")
+    remove.set_defaults(handler=_members_remove)
+
+
+def add_server_commands(servers: Subcommands) -> None:
+    edit = servers.add_parser("edit", help="change a server's settings; what you leave out stays as it is")
+    _team_and_name(edit)
+    where = edit.add_mutually_exclusive_group()
+    where.add_argument("--command", help="switch to (or change) a stdio server: program and arguments")
+    where.add_argument("--url", help="switch to (or change) a Streamable HTTP server")
+    edit.add_argument("--header", action="append", default=[], metavar="K=V", help="set an HTTP header")
+    edit.add_argument("--remove-header", action="append", default=[], metavar="K", help="drop a header")
+    edit.add_argument("--env", action="append", default=[], metavar="K=V", help="set an environment variable")
+    edit.add_argument("--remove-env", action="append", default=[], metavar="K", help="drop a variable")
+    credential = edit.add_mutually_exclusive_group()
+    credential.add_argument(
+        "--per-user-credential", metavar="NAME", help="header or variable for each user's own"
+    )
+    credential.add_argument("--shared", action="store_true", help="stop sending per-user credentials")
+    edit.add_argument(
+        "--trusted", action=argparse.BooleanOptionalAction, help="policies may rely on annotations"
+    )
+    edit.add_argument(
+        "--idempotent", action=argparse.BooleanOptionalAction, help="resend interrupted requests"
+    )
+    edit.set_defaults(handler=_servers_edit)
+    for verb, disabled in (("disable", True), ("enable", False)):
+        toggle = servers.add_parser(
+            verb, help=f"{verb} a server ({'new calls are refused' if disabled else 'again'})"
+        )
+        _team_and_name(toggle)
+        toggle.set_defaults(handler=_servers_toggle, disabled=disabled)
+    test = servers.add_parser("test", help="connect afresh and list the tools with their annotations")
+    _team_and_name(test)
+    test.set_defaults(handler=_servers_test)
+
+
+def _team_and_name(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("team")
+    parser.add_argument("name", help="the server's name in the team")
+
+
+def say(text: str) -> None:
+    print(text, flush=True)  # noqa: T201  # CLI output
+
+
+def printable(text: str) -> str:
+    """Server-supplied text made safe for a terminal: control characters shown as escapes."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def _teams_list(settings: Settings, _args: Any) -> int:
+    from console.cli import run_with_session
+    from console.identity.teams import administered_teams
+
+    for team in run_with_session(settings, lambda s: administered_teams(session=s, by=None)):
+        say(f"{team.name}\t{team.members} member{'' if team.members == 1 else 's'}")
+    return 0
+
+
+def _members_add(settings: Settings, args: Any) -> int:
+    from console.cli import run_with_session
+    from console.identity.teams import add_member
+
+    run_with_session(
+        settings,
+        lambda s: add_member(session=s, by=None, team_name=args.team, user_name=args.user, role=args.role),
+    )
+    say(f"{args.user} is {args.role} in {args.team}")
+    return 0
+
+
+def _members_role(settings: Settings, args: Any) -> int:
+    from console.cli import run_with_session
+    from console.identity.teams import change_role
+
+    run_with_session(
+        settings,
+        lambda s: change_role(session=s, by=None, team_name=args.team, user_name=args.user, role=args.role),
+    )
+    say(f"{args.user} is {args.role} in {args.team}")
+    return 0
+
+
+def _members_list(settings: Settings, args: Any) -> int:
+    from console.cli import run_with_session
+    from console.identity.teams import team_members
+
+    for member in run_with_session(settings, lambda s: team_members(session=s, by=None, team_name=args.team)):
+        say(f"{member.name}\t{member.role}")
+    return 0
+
+
+def _members_remove(settings: Settings, args: Any) -> int:
+    from console.cli import run_with_session
+    from console.identity.teams import remove_member
+
+    run_with_session(
+        settings, lambda s: remove_member(session=s, by=None, team_name=args.team, user_name=args.user)
+    )
+    say(f"{args.user} removed from {args.team}")
+    return 0
+
+
+def _servers_edit(settings: Settings, args: Any) -> int:
+    from console.cli import _pairs as pairs
+    from console.cli import run_with_session
+    from console.mcp.admin import edit_server, server_for_admin, settings_of
+
+    async def edit(session: AsyncSession) -> list[str]:
+        server = await server_for_admin(session=session, by=None, team_name=args.team, name=args.name)
+        current = settings_of(server)
+        env = {**current.env, **pairs(args.env)}
+        headers = {**current.headers, **pairs(args.header)}
+        changes: dict[str, Any] = {
+            "env": {k: v for k, v in env.items() if k not in args.remove_env},
+            "headers": {k: v for k, v in headers.items() if k not in args.remove_header},
+        }
+        if args.command is not None:
+            changes.update(transport="stdio", command=args.command)
+        if args.url is not None:
+            changes.update(transport="http", url=args.url)
+        if args.per_user_credential is not None or args.shared:
+            changes["credential_name"] = args.per_user_credential or ""
+        for flag in ("trusted", "idempotent"):
+            if getattr(args, flag) is not None:
+                changes[flag] = getattr(args, flag)
+        await edit_server(
+            session=session,
+            by=None,
+            team_name=args.team,
+            name=args.name,
+            settings=replace(current, **changes),
+        )
+        return sorted(changes)
+
+    run_with_session(settings, edit)
+    say(f"server {args.name} in {args.team} saved")
+    return 0
+
+
+def _servers_toggle(settings: Settings, args: Any) -> int:
+    from console.cli import run_with_session
+    from console.mcp.admin import set_disabled
+
+    run_with_session(
+        settings,
+        lambda s: set_disabled(
+            session=s, by=None, team_name=args.team, name=args.name, disabled=args.disabled
+        ),
+    )
+    say(f"server {args.name} in {args.team} {'disabled' if args.disabled else 'enabled'}")
+    return 0
+
+
+def _servers_test(settings: Settings, args: Any) -> int:
+    from console.cli import run_with_session
+    from console.mcp.probe import probe_server
+
+    server, outcome = run_with_session(
+        settings, lambda s: probe_server(session=s, by=None, team_name=args.team, name=args.name)
+    )
+    for note in outcome.notes:
+        say(f"note: {printable(note)}")
+    if not outcome.ok:
+        print(f"error: {printable(outcome.error or 'connection failed')}", file=sys.stderr)  # noqa: T201  # CLI output
+        return 1
+    say(f"ok: {server.name} answered in {outcome.seconds:.1f} s and lists {len(outcome.tools)} tools")
+    if outcome.tools and not server.trusted:
+        say("the server is not trusted: policies ignore its annotations")
+    for tool in outcome.tools:
+        hints = {
+            "readOnly": tool.read_only,
+            "destructive": tool.destructive,
+            "idempotent": tool.idempotent,
+            "openWorld": tool.open_world,
+        }
+        shown = " ".join(f"{k}={'-' if v is None else str(v).lower()}" for k, v in hints.items())
+        say(f"{printable(tool.name)}\t{printable(tool.title or '-')}\t{shown}")
+    return 0

@@ -1,0 +1,88 @@
+"""A team's API tokens as its admins see them: every member's, with owner and state; any can be revoked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import record_event
+from console.db import utcnow
+from console.errors import NotFound
+from console.identity.models import ApiToken, Membership, User
+from console.identity.teams import actor_of, require_team_admin
+from console.identity.viewer import Viewer
+
+
+@dataclass(frozen=True)
+class TeamToken:
+    id: str
+    name: str
+    owner: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+    owner_left: bool  # the owner is no longer in the team, so the token is refused anyway
+
+
+async def team_tokens(*, session: AsyncSession, by: Viewer | None, team_name: str) -> list[TeamToken]:
+    """Every token of the team, newest first, revoked ones included (never the secrets).
+
+    Raises:
+        NotFound (team), Forbidden (not an admin of it).
+    """
+    team = await require_team_admin(session=session, by=by, team_name=team_name)
+    rows = (
+        await session.execute(
+            select(ApiToken, User.name, Membership.id)
+            .join(User, User.id == ApiToken.user_id)
+            .outerjoin(Membership, (Membership.user_id == User.id) & (Membership.team_id == team.id))
+            .where(ApiToken.team_id == team.id)
+            .order_by(ApiToken.created_at.desc(), ApiToken.id)
+        )
+    ).all()
+    await session.commit()
+    return [
+        TeamToken(t.id, t.name, owner, t.created_at, t.last_used_at, t.revoked_at, member is None)
+        for t, owner, member in rows
+    ]
+
+
+async def revoke_team_token(
+    *, session: AsyncSession, by: Viewer | None, team_name: str, token_id: str
+) -> None:
+    """Revoke any token of the team; the next request with it is refused.
+
+    Raises:
+        NotFound (team, or no such token in it), Forbidden (not an admin of the team).
+    """
+    team = await require_team_admin(session=session, by=by, team_name=team_name)
+    query = (
+        select(ApiToken, User.name)
+        .join(User, User.id == ApiToken.user_id)
+        .where(ApiToken.id == token_id, ApiToken.team_id == team.id)
+    )
+    row = (await session.execute(query)).one_or_none()
+    if row is None:
+        await session.rollback()
+        raise NotFound(f"no token {token_id!r} in {team_name}")
+    token, owner = row
+    if token.revoked_at is None:
+        await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=utcnow()))
+        record_event(
+            session=session,
+            actor=actor_of(by),
+            action="token_revoked",
+            subject_type="token",
+            subject_id=token.id,
+            payload={
+                "user": token.user_id,
+                "owner": owner,
+                "name": token.name,
+                "team": team.name,
+                "revoked_by": by.user_name if by is not None else "console operator",
+            },
+        )
+    await session.commit()

@@ -1,0 +1,159 @@
+"""'Test connection': a fresh, bounded connection to a server that reports its tools or a clear error.
+
+Everything the server sends is untrusted: tool names, titles and descriptions are only ever shown as
+escaped text, hints count only when they are real booleans, and a listing is capped.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import record_event
+from console.errors import McpError
+from console.identity.teams import actor_of
+from console.identity.viewer import Viewer
+from console.mcp.admin import server_for_admin
+from console.mcp.connection import MODERN, Connection
+from console.mcp.endpoint import Endpoint
+from console.mcp.models import McpServer
+from console.mcp.registry import endpoint_for
+
+PROBE_TIMEOUT_SECONDS = 15.0
+MAX_TOOLS = 500
+MAX_TEXT = 2000
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One listed tool; a hint is None when the server did not say."""
+
+    name: str
+    title: str | None = None
+    description: str = ""
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    ok: bool
+    seconds: float
+    tools: list[ToolInfo] = field(default_factory=list)
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+async def probe_server(
+    *,
+    session: AsyncSession,
+    by: Viewer | None,
+    team_name: str,
+    name: str,
+    limit_seconds: float = PROBE_TIMEOUT_SECONDS,
+) -> tuple[McpServer, ProbeOutcome]:
+    """Connect to the team's server afresh (disabled or not), list its tools, and record that it was tested.
+
+    Raises:
+        NotFound, Forbidden.
+    """
+    server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
+    outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds)
+    if server.credential_mode == "per_user":
+        note = "tested with the shared settings only, without anyone's personal credential"
+        outcome = replace(outcome, notes=[*outcome.notes, note])
+    record_event(
+        session=session,
+        actor=actor_of(by),
+        action="server_tested",
+        subject_type="server",
+        subject_id=server.id,
+        payload={"name": server.name, "team": team_name, "ok": outcome.ok, "tools": len(outcome.tools)},
+    )
+    await session.commit()
+    return server, outcome
+
+
+async def probe(endpoint: Endpoint, *, limit_seconds: float = PROBE_TIMEOUT_SECONDS) -> ProbeOutcome:
+    """Start, negotiate and list tools within `limit_seconds`; never raises for what the server does."""
+    started = time.monotonic()
+    connection = Connection(endpoint, request_timeout=limit_seconds)
+    notes: list[str] = []
+    try:
+        with anyio.fail_after(limit_seconds):
+            listing = await _listing(connection)
+    except TimeoutError:
+        return _failed(started, f"no complete answer within {limit_seconds:g} s")
+    except McpError as exc:
+        return _failed(started, exc.message)
+    except ValidationError:
+        return _failed(started, "the server sent a tool list that is not valid MCP")
+    if connection.legacy_version is not None:
+        notes.append(f"the server speaks MCP {connection.legacy_version}; queued questions need {MODERN}")
+    if len(listing) > MAX_TOOLS:
+        notes.append(f"the server lists {len(listing)} tools; only the first {MAX_TOOLS} are shown")
+    tools = [_tool(item) for item in listing[:MAX_TOOLS]]
+    return ProbeOutcome(True, time.monotonic() - started, tools, None, notes)
+
+
+def _failed(started: float, message: str) -> ProbeOutcome:
+    return ProbeOutcome(False, time.monotonic() - started, error=message)
+
+
+async def _listing(connection: Connection) -> list[dict[str, Any]]:
+    listing: list[dict[str, Any]] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(_run, connection)
+            try:
+                listing = await connection.list_tools()
+            finally:
+                connection.close()
+    except BaseExceptionGroup as group:
+        # The task group wraps what the connection raised; callers want that one error.
+        leaves = _leaves(group)
+        if len(leaves) == 1 and isinstance(leaves[0], Exception):
+            raise leaves[0] from None
+        raise
+    return listing
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
+
+
+async def _run(connection: Connection, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    await connection.run(task_status=task_status)
+
+
+def _tool(item: dict[str, Any]) -> ToolInfo:
+    annotations = item.get("annotations")
+    hints: dict[str, Any] = annotations if isinstance(annotations, dict) else {}
+    title = item.get("title") or hints.get("title")
+    return ToolInfo(
+        name=_text(item.get("name")) or "(unnamed)",
+        title=_text(title) or None,
+        description=_text(item.get("description")),
+        read_only=_hint(hints.get("readOnlyHint")),
+        destructive=_hint(hints.get("destructiveHint")),
+        idempotent=_hint(hints.get("idempotentHint")),
+        open_world=_hint(hints.get("openWorldHint")),
+    )
+
+
+def _text(value: object) -> str:
+    return value[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+def _hint(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None

@@ -1,0 +1,126 @@
+"""Admin pages for teams: the teams you manage, a team's members, and every API token of the team."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from console.errors import InvalidInput
+from console.identity import team_by_name
+from console.identity.models import ROLES
+from console.identity.team_tokens import revoke_team_token, team_tokens
+from console.identity.teams import add_member, administered_teams, change_role, new_team, remove_member
+from console.mcp.admin import team_overview, where
+from console.policies.service import list_rules
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+from console.web.htmx import is_htmx
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+def team_url(team_name: str, tail: str = "") -> str:
+    return f"/admin/teams/{quote(team_name, safe='')}{tail}"
+
+
+async def _index(
+    request: Request, session: DbSession, user: WebUser, *, error: str | None = None, status: int = 200
+) -> Response:
+    teams = await administered_teams(session=session, by=user.viewer)
+    return render(request, "admin/index.html", {"user": user, "teams": teams, "error": error}, status=status)
+
+
+@router.get("/admin")
+async def index(request: Request, session: DbSession, user: WebUser) -> Response:
+    return await _index(request, session, user)
+
+
+@router.post("/admin/teams")
+async def create_team(
+    request: Request, session: DbSession, user: CsrfUser, name: Annotated[str, Form(max_length=200)] = ""
+) -> Response:
+    try:
+        team = await new_team(session=session, by=user.viewer, name=name)
+    except InvalidInput as exc:
+        message = f"{exc.message}: {next(iter(exc.fields.values()), '')}"
+        return await _index(request, session, user, error=message, status=422)
+    return RedirectResponse(team_url(team.name), status_code=303)
+
+
+async def _team(request: Request, session: DbSession, user: WebUser, team_name: str) -> Response:
+    overview = await team_overview(session=session, by=user.viewer, team_name=team_name)
+    team = await team_by_name(session=session, name=overview.team)
+    context = {
+        "user": user,
+        "base": team_url(overview.team),
+        "overview": overview,
+        "roles": ROLES,
+        "where": {s.id: where(s) for s in overview.servers},
+        "rules": await list_rules(session=session, team_id=team.id),
+    }
+    return render(request, "admin/team.html", context, block="member_list" if is_htmx(request) else None)
+
+
+@router.get("/admin/teams/{team_name}")
+async def team(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    return await _team(request, session, user, team_name)
+
+
+async def _members_changed(request: Request, session: DbSession, user: CsrfUser, team_name: str) -> Response:
+    if is_htmx(request):
+        return await _team(request, session, user, team_name)
+    return RedirectResponse(team_url(team_name), status_code=303)
+
+
+@router.post("/admin/teams/{team_name}/members")
+async def add(
+    team_name: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    name: Annotated[str, Form(max_length=200)] = "",
+    role: Annotated[str, Form(max_length=20)] = "member",
+) -> Response:
+    await add_member(session=session, by=user.viewer, team_name=team_name, user_name=name.strip(), role=role)
+    return await _members_changed(request, session, user, team_name)
+
+
+@router.post("/admin/teams/{team_name}/members/{user_name}")
+async def change(
+    team_name: str,
+    user_name: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    role: Annotated[str, Form(max_length=20)] = "",
+) -> Response:
+    await change_role(session=session, by=user.viewer, team_name=team_name, user_name=user_name, role=role)
+    return await _members_changed(request, session, user, team_name)
+
+
+@router.post("/admin/teams/{team_name}/members/{user_name}/remove")
+async def remove(
+    team_name: str, user_name: str, request: Request, session: DbSession, user: CsrfUser
+) -> Response:
+    await remove_member(session=session, by=user.viewer, team_name=team_name, user_name=user_name)
+    return await _members_changed(request, session, user, team_name)
+
+
+@router.get("/admin/teams/{team_name}/tokens")
+async def tokens(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    rows = await team_tokens(session=session, by=user.viewer, team_name=team_name)
+    return render(
+        request,
+        "admin/tokens.html",
+        {"user": user, "team": team_name, "base": team_url(team_name), "tokens": rows},
+    )
+
+
+@router.post("/admin/teams/{team_name}/tokens/{token_id}/revoke")
+async def revoke(team_name: str, token_id: str, session: DbSession, user: CsrfUser) -> Response:
+    await revoke_team_token(session=session, by=user.viewer, team_name=team_name, token_id=token_id)
+    return RedirectResponse(team_url(team_name, "/tokens"), status_code=303)

@@ -1,0 +1,165 @@
+"""Admin pages for a team's MCP servers: add, edit, disable and enable, and test the connection."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import zip_longest
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.datastructures import FormData
+
+from console.errors import Conflict, InvalidInput
+from console.mcp.admin import (
+    ServerSettings,
+    create_server,
+    edit_server,
+    server_for_admin,
+    set_disabled,
+    settings_of,
+    team_overview,
+)
+from console.mcp.models import McpServer
+from console.mcp.probe import ProbeOutcome, probe_server
+from console.web.admin import team_url
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+from console.web.htmx import is_htmx
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+NEW_PAGE = "admin/server_new.html"
+PAGE = "admin/server.html"
+
+
+def server_url(team_name: str, server_name: str, tail: str = "") -> str:
+    return team_url(team_name, f"/servers/{quote(server_name, safe='')}{tail}")
+
+
+def settings_from(form: FormData) -> ServerSettings:
+    """The settings a server form describes; a blank value keeps the stored one."""
+    return ServerSettings(
+        transport=_one(form, "transport"),
+        command=_one(form, "command"),
+        url=_one(form, "url"),
+        env=_pairs(form, "env"),
+        headers=_pairs(form, "header"),
+        credential_name=_one(form, "credential_name"),
+        trusted=_one(form, "trusted") == "on",
+        idempotent=_one(form, "idempotent") == "on",
+    )
+
+
+def _one(form: FormData, key: str) -> str:
+    value = form.get(key)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _pairs(form: FormData, prefix: str) -> dict[str, str | None]:
+    names = [v for v in form.getlist(f"{prefix}_name") if isinstance(v, str)]
+    values = [v for v in form.getlist(f"{prefix}_value") if isinstance(v, str)]
+    removed = set(form.getlist(f"{prefix}_remove"))
+    return {
+        name.strip(): value or None
+        for name, value in zip_longest(names, values, fillvalue="")
+        if name.strip() and name.strip() not in removed
+    }
+
+
+def _context(
+    user: WebUser,
+    team_name: str,
+    settings: ServerSettings,
+    *,
+    server: McpServer | None = None,
+    errors: dict[str, str] | None = None,
+    outcome: ProbeOutcome | None = None,
+) -> dict[str, Any]:
+    masked = replace(settings, env=dict.fromkeys(settings.env), headers=dict.fromkeys(settings.headers))
+    return {
+        "user": user,
+        "team": team_name,
+        "base": team_url(team_name),
+        "server": server,
+        "settings": masked,  # never a header or environment value, not even one just typed
+        "errors": errors or {},
+        "outcome": outcome,
+    }
+
+
+@router.get("/admin/teams/{team_name}/servers/new")
+async def new(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    await team_overview(session=session, by=user.viewer, team_name=team_name)  # refuses non-admins
+    return render(request, NEW_PAGE, {**_context(user, team_name, ServerSettings()), "name": ""})
+
+
+@router.post("/admin/teams/{team_name}/servers")
+async def create(team_name: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    form = await request.form()
+    settings, name = settings_from(form), _one(form, "name")
+    try:
+        await create_server(
+            session=session, by=user.viewer, team_name=team_name, name=name, settings=settings
+        )
+    except (InvalidInput, Conflict) as exc:
+        # A taken name is shown next to the name field, like any other mistake in the form.
+        fields = exc.fields if isinstance(exc, InvalidInput) else {}
+        context = {
+            **_context(user, team_name, settings, errors=fields or {"name": exc.message}),
+            "name": name,
+        }
+        return render(request, NEW_PAGE, context, status=409 if isinstance(exc, Conflict) else 422)
+    return RedirectResponse(server_url(team_name, name), status_code=303)
+
+
+@router.get("/admin/teams/{team_name}/servers/{server_name}")
+async def detail(
+    team_name: str, server_name: str, request: Request, session: DbSession, user: WebUser
+) -> Response:
+    server = await server_for_admin(session=session, by=user.viewer, team_name=team_name, name=server_name)
+    return render(request, PAGE, _context(user, team_name, settings_of(server), server=server))
+
+
+@router.post("/admin/teams/{team_name}/servers/{server_name}")
+async def edit(
+    team_name: str, server_name: str, request: Request, session: DbSession, user: CsrfUser
+) -> Response:
+    settings = settings_from(await request.form())
+    try:
+        await edit_server(
+            session=session, by=user.viewer, team_name=team_name, name=server_name, settings=settings
+        )
+    except InvalidInput as exc:
+        server = await server_for_admin(
+            session=session, by=user.viewer, team_name=team_name, name=server_name
+        )
+        context = _context(
+            user, team_name, settings, server=server, errors=exc.fields or {"form": exc.message}
+        )
+        return render(request, PAGE, context, status=422)
+    return RedirectResponse(server_url(team_name, server_name), status_code=303)
+
+
+@router.post("/admin/teams/{team_name}/servers/{server_name}/disable")
+async def disable(team_name: str, server_name: str, session: DbSession, user: CsrfUser) -> Response:
+    await set_disabled(session=session, by=user.viewer, team_name=team_name, name=server_name, disabled=True)
+    return RedirectResponse(server_url(team_name, server_name), status_code=303)
+
+
+@router.post("/admin/teams/{team_name}/servers/{server_name}/enable")
+async def enable(team_name: str, server_name: str, session: DbSession, user: CsrfUser) -> Response:
+    await set_disabled(session=session, by=user.viewer, team_name=team_name, name=server_name, disabled=False)
+    return RedirectResponse(server_url(team_name, server_name), status_code=303)
+
+
+@router.post("/admin/teams/{team_name}/servers/{server_name}/test")
+async def test_connection(
+    team_name: str, server_name: str, request: Request, session: DbSession, user: CsrfUser
+) -> Response:
+    server, outcome = await probe_server(
+        session=session, by=user.viewer, team_name=team_name, name=server_name
+    )
+    context = _context(user, team_name, settings_of(server), server=server, outcome=outcome)
+    return render(request, PAGE, context, block="probe_outcome" if is_htmx(request) else None)
