@@ -235,14 +235,33 @@ async def _age_sign_in(console: Console, name: str, *, minutes: int) -> None:
         await session.commit()
 
 
-@pytest.mark.parametrize(("trusted", "strict"), [(True, True), (False, True)])
-async def test_destructive_tools_get_the_stricter_default(
-    database_url: str, tmp_path: Path, state_key: str, trusted: bool, strict: bool
+@pytest.mark.parametrize(
+    ("server", "tool", "trusted", "strict"),
+    [
+        ("deployer", "deploy", True, True),  # listed as destructive
+        ("deployer", "deploy", False, True),
+        ("mrtr", "form_and_url", True, False),  # listed as read-only by a trusted server
+        ("mrtr", "form_and_url", False, True),  # the same claim from an untrusted server is ignored
+        ("mrtr", "two_rounds", True, True),  # no annotations: MCP's defaults (may be destructive)
+    ],
+)
+async def test_the_stricter_default_follows_annotations_of_trusted_servers_only(
+    database_url: str, tmp_path: Path, state_key: str, server: str, tool: str, trusted: bool, strict: bool
 ) -> None:
-    async with running_console(database_url, {"deployer": stdio_deployer(state_key)}) as console:
-        await set_server_trust(console, "deployer", trusted)
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}
+    async with running_console(database_url, servers) as console:
+        await set_server_trust(console, server, trusted)
         await set_policy(console, "destructive", required_approvals=2, no_self_approval=True)
-        call = await console.call("deployer", "deploy", {"service": "auth-service"})
-        question = await console.question(call["pending"][0]["id"])
-    assert question["policy"]["set_by"] == ["stricter default for destructive tools"]
-    assert (question["policy"]["required_approvals"], question["policy"]["no_self_approval"]) == (2, True)
+        arguments = (
+            {"service": "auth-service"}
+            if tool == "deploy"
+            else {"topic": "t"}
+            if tool == "two_rounds"
+            else {}
+        )
+        call = await console.call(server, tool, arguments)
+        question = await console.question(next(p["id"] for p in call["pending"] if p["mode"] == "form"))
+    expected = ["stricter default for destructive tools"] if strict else []
+    assert question["policy"]["set_by"] == expected
+    assert question["policy"]["required_approvals"] == (2 if strict else 1)
+    assert question["policy"]["no_self_approval"] is strict

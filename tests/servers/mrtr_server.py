@@ -519,7 +519,11 @@ TOOLS: dict[str, ToolSpec] = {
             two_rounds, "Two questions in two rounds, then a summary.", _schema({"topic": STRING}, ["topic"])
         ),
         _spec(state_only, "n rounds with only a requestState, then done.", _schema({"n": INTEGER}, ["n"])),
-        _spec(form_and_url, "One round with a form and a URL question."),
+        _spec(
+            form_and_url,
+            "One round with a form and a URL question.",
+            annotations=types.ToolAnnotations(read_only_hint=True),  # so policy tests have a read-only tool
+        ),
         _spec(
             echo_state,
             "Sends `state` as requestState and reports what came back.",
