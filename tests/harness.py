@@ -27,14 +27,12 @@ from console.mcp.registry import add_server
 REPO = Path(__file__).resolve().parent.parent
 MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
 TEAM = "platform"
-# (name, team, role): dev's agent makes the calls; lead and lead2 approve; boss administers the team;
-# outsider is in another team.
+# (name, team, role): dev's agent makes the calls; lead and lead2 approve; outsider is in another team.
 PEOPLE = (
     ("dev", TEAM, "member"),
     ("lead", TEAM, "approver"),
     ("lead2", TEAM, "approver"),
     ("viewer", TEAM, "auditor"),
-    ("boss", TEAM, "admin"),
     ("outsider", "elsewhere", "approver"),
 )
 WAIT = 20.0

@@ -9,7 +9,7 @@ from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
 from console.audit.models import AuditEvent
-from tests.harness import TEAM, Browser, Mrtr, html, one, running_console, signed_in, stdio_deployer
+from tests.harness import TEAM, Browser, Mrtr, html, one, promote, running_console, signed_in, stdio_deployer
 from tests.test_cli import console as run_cli
 
 pytestmark = pytest.mark.anyio
@@ -35,19 +35,20 @@ async def save(who: Browser, **fields: str) -> int:
 
 async def test_an_admin_sets_edits_and_removes_rules_on_the_page(database_url: str, state_key: str) -> None:
     async with running_console(database_url, {"deployer": stdio_deployer(state_key)}) as console:
-        async with signed_in(console, "boss") as boss:
+        await promote(console, "lead2", role="admin")
+        async with signed_in(console, "lead2") as admin:
             assert (
-                await save(boss, answerers="approvers", expiry_minutes="120", expiry_action="decline") == 303
+                await save(admin, answerers="approvers", expiry_minutes="120", expiry_action="decline") == 303
             )
             assert (
-                await save(boss, scope="destructive", required_approvals="2", no_self_approval="forbid")
+                await save(admin, scope="destructive", required_approvals="2", no_self_approval="forbid")
                 == 303
             )
             assert (
-                await save(boss, scope="tool", server="deployer", tool="deploy", step_up_minutes="5") == 303
+                await save(admin, scope="tool", server="deployer", tool="deploy", step_up_minutes="5") == 303
             )
-            assert await save(boss, scope="server", server="deployer", required_approvals="3") == 303
-            page = html(await boss.client.get(PAGE))
+            assert await save(admin, scope="server", server="deployer", required_approvals="3") == 303
+            page = html(await admin.client.get(PAGE))
             assert rows(page) == [
                 ["Team default", "approvers", "inherit", "inherit", "120 min", "decline", "inherit"],
                 [
@@ -64,17 +65,17 @@ async def test_an_admin_sets_edits_and_removes_rules_on_the_page(database_url: s
             ]
             # Editing: the form comes filled in; saving the same layer replaces it.
             server_row = page.select("#policy-rules tbody tr[id]")[2]
-            edit = await boss.client.get(str(one(server_row, "a")["href"]).split("#")[0])
+            edit = await admin.client.get(str(one(server_row, "a")["href"]).split("#")[0])
             form = one(html(edit), "form#rule-form")
             assert one(form, "#rule-approvals")["value"] == "3"
             assert one(form, "#rule-server option[selected]")["value"] == "deployer"
-            assert await save(boss, scope="server", server="deployer", required_approvals="2") == 303
-            assert rows(html(await boss.client.get(PAGE)))[2][3] == "2"
+            assert await save(admin, scope="server", server="deployer", required_approvals="2") == 303
+            assert rows(html(await admin.client.get(PAGE)))[2][3] == "2"
 
             remove = one(server_row, "form")
-            response = await boss.client.post(str(remove["action"]), data={"csrf_token": boss.csrf})
+            response = await admin.client.post(str(remove["action"]), data={"csrf_token": admin.csrf})
             assert response.status_code == 303
-            assert [r[0] for r in rows(html(await boss.client.get(PAGE)))] == [
+            assert [r[0] for r in rows(html(await admin.client.get(PAGE)))] == [
                 "Team default",
                 "Destructive tools (stricter default)",
                 "Tool deploy on deployer",
@@ -124,15 +125,16 @@ async def test_an_admin_sets_edits_and_removes_rules_on_the_page(database_url: s
 async def test_bad_rules_are_shown_next_to_their_field_and_nothing_is_saved(
     database_url: str, mrtr_stdio: Mrtr, fields: dict[str, str], field_id: str, message: str
 ) -> None:
-    async with (
-        running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console,
-        signed_in(console, "boss") as boss,
-    ):
-        response = await boss.client.post(PAGE, data={"csrf_token": boss.csrf, "scope": "team", **fields})
-        assert response.status_code == 422
-        soup = html(response)
-        assert message in text(one(soup, f"#{field_id}-error"))
-        assert rows(soup) == []
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await promote(console, "lead2", role="admin")
+        async with signed_in(console, "lead2") as admin:
+            response = await admin.client.post(
+                PAGE, data={"csrf_token": admin.csrf, "scope": "team", **fields}
+            )
+            assert response.status_code == 422
+            soup = html(response)
+            assert message in text(one(soup, f"#{field_id}-error"))
+            assert rows(soup) == []
 
 
 async def test_only_the_teams_admins_may_see_or_change_its_policy(
@@ -148,8 +150,9 @@ async def test_only_the_teams_admins_may_see_or_change_its_policy(
         async with signed_in(console, "outsider") as outsider:  # the same answer: no team names are learnt
             assert (await outsider.client.get(PAGE)).status_code == 403
             assert await save(outsider, answerers="owner") == 403
-        async with signed_in(console, "boss") as boss:
-            assert rows(html(await boss.client.get(PAGE))) == []
+        await promote(console, "lead2", role="admin")
+        async with signed_in(console, "lead2") as admin:
+            assert rows(html(await admin.client.get(PAGE))) == []
 
 
 def test_the_cli_sets_lists_and_removes_rules(database_url: str, tmp_path: Path) -> None:

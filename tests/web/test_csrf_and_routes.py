@@ -195,6 +195,7 @@ async def _team_rules(console: Console) -> list[RuleView]:
 
 async def save_policy_target(console: Console, who: Browser) -> Target:
     """The team's admin sets the stricter default for destructive tools."""
+    await promote(console, "lead", role="admin")
 
     async def happened() -> bool:
         return any(v.rule.scope == "destructive" for v in await _team_rules(console))
@@ -206,6 +207,7 @@ async def save_policy_target(console: Console, who: Browser) -> Target:
 
 async def remove_policy_target(console: Console, who: Browser) -> Target:
     """The team's admin removes a tool rule."""
+    await promote(console, "lead", role="admin")
     async with console.app.state.factory() as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
         rule = await save_rule(
@@ -424,8 +426,8 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/connections/{server_id}": ("lead", credential_target),
     "/tokens": ("lead", create_token_target),
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
-    "/admin/teams/{team_name}/policies": ("boss", save_policy_target),
-    "/admin/teams/{team_name}/policies/{rule_id}/remove": ("boss", remove_policy_target),
+    "/admin/teams/{team_name}/policies": ("lead", save_policy_target),
+    "/admin/teams/{team_name}/policies/{rule_id}/remove": ("lead", remove_policy_target),
     "/reauth": ("lead", reauth_target),
     "/admin/teams": ("lead", create_team_target),
     "/admin/teams/{team_name}/members": ("lead", add_member_target),

@@ -38,9 +38,10 @@ def _chromium_installed() -> None:
 
 
 def make_site_admin(database_url: str, name: str) -> None:
-    """What an operator does once: `console users add NAME --site-admin`."""
+    """What an operator does once: a user who may create teams (`console users add NAME --site-admin`)."""
     done = subprocess.run(
-        [sys.executable, "-m", "console.cli", "users", "add", name, "--site-admin"],
+        [sys.executable, "-m", "console.cli", "users", "add", name, "--site-admin"]
+        + ["--team", "elsewhere", "--role", "member", "--password", f"{name}-pw-1"],
         env={**os.environ, "CONSOLE_DATABASE_URL": database_url},
         capture_output=True,
         text=True,
