@@ -9,6 +9,7 @@ import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from console.audit import session_info
 from console.config import Settings, get_settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
@@ -53,7 +54,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url)
-        app.state.factory = session_factory(engine)
+        app.state.factory = session_factory(engine, info=session_info(settings))
         app.state.signals = Signals()
         try:
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:

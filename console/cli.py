@@ -17,7 +17,8 @@ import uvicorn
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console import cli_policies, migrate
+from console import cli_audit, cli_policies, migrate
+from console.audit import session_info
 from console.config import Settings, get_settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     servers_list.set_defaults(handler=_servers_list)
 
     cli_policies.register(sub)
+    cli_audit.register(sub)
 
     demo = sub.add_parser("demo", help="seed a demo team, start a deploy that waits for approval, and serve")
     _add_bind(demo, default_port=8000)
@@ -126,7 +128,7 @@ def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaita
     async def go() -> T:
         engine = create_engine(settings.database_url)
         try:
-            async with session_factory(engine)() as session:
+            async with session_factory(engine, info=session_info(settings))() as session:
                 return await action(session)
         finally:
             await engine.dispose()
@@ -288,7 +290,10 @@ def _worker(settings: Settings, _args: Any) -> int:
         try:
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
                 dispatcher = Dispatcher(
-                    factory=session_factory(engine), pool=pool, settings=settings, signals=Signals()
+                    factory=session_factory(engine, info=session_info(settings)),
+                    pool=pool,
+                    settings=settings,
+                    signals=Signals(),
                 )
                 _say(f"worker {dispatcher.worker_id} started")
                 await dispatcher.run()
