@@ -17,6 +17,7 @@ from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
 from console.web import (
     api,
+    audit,
     connect,
     connections,
     errors,
@@ -44,6 +45,7 @@ WEB_ROUTERS = (
     runs.router,
     tokens.router,
     policies.router,
+    audit.router,
 )
 
 

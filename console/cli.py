@@ -316,6 +316,8 @@ def _demo(settings: Settings, args: Any) -> int:
         updates["env"] = "dev"  # the demo's tracker lives on loopback http
     if settings.secret_key is None:
         updates["secret_key"] = demo_secret(Path.cwd() / "console-demo.secret")
+    if settings.audit_signing_key is None and settings.audit_signing_key_file is None:
+        updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / "console-demo-audit.key"))
     settings = settings.model_copy(update=updates)
     passwords = new_passwords()
     with running_tracker(passwords) as tracker:
@@ -345,6 +347,16 @@ def demo_secret(path: Path) -> SecretStr:
         path.write_text(secrets.token_urlsafe(32))
         path.chmod(0o600)
     return SecretStr(path.read_text().strip())
+
+
+def demo_audit_key(path: Path) -> Path:
+    """The demo's audit signing key, kept beside its database so checkpoints stay verifiable."""
+    if not path.exists():
+        from console.audit.signing import new_private_key_text
+
+        path.touch(mode=0o600)
+        path.write_text(new_private_key_text() + "\n")
+    return path
 
 
 if __name__ == "__main__":
