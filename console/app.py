@@ -9,6 +9,7 @@ import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from console.audit import session_info
 from console.config import Settings, get_settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
@@ -18,6 +19,7 @@ from console.web import (
     admin,
     admin_servers,
     api,
+    audit,
     connect,
     connections,
     errors,
@@ -47,6 +49,7 @@ WEB_ROUTERS = (
     policies.router,
     admin.router,
     admin_servers.router,
+    audit.router,
 )
 
 
@@ -57,7 +60,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = create_engine(settings.database_url)
-        app.state.factory = session_factory(engine)
+        app.state.factory = session_factory(engine, info=session_info(settings))
         app.state.signals = Signals()
         try:
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:

@@ -17,7 +17,8 @@ import uvicorn
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console import cli_policies, migrate
+from console import cli_audit, cli_policies, migrate
+from console.audit import session_info
 from console.config import Settings, get_settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
@@ -114,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_admin.add_server_commands(servers)
 
     cli_policies.register(sub)
+    cli_audit.register(sub)
 
     demo = sub.add_parser("demo", help="seed a demo team, start a deploy that waits for approval, and serve")
     _add_bind(demo, default_port=8000)
@@ -136,7 +138,7 @@ def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaita
     async def go() -> T:
         engine = create_engine(settings.database_url)
         try:
-            async with session_factory(engine)() as session:
+            async with session_factory(engine, info=session_info(settings))() as session:
                 return await action(session)
         finally:
             await engine.dispose()
@@ -307,7 +309,10 @@ def _worker(settings: Settings, _args: Any) -> int:
         try:
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
                 dispatcher = Dispatcher(
-                    factory=session_factory(engine), pool=pool, settings=settings, signals=Signals()
+                    factory=session_factory(engine, info=session_info(settings)),
+                    pool=pool,
+                    settings=settings,
+                    signals=Signals(),
                 )
                 _say(f"worker {dispatcher.worker_id} started")
                 await dispatcher.run()
@@ -330,6 +335,8 @@ def _demo(settings: Settings, args: Any) -> int:
         updates["env"] = "dev"  # the demo's tracker lives on loopback http
     if settings.secret_key is None:
         updates["secret_key"] = demo_secret(Path.cwd() / "console-demo.secret")
+    if settings.audit_signing_key is None and settings.audit_signing_key_file is None:
+        updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / "console-demo-audit.key"))
     settings = settings.model_copy(update=updates)
     passwords = new_passwords()
     with running_tracker(passwords) as tracker:
@@ -359,6 +366,16 @@ def demo_secret(path: Path) -> SecretStr:
         path.write_text(secrets.token_urlsafe(32))
         path.chmod(0o600)
     return SecretStr(path.read_text().strip())
+
+
+def demo_audit_key(path: Path) -> Path:
+    """The demo's audit signing key, kept beside its database so checkpoints stay verifiable."""
+    if not path.exists():
+        from console.audit.signing import new_private_key_text
+
+        path.touch(mode=0o600)
+        path.write_text(new_private_key_text() + "\n")
+    return path
 
 
 if __name__ == "__main__":

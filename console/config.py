@@ -72,6 +72,19 @@ class Settings(BaseSettings):
         default="single sign-on", max_length=60, description='shown as "Sign in with <name>"'
     )
     local_sign_in: bool = Field(default=True, description="whether people may sign in with a password")
+    audit_signing_key: SecretStr | None = Field(
+        default=None,
+        description="Ed25519 key signing audit checkpoints: base64 of 32 bytes (`audit keygen`) or PEM",
+    )
+    audit_signing_key_file: str | None = Field(
+        default=None, description="a file holding the audit signing key, instead of CONSOLE_AUDIT_SIGNING_KEY"
+    )
+    audit_checkpoint_every: int = Field(
+        default=100, ge=1, description="a signed audit checkpoint after this many events..."
+    )
+    audit_checkpoint_minutes: float = Field(
+        default=5, gt=0, description="...or with the first event this many minutes after the last checkpoint"
+    )
 
     @model_validator(mode="after")
     def _check_sign_in(self) -> Self:

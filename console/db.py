@@ -92,5 +92,8 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    return async_sessionmaker(engine, expire_on_commit=False)
+def session_factory(
+    engine: AsyncEngine, *, info: dict[str, Any] | None = None
+) -> async_sessionmaker[AsyncSession]:
+    """Sessions on the engine; `info` is copied into each session (the audit signer travels there)."""
+    return async_sessionmaker(engine, expire_on_commit=False, info=info)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.canonical import canonical
+from console.audit.chain import queue
 from console.audit.models import AuditEvent
 
 
@@ -32,13 +33,15 @@ def record_event(
     subject_type: str,
     subject_id: str,
     call_id: str | None = None,
+    team_id: str | None = None,
     payload: dict[str, Any] | None = None,
 ) -> None:
-    """Add one event to the session's transaction; it commits with the change it describes."""
+    """Add one event to the session's transaction; it is chained when flushed and commits with the change."""
     body = dict(payload or {})
     if actor.via:
         body["via"] = actor.via
-    session.add(
+    queue(
+        session.sync_session,
         AuditEvent(
             actor_type=actor.kind,
             actor_id=actor.id,
@@ -46,8 +49,9 @@ def record_event(
             subject_type=subject_type,
             subject_id=subject_id,
             call_id=call_id,
-            payload_json=json.dumps(body, separators=(",", ":"), sort_keys=True),
-        )
+            team_id=team_id,
+            payload_json=canonical(body),
+        ),
     )
 
 

@@ -47,7 +47,7 @@ async def record_reply(
             subject_type="call",
             subject_id=call.id,
             call_id=call.id,
-            payload={"round": call.round, "job": job.kind},
+            payload={"round": call.round, "job": job.kind, "result": reply.result},
         )
         return
     try:

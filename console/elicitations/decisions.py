@@ -200,6 +200,7 @@ async def _sign(
             "content": json.loads(elicitation.content_json or "null") if first else None,
             "content_digest": elicitation.content_digest,
             "digest": elicitation.digest,
+            "key": elicitation.key,
             "approvals": approvals,
             "required": required,
         },

@@ -454,7 +454,7 @@ async def test_every_web_page_redirects_to_sign_in_when_signed_out(
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         question_id, run_id = await pending_question(console)
-        ids = {**ADMIN_IDS, "elicitation_id": question_id, "run_id": run_id}
+        ids = {**ADMIN_IDS, "elicitation_id": question_id, "run_id": run_id, "seq": "1"}
         gets = [path for method, path in web_routes() if method == "GET" and (method, path) not in PUBLIC]
         assert {"/", "/inbox", "/inbox/events", "/elicitations/{elicitation_id}", "/runs/{run_id}"} <= set(
             gets

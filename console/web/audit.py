@@ -1,0 +1,90 @@
+"""The audit page: search the chained log, see one decision as its approver saw it, download what is shown."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from console.audit.review import Criteria, event_detail, export_for, review
+from console.audit.signing import signer_from
+from console.errors import InvalidInput
+from console.web.auth import WebUser
+from console.web.deps import DbSession, SettingsDep
+from console.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+PAGE_SIZE = 50
+
+
+def _moment(text: str) -> datetime | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(f"not a date or time: {text[:40]!r}") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def _criteria(request: Request) -> Criteria:
+    q = request.query_params
+    text = {
+        name: q.get(name, "").strip()[:200]
+        for name in ("team", "user", "server", "tool", "action", "outcome")
+    }
+    return Criteria(
+        **text,
+        since=_moment(q.get("since", "")),
+        until=_moment(q.get("until", "")),
+        call=q.get("call", "")[:64],
+    )
+
+
+@router.get("/audit")
+async def audit_page(
+    request: Request,
+    session: DbSession,
+    user: WebUser,
+    settings: SettingsDep,
+    before: Annotated[int | None, Query()] = None,
+) -> Response:
+    criteria = _criteria(request)
+    found = await review(
+        session=session,
+        viewer=user.viewer,
+        criteria=criteria,
+        before=before,
+        limit=PAGE_SIZE,
+        signer=signer_from(settings),
+    )
+    query = {k: v for k, v in request.query_params.items() if k != "before" and v}
+    return render(request, "audit/index.html", {"user": user, "p": found, "c": criteria, "query": query})
+
+
+@router.get("/audit/events/{seq}")
+async def audit_event(seq: int, request: Request, session: DbSession, user: WebUser) -> Response:
+    event, view = await event_detail(session=session, viewer=user.viewer, seq=seq)
+    return render(request, "audit/detail.html", {"user": user, "e": event, "v": view})
+
+
+@router.get("/audit/export")
+async def audit_export(
+    request: Request,
+    session: DbSession,
+    user: WebUser,
+    settings: SettingsDep,
+    format: Annotated[Literal["jsonl", "csv"], Query()] = "jsonl",
+) -> Response:
+    data = await export_for(
+        session=session,
+        viewer=user.viewer,
+        criteria=_criteria(request),
+        fmt=format,
+        signer=signer_from(settings),
+    )
+    media = "application/x-ndjson" if format == "jsonl" else "text/csv; charset=utf-8"
+    disposition = f'attachment; filename="audit.{format}"'
+    return Response(data, media_type=media, headers={"Content-Disposition": disposition})

@@ -1,0 +1,64 @@
+"""Audit test helpers: chained events written with a signing key, and edits behind the console's back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, create_engine, text
+
+from console.audit import Actor, record_event
+from console.audit.chain import SIGNER
+from console.audit.signing import Signer, load_private_key, new_private_key_text
+from console.db import create_engine as create_async_engine
+from console.db import is_sqlite, session_factory
+from console.migrate import sync_url
+
+TRIGGERS = {"audit_event": "audit_event", "audit_checkpoint": "audit_checkpoint"}
+
+
+def new_signer(every: int = 5) -> Signer:
+    return Signer(load_private_key(new_private_key_text()), every=every, minutes=24 * 60)
+
+
+async def write_events(url: str, signer: Signer | None, count: int, label: str = "e") -> None:
+    """`count` events, one transaction each, as the console writes them."""
+    engine = create_async_engine(url)
+    factory = session_factory(engine, info={SIGNER: signer} if signer else None)
+    try:
+        for index in range(count):
+            async with factory() as session:
+                record_event(
+                    session=session,
+                    actor=Actor("user", "u1"),
+                    action="probe",
+                    subject_type="test",
+                    subject_id=f"{label}{index}",
+                    payload={"n": index, "note": "ünïcode"},
+                )
+                await session.commit()
+    finally:
+        await engine.dispose()
+
+
+@contextmanager
+def behind_the_back(url: str) -> Iterator[Connection]:
+    """A connection on which the append-only triggers do not fire, as a database owner could arrange."""
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.begin() as connection:
+            if is_sqlite(url):
+                for table in TRIGGERS:
+                    connection.execute(text(f"DROP TRIGGER IF EXISTS {table}_no_update"))
+                    connection.execute(text(f"DROP TRIGGER IF EXISTS {table}_no_delete"))
+            else:
+                connection.execute(text("SET LOCAL session_replication_role = replica"))
+            yield connection
+    finally:
+        engine.dispose()
+
+
+def rows(connection: Connection, table: str) -> list[dict[str, Any]]:
+    result = connection.execute(text(f"SELECT * FROM {table} ORDER BY seq"))  # noqa: S608  # fixed names
+    return [dict(row._mapping) for row in result]

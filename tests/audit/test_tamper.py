@@ -1,0 +1,118 @@
+"""Every kind of tampering with the audit tables is caught by verify, which names the first bad event."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from sqlalchemy import Connection, select, text, update
+from sqlalchemy.orm import Session
+
+from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
+from console.audit.records import chain_hash, checkpoint_message, checkpoint_record, event_content
+from console.audit.signing import Signer
+from console.audit.store import verify_database
+from console.audit.verify import Report
+from console.db import create_engine, session_factory
+from tests.audit.chain_setup import behind_the_back, new_signer, write_events
+
+pytestmark = pytest.mark.anyio
+COUNT = 20  # checkpoints (every 5 events) land at seq 1, 6, 11 and 16
+
+
+async def verify(url: str, signer: Signer) -> Report:
+    engine = create_engine(url)
+    try:
+        async with session_factory(engine)() as session:
+            return await verify_database(session=session, public_key=signer.key.public_key())
+    finally:
+        await engine.dispose()
+
+
+def edit_field(db: Connection) -> None:
+    db.execute(text("UPDATE audit_event SET payload_json = :p WHERE seq = 7"), {"p": '{"n":99}'})
+
+
+def delete_row(db: Connection) -> None:
+    db.execute(text("DELETE FROM audit_event WHERE seq = 7"))
+
+
+def swap_rows(db: Connection) -> None:
+    with Session(bind=db) as session:
+        a, b = (session.get(AuditEvent, seq) for seq in (7, 8))
+        assert a is not None
+        assert b is not None
+        columns = [c.key for c in AuditEvent.__table__.columns if c.key != "seq"]
+        values = {seq: {c: getattr(row, c) for c in columns} for seq, row in ((7, a), (8, b))}
+        session.execute(update(AuditEvent).where(AuditEvent.seq == 7).values(**values[8]))
+        session.execute(update(AuditEvent).where(AuditEvent.seq == 8).values(**values[7]))
+
+
+def drop_tail_after_checkpoint(db: Connection) -> None:
+    db.execute(text("DELETE FROM audit_event WHERE seq >= 14"))
+
+
+def drop_tail_beyond_last_checkpoint(db: Connection) -> None:
+    db.execute(text("DELETE FROM audit_event WHERE seq >= 17"))
+
+
+def replace_signature(db: Connection) -> None:
+    other = db.execute(text("SELECT signature FROM audit_checkpoint WHERE seq = 6")).scalar_one()
+    db.execute(text("UPDATE audit_checkpoint SET signature = :s WHERE seq = 11"), {"s": other})
+
+
+def rewrite_chain(resign: Signer | None) -> Callable[[Connection], None]:
+    """Edit event 7, recompute every later hash and the head; with `resign`, sign new checkpoints too."""
+
+    def go(db: Connection) -> None:
+        with Session(bind=db) as session:
+            events = session.execute(select(AuditEvent).order_by(AuditEvent.seq)).scalars().all()
+            events[6].payload_json = '{"n":99}'
+            for previous, event in zip(events[5:], events[6:], strict=False):
+                event.prev_hash = previous.hash
+                event.hash = chain_hash(previous.hash or "", event_content(event))
+            by_seq = {e.seq: e for e in events}
+            prev_signature = ""
+            for checkpoint in session.execute(
+                select(AuditCheckpoint).order_by(AuditCheckpoint.seq)
+            ).scalars():
+                if resign is not None:
+                    checkpoint.hash = by_seq[checkpoint.seq].hash or ""
+                    checkpoint.key_id, checkpoint.prev_signature = resign.key_id, prev_signature
+                    checkpoint.signature = resign.sign(checkpoint_message(checkpoint_record(checkpoint)))
+                    prev_signature = checkpoint.signature
+            head = session.get(AuditHead, 1)
+            assert head is not None
+            head.hash = events[-1].hash or ""
+            session.flush()
+
+    return go
+
+
+@pytest.mark.parametrize(
+    ("tamper", "seq", "kind"),
+    [
+        (edit_field, 7, "edited"),
+        (delete_row, 7, "deleted"),
+        (swap_rows, 7, "reordered"),
+        (drop_tail_after_checkpoint, 14, "truncated"),
+        (drop_tail_beyond_last_checkpoint, 17, "truncated"),
+        (replace_signature, 11, "forged_checkpoint"),
+        (rewrite_chain(None), 11, "rewritten"),
+        (rewrite_chain(new_signer()), 1, "forged_checkpoint"),
+    ],
+    ids=["edit", "delete", "swap", "truncate", "truncate-unsigned-tail", "signature", "recompute", "resign"],
+)
+async def test_verify_names_the_first_tampered_event(
+    database_url: str, tamper: Callable[[Connection], None], seq: int, kind: str
+) -> None:
+    signer = new_signer()
+    await write_events(database_url, signer, COUNT)
+    clean = await verify(database_url, signer)
+    assert clean.ok, clean.lines()
+    assert (clean.events, clean.checkpoints, clean.signed_seq) == (COUNT, 4, 16)
+    with behind_the_back(database_url) as db:
+        tamper(db)
+    report = await verify(database_url, signer)
+    assert report.problem is not None, report.lines()
+    assert (report.problem.seq, report.problem.kind) == (seq, kind), report.lines()

@@ -1,0 +1,78 @@
+"""The audit page: auditors see a decision as its approver saw it, filter, download and verify; no secrets."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from console.audit.export import verify_file
+from console.audit.signing import load_private_key, new_private_key_text, public_key_text
+from console.db import create_engine
+from tests.harness import Mrtr, html, one, running_console, signed_in
+
+pytestmark = pytest.mark.anyio
+
+
+async def audit_text(database_url: str) -> str:
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            rows = await connection.execute(text("SELECT * FROM audit_event"))
+            return "\n".join(repr(tuple(row)) for row in rows)
+    finally:
+        await engine.dispose()
+
+
+async def test_auditor_reviews_a_decision_filters_and_downloads_a_verifiable_export(
+    database_url: str, mrtr_stdio: Mrtr, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = new_private_key_text()
+    public = public_key_text(load_private_key(key).public_key())
+    name = "alice-" + secrets.token_hex(4)
+    async with running_console(
+        database_url, {"mrtr": mrtr_stdio.spec}, audit_signing_key=key, audit_checkpoint_every=3
+    ) as console:
+        call = await console.call("mrtr", "two_rounds", {"topic": "release"})
+        call = await console.answer_and_settle(call, "accept", {"name": name})
+        call = await console.answer_and_settle(call, "accept", {"amount": 7, "count": 2})
+        assert call["status"] == "completed"
+        async with signed_in(console, "viewer") as auditor, signed_in(console, "lead") as approver:
+            refused = await approver.client.get("/audit")
+            assert refused.status_code == 403
+            page = await auditor.client.get(
+                "/audit", params={"action": "question_answered", "outcome": "accept"}
+            )
+            assert page.status_code == 200, page.text
+            soup = html(page)
+            assert one(soup, "#chain-badge").get_text().startswith("Chain verified up to seq")
+            assert one(soup, "#public-key").get_text() == public
+            rows = soup.select("#audit-events tbody tr")
+            assert [one(r, ".action").get_text() for r in rows] == ["question_answered"] * 2
+            assert {one(r, ".actor").get_text() for r in rows} == {"lead"}
+            first = rows[-1].select_one("a")
+            assert first is not None
+            detail = html(await auditor.client.get(str(first["href"])))
+            assert "Arguments" in one(detail, "#approver-saw").get_text()
+            assert '"topic": "release"' in one(detail, "#saw-params").get_text()
+            assert one(detail, "#saw-message").get_text().strip() != ""
+            assert name in one(detail, "#event-payload").get_text()
+            assert name in one(detail, "#sent-back").get_text()
+            download = await auditor.client.get(
+                "/audit/export", params={"action": "question_answered", "format": "jsonl"}
+            )
+            assert download.status_code == 200
+            report = verify_file(download.content, load_private_key(key).public_key())
+            assert report.ok, report.lines()
+            assert report.events == 2
+            csv_download = await auditor.client.get("/audit/export", params={"format": "csv"})
+            assert verify_file(csv_download.content, load_private_key(key).public_key()).ok
+            assert (await approver.client.get("/audit/export")).status_code == 403
+            cookies: list[Any] = [c.value for c in auditor.client.cookies.jar] + [auditor.csrf, approver.csrf]
+    stored = await audit_text(database_url)
+    logged = caplog.text
+    secret_values = [*console.tokens.values(), "lead-pw-1", "viewer-pw-1", f"r2:{name}", *cookies]
+    leaked = [s for s in secret_values if s and (s in stored or s in logged)]
+    assert leaked == []
