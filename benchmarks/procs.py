@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import psutil
 
 START_TIMEOUT = 60.0
+REPO = Path(__file__).resolve().parent.parent  # `python -m benchmarks.…` resolves from here
 
 
 @dataclass
@@ -50,6 +51,7 @@ def started(
             stdout=subprocess.PIPE,
             stderr=stderr,
             env={**os.environ, **(env or {})},
+            cwd=REPO,
         )
         try:
             assert process.stdout is not None  # noqa: S101  # set by stdout=PIPE

@@ -164,6 +164,7 @@ class Harness:
 
     async def _settle(self, principal: Principal, call_id: str) -> dict[str, Any]:
         while True:
+            marker = self.signals.call_marker(call_id)
             async with self._factory() as session:
                 status, _round = await call_progress(session=session, call_id=call_id)
             if status == "completed":
@@ -178,7 +179,7 @@ class Harness:
                 async with self._factory() as session:
                     view = await view_call(session=session, viewer=principal.viewer, call_id=call_id)
                 raise ScenarioFailed(f"call ended {status}: {view.call.error_json}")
-            await self.signals.wait_for_call(call_id, 0.2)
+            await self.signals.wait_for_call(call_id, 0.2, since=marker)
 
     async def _answer_all(self, principal: Principal, call_id: str) -> None:
         async with self._factory() as session:
