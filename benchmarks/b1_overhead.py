@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import cProfile
-import pstats
+import importlib
 import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,15 @@ from benchmarks.stats import median, ms, table
 from console.app import create_app
 from console.config import Settings
 
-BUCKETS = (
-    ("database (SQLAlchemy, drivers)", ("sqlalchemy", "aiosqlite", "psycopg", "sqlite3")),
-    ("MCP client (SDK, httpx2)", ("/mcp/", "mcp_types", "httpx2", "httpcore2", "h11")),
-    ("web framework (FastAPI, Starlette, pydantic)", ("fastapi", "starlette", "pydantic", "jinja2")),
-    ("agent side (httpx)", ("/httpx/", "/httpcore/")),
-    ("console code", ("/console/",)),
-    ("event loop and waiting", ("asyncio", "anyio", "selectors", "{method 'poll'", "{method 'select'")),
+# Wall-clock phases of one call through the console, timed around these coroutines in-process.
+PHASES = (
+    ("authenticate the token", "console.web.deps", "authenticate_token"),
+    ("record the call (start_call)", "console.web.api", "calls.start_call"),
+    ("dispatcher: claim the job", "console.dispatch.worker", "Dispatcher._claim"),
+    ("dispatcher: prepare the send", "console.dispatch.worker", "Dispatcher._prepare"),
+    ("MCP request to the server", "console.dispatch.worker", "ConnectionPool.send"),
+    ("dispatcher: record the reply", "console.dispatch.worker", "Dispatcher._record"),
+    ("read the call back (view_call)", "console.web.api", "calls.view_call"),
 )
 
 
@@ -82,7 +85,7 @@ async def run(work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
 
 
 async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str) -> dict[str, float]:
-    """Where a console call's time goes: the same calls in-process under cProfile, by area."""
+    """Where a console call's time goes: the same calls in-process, wall-clock per phase, ms per call."""
     async with database("sqlite", work, postgres_url) as url:
         seeded = await seed(url, {"bench": server_url})
         settings = Settings(database_url=url, env="dev", base_url="http://console.bench")
@@ -93,27 +96,49 @@ async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str)
                 run_id = await agent.new_run("b1-profile")
                 for i in range(sizes.warmup):
                     await agent.call(run_id, "bench", "echo", {"x": f"w{i}"})
-                profiler = cProfile.Profile()
-                profiler.enable()
-                for i in range(sizes.b1_calls):
-                    await agent.call(run_id, "bench", "echo", {"x": str(i)})
-                profiler.disable()
+                with _timed_phases() as spent:
+                    start = time.perf_counter()
+                    for i in range(sizes.b1_calls):
+                        await agent.call(run_id, "bench", "echo", {"x": str(i)})
+                    whole = time.perf_counter() - start
             finally:
                 await agent.aclose()
-    return _by_area(pstats.Stats(profiler))
+    per_call = {label: 1000 * seconds / sizes.b1_calls for label, seconds in spent.items()}
+    per_call["whole call through the API"] = 1000 * whole / sizes.b1_calls
+    return {label: round(value, 2) for label, value in per_call.items()}
 
 
-def _by_area(stats: pstats.Stats) -> dict[str, float]:
-    totals: dict[str, float] = {}
-    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]  # pstats keeps its table untyped
-    for (filename, _line, name), (_cc, _nc, tottime, _ct, _callers) in raw.items():
-        where = f"{filename} {name}"
-        area = next((label for label, marks in BUCKETS if any(m in where for m in marks)), "other")
-        totals[area] = totals.get(area, 0.0) + tottime
-    whole = sum(totals.values()) or 1.0
-    return {
-        area: round(100 * seconds / whole, 1) for area, seconds in sorted(totals.items(), key=lambda i: -i[1])
-    }
+@contextmanager
+def _timed_phases() -> Iterator[dict[str, float]]:
+    """Wrap each phase's coroutine (where the route or worker looks it up) to add up its wall time."""
+    spent = {label: 0.0 for label, _, _ in PHASES}
+    undo: list[tuple[Any, str, Any]] = []
+    for label, module_name, path in PHASES:
+        owner: Any = importlib.import_module(module_name)
+        *parents, attribute = path.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent)
+        original = getattr(owner, attribute)
+        setattr(owner, attribute, _timing(original, label, spent))
+        undo.append((owner, attribute, original))
+    try:
+        yield spent
+    finally:
+        for owner, attribute, original in undo:
+            setattr(owner, attribute, original)
+
+
+def _timing(
+    original: Callable[..., Awaitable[Any]], label: str, spent: dict[str, float]
+) -> Callable[..., Awaitable[Any]]:
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await original(*args, **kwargs)
+        finally:
+            spent[label] += time.perf_counter() - start
+
+    return timed
 
 
 def render(result: dict[str, Any]) -> str:
@@ -127,8 +152,9 @@ def render(result: dict[str, Any]) -> str:
         rows,
     )
     areas = table(
-        "B1 where the console's time goes (in-process cProfile, share of CPU time)",
-        ["area", "%"],
-        [[area, f"{share:.1f}"] for area, share in result["profile"].items()],
+        "B1 where a call's time goes through the console (in-process, wall clock, ms per call; the whole "
+        "also has routing, serialisation and wake-ups)",
+        ["phase", "ms per call"],
+        [[phase, f"{value:.1f}"] for phase, value in result["profile"].items()],
     )
     return f"{head}\n\n{areas}"
