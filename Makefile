@@ -1,7 +1,7 @@
 # One test command: lint, types, and the whole suite (SQLite and, with CONSOLE_TEST_POSTGRES_URL, PostgreSQL).
 PYTHON ?= python3
 
-.PHONY: test lint types pytest demo
+.PHONY: test lint types pytest demo bench
 
 test: lint types pytest
 
@@ -17,3 +17,7 @@ pytest:
 
 demo:
 	$(PYTHON) -m console.cli demo
+
+# Benchmarks B1-B5 (see benchmarks/README.md): prints tables, writes benchmarks/results/latest.json.
+bench:
+	$(PYTHON) -m benchmarks

@@ -29,8 +29,13 @@ class Signals:
         with anyio.move_on_after(max_wait):
             await event.wait()
 
-    async def wait_for_work(self, max_wait: float) -> None:
-        event = self._work
+    def work_marker(self) -> anyio.Event:
+        """Take this before looking for work; `wait_for_work(since=…)` then cannot miss a wake-up."""
+        return self._work
+
+    async def wait_for_work(self, max_wait: float, *, since: anyio.Event | None = None) -> None:
+        """Wait for new work; with `since`, return at once if work arrived after the marker was taken."""
+        event = since or self._work
         with anyio.move_on_after(max_wait):
             await event.wait()
 
@@ -40,10 +45,17 @@ class Signals:
         if event is not None:
             event.set()
 
-    async def wait_for_call(self, call_id: str, max_wait: float) -> None:
-        event = self._calls.setdefault(call_id, anyio.Event())
+    def call_marker(self, call_id: str) -> anyio.Event:
+        """Take this before reading a call's state; `wait_for_call(since=…)` then cannot miss its change."""
+        return self._calls.setdefault(call_id, anyio.Event())
+
+    async def wait_for_call(self, call_id: str, max_wait: float, *, since: anyio.Event | None = None) -> None:
+        event = since or self._calls.setdefault(call_id, anyio.Event())
         with anyio.move_on_after(max_wait):
             await event.wait()
-        if not event.is_set() and self._calls.get(call_id) is event:
-            # Changes made by another process never reach this map; don't keep their events forever.
+        self.drop_call_marker(call_id, event)
+
+    def drop_call_marker(self, call_id: str, marker: anyio.Event) -> None:
+        """Forget a marker nobody waits on (changes made by another process never reach this map)."""
+        if not marker.is_set() and self._calls.get(call_id) is marker:
             del self._calls[call_id]

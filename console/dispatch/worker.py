@@ -77,9 +77,11 @@ class Dispatcher:
         # A single task polls the database; the senders wait in memory, so an idle console costs one
         # small query per poll interval, not one per sender.
         while True:
+            # A wake-up that arrives while the claim query runs must not be lost for a whole poll.
+            marker = self._signals.work_marker()
             claimed = await self._claim()
             if claimed is None:
-                await self._signals.wait_for_work(self._settings.dispatch_poll_seconds)
+                await self._signals.wait_for_work(self._settings.dispatch_poll_seconds, since=marker)
                 continue
             self._fault("crash_after_claim")
             await send.send(claimed)

