@@ -83,6 +83,18 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
     assert "auth-service 2.4.1 is being deployed to production." in output
     assert output.rstrip().endswith("}")
     assert '"status":"completed"' in output.splitlines()[-1]
+    # The decisions the walk-through made are in an intact, signed audit chain (README, "Audit").
+    verify_env = {**env, "CONSOLE_AUDIT_SIGNING_KEY_FILE": "console-demo-audit.key"}
+    verified = subprocess.run(
+        [sys.executable, "-m", "console.cli", "audit", "verify"],
+        cwd=tmp_path,
+        env=verify_env,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str]) -> str:

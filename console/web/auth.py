@@ -10,6 +10,7 @@ from urllib.parse import quote, urlsplit
 from fastapi import Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
+from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.sessions import SessionPolicy, SignedIn, resolve
 from console.web.deps import DbSession
@@ -85,15 +86,34 @@ async def csrf_protected(request: Request, user: Annotated[SignedIn, Depends(sig
     Raises:
         Forbidden: wrong or missing token, or a cross-site request.
     """
-    check_origin(request)
+    try:
+        check_origin(request)
+    except Forbidden as exc:
+        await _record_csrf_failure(request, user, exc.message)
+        raise
     sent = request.headers.get(CSRF_HEADER)
     if sent is None:
         form = await request.form()
         value = form.get(CSRF_FIELD)
         sent = value if isinstance(value, str) else None
     if not sent or not hmac.compare_digest(sent.encode(), user.csrf_token.encode()):
+        await _record_csrf_failure(request, user, "missing token" if not sent else "wrong token")
         raise Forbidden("the form expired or came from elsewhere (CSRF check failed); reload the page")
     return user
+
+
+async def _record_csrf_failure(request: Request, user: SignedIn, reason: str) -> None:
+    """An audit event of its own (the refused request changes nothing); never the token sent."""
+    async with request.app.state.factory() as session:
+        record_event(
+            session=session,
+            actor=user.viewer.actor,
+            action="csrf_failed",
+            subject_type="user",
+            subject_id=user.viewer.user_id,
+            payload={"method": request.method, "path": request.url.path[:300], "reason": reason},
+        )
+        await session.commit()
 
 
 def sign_in_redirect(request: Request) -> Response:

@@ -85,9 +85,12 @@ async def is_signed_in(who: Browser) -> bool:
     return status == 200
 
 
-async def audit_count(console: Console) -> int:
+async def audit_count(console: Console, action: str | None = None) -> int:
+    query = select(func.count()).select_from(AuditEvent)
+    if action is not None:
+        query = query.where(AuditEvent.action == action)
     async with console.app.state.factory() as session:
-        count: int = (await session.execute(select(func.count()).select_from(AuditEvent))).scalar_one()
+        count: int = (await session.execute(query)).scalar_one()
     return count
 
 
@@ -525,6 +528,7 @@ async def test_every_post_route_refuses_a_missing_wrong_or_foreign_csrf_token_an
                 assert len({who.csrf, same_person_elsewhere.csrf, other.csrf}) == 3
                 target = await make(console, who)
                 before = await audit_count(console)
+                refused_before = await audit_count(console, "csrf_failed")
                 right = {**target.body, "csrf_token": who.csrf}
                 attempts: dict[str, tuple[dict[str, str], dict[str, str]]] = {
                     "no token": (target.body, {}),
@@ -552,7 +556,9 @@ async def test_every_post_route_refuses_a_missing_wrong_or_foreign_csrf_token_an
                         assert response.status_code == 403, (path, attempt, extra, response.text[:300])
                         assert not await target.happened(), (path, attempt)
                 assert await is_signed_in(who)
-                assert await audit_count(console) == before, path
+                # Nothing but the refusals themselves, one csrf_failed event each, reaches the audit log.
+                assert await audit_count(console) == before + 2 * len(attempts), path
+                assert await audit_count(console, "csrf_failed") == refused_before + 2 * len(attempts), path
 
 
 @pytest.mark.parametrize(
@@ -609,7 +615,8 @@ async def test_a_decision_with_a_bad_csrf_token_leaves_the_question_pending(
             assert "CSRF" in one(html(response), "main").get_text()
         question = await console.question(question_id)
         assert (question["status"], question["content"], question["decided_by"]) == ("pending", None, None)
-        assert await audit_count(console) == before
+        assert await audit_count(console) == before + 1  # the refusal is recorded, and nothing else
+        assert await audit_count(console, "csrf_failed") == 1
         # The agent's call is still waiting for the answer too.
         call = await console.get_call(question["call_id"])
         assert call["status"] == "awaiting_input"
