@@ -81,6 +81,16 @@ def database_url(
         shutil.copyfile(sqlite_template, path)
         yield f"sqlite+aiosqlite:///{path}"
         return
+    yield from _fresh_postgres(postgres)
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresAdmin | None) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database, for what only PostgreSQL does (row locks under concurrency)."""
+    yield from _fresh_postgres(postgres)
+
+
+def _fresh_postgres(postgres: PostgresAdmin | None) -> Iterator[str]:
     if postgres is None:
         if os.environ.get("CONSOLE_REQUIRE_POSTGRES"):
             pytest.fail(f"{POSTGRES_ENV} is not set but CONSOLE_REQUIRE_POSTGRES is")

@@ -12,15 +12,15 @@ import pytest
 from console.audit.export import verify_file
 from console.audit.extract import export_events
 from console.audit.store import AuditFilter, verify_database
-from console.db import create_engine, is_sqlite, session_factory
+from console.db import create_engine, session_factory
 from tests.audit.chain_setup import new_signer, write_events
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_eight_concurrent_writers_make_one_unbroken_chain(database_url: str) -> None:
-    if is_sqlite(database_url):
-        pytest.skip("SQLite serialises writers with BEGIN IMMEDIATE; the head-row lock is PostgreSQL's case")
+@pytest.mark.postgres  # SQLite serialises writers with BEGIN IMMEDIATE; the head-row lock is PostgreSQL's
+async def test_eight_concurrent_writers_make_one_unbroken_chain(postgres_url: str) -> None:
+    database_url = postgres_url
     signer = new_signer(every=100)
     with anyio.fail_after(240):
         async with anyio.create_task_group() as tg:
