@@ -12,7 +12,6 @@ Tools:
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import time
 from typing import Any
@@ -21,6 +20,8 @@ import anyio
 import mcp.types as types
 import uvicorn
 from mcp.server import Server, ServerRequestContext
+
+from console.listening import listening_socket
 
 QUESTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -86,9 +87,7 @@ def build_server() -> Server[Any]:
 
 async def serve(port: int) -> None:
     app = build_server().streamable_http_app(host="127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock = listening_socket("127.0.0.1", port)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, backlog=4096))
     async with anyio.create_task_group() as tg:
         tg.start_soon(web.serve, [sock])

@@ -6,7 +6,6 @@ import argparse
 import logging
 import secrets
 import signal
-import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from console.audit import session_info
 from console.config import Settings, get_settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
+from console.listening import listening_socket
 
 T = TypeVar("T")
 logger = logging.getLogger("console")
@@ -278,9 +278,7 @@ def _serve(settings: Settings, args: Any) -> int:
 
 def serve_app(app: Any, host: str, port: int, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve on host:port (0 = a free port) and print the address once listening."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    sock = listening_socket(host, port)
     bound = sock.getsockname()[1]
     url = f"http://{host}:{bound}"
     if "base_url" not in app.state.settings.model_fields_set:

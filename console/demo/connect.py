@@ -66,7 +66,6 @@ import ipaddress
 import math
 import os
 import secrets
-import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -88,6 +87,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from console.demo.signing import b64decode_canonical, b64encode, invalid_state, mac, seal, unseal
+from console.listening import listening_socket
 
 SERVER_NAME = "connect-demo"
 SERVER_VERSION = "1.0.0"
@@ -528,10 +528,7 @@ def build_app(config: Config, store: Store, host: str = "127.0.0.1") -> ASGIApp:
 
 
 async def serve(config: Config, host: str, port: int) -> None:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    sock = listening_socket(host, port)
     bound_port = sock.getsockname()[1]
     app = build_app(config, Store(), host)
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))

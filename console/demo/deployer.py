@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -53,6 +52,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from console.demo.signing import invalid_state, seal, unseal
+from console.listening import listening_socket
 
 SERVER_NAME = "deployer"
 SERVER_VERSION = "1.0.0"
@@ -273,9 +273,7 @@ async def serve_http(server: Server[Any], port: int) -> None:
     # host="127.0.0.1" turns on the SDK's DNS-rebinding check with loopback Host/Origin allowed;
     # a request without an Origin header (any non-browser client) passes it.
     app = server.streamable_http_app(host="127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock = listening_socket("127.0.0.1", port)
     bound_port = sock.getsockname()[1]
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     async with anyio.create_task_group() as tg:

@@ -54,7 +54,6 @@ import argparse
 import hashlib
 import json
 import os
-import socket
 import string
 import sys
 import threading
@@ -71,6 +70,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from console.demo.signing import invalid_state, seal, unseal
+from console.listening import listening_socket
 
 SERVER_NAME = "mrtr-test"
 SERVER_VERSION = "1.0.0"
@@ -726,9 +726,7 @@ async def serve_stdio(server: Server[Any]) -> None:
 async def serve_http(server: Server[Any], port: int) -> None:
     # With host="127.0.0.1" the SDK checks Host/Origin against loopback; no Origin header passes.
     app = server.streamable_http_app(host="127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock = listening_socket("127.0.0.1", port)
     bound_port = sock.getsockname()[1]
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     async with anyio.create_task_group() as tg:
