@@ -32,7 +32,9 @@ class Settings(BaseSettings):
     base_url: str = Field(default="http://127.0.0.1:8000", description="public URL used in answer links")
     round_cap: int = Field(default=10, ge=1, description="most input_required rounds one call may take")
     elicitation_ttl_seconds: float = Field(
-        default=24 * 3600, gt=0, description="a pending question expires (answered cancel) after this"
+        default=24 * 3600,
+        gt=0,
+        description="a pending question expires after this unless its policy sets another time",
     )
     request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
     max_params_bytes: int = Field(default=4 * MIB, description="largest params of a call an agent may send")
