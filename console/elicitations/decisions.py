@@ -23,7 +23,8 @@ from console.elicitations.models import Elicitation, Signature
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
-from console.identity.models import Membership, User, WebSession
+from console.identity.models import Membership, User
+from console.identity.sessions import authenticated_at
 from console.policies.rules import refusal, step_up_refusal
 
 ACTIONS = ("accept", "decline", "cancel")
@@ -258,7 +259,7 @@ async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicita
         no_self_approval=elicitation.no_self_approval,
     )
     if reason is None and action == "accept":
-        signed_in = await _authenticated_at(session, viewer)
+        signed_in = await authenticated_at(session=session, web_session_id=viewer.web_session_id)
         step_up = step_up_refusal(elicitation.step_up_minutes, signed_in, utcnow())
         if step_up is not None:
             await refuse(
@@ -273,15 +274,6 @@ async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicita
         await refuse(
             session=session, viewer=viewer, elicitation=elicitation, what=f"answer:{action}", reason=reason
         )
-
-
-async def _authenticated_at(session: AsyncSession, viewer: Viewer) -> datetime | None:
-    if viewer.web_session_id is None:
-        return None
-    query = select(WebSession.authenticated_at).where(
-        WebSession.id == viewer.web_session_id, WebSession.revoked_at.is_(None)
-    )
-    return (await session.execute(query)).scalar_one_or_none()
 
 
 async def refuse(

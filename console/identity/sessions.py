@@ -233,12 +233,22 @@ async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -
     return SignedIn(token, web.csrf_token, viewer)
 
 
-async def signed_in_at(*, session: AsyncSession, web_session_id: str | None) -> datetime | None:
-    """When the person behind a browser session last proved who they are (None for API tokens)."""
+async def authenticated_at(*, session: AsyncSession, web_session_id: str | None) -> datetime | None:
+    """When the person behind a live browser session last proved who they are (None for API tokens).
+
+    Reads inside the caller's transaction: a decision checks step-up where it decides.
+    """
     if web_session_id is None:
         return None
-    query = select(WebSession.authenticated_at).where(WebSession.id == web_session_id)
-    moment = (await session.execute(query)).scalar_one_or_none()
+    query = select(WebSession.authenticated_at).where(
+        WebSession.id == web_session_id, WebSession.revoked_at.is_(None)
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def signed_in_at(*, session: AsyncSession, web_session_id: str | None) -> datetime | None:
+    """`authenticated_at` as a read of its own (the transaction ends)."""
+    moment = await authenticated_at(session=session, web_session_id=web_session_id)
     await session.commit()
     return moment
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from console.identity.viewer import ANSWERING_ROLES
+
 ANSWERERS = ("owner", "approvers", "owner_or_approvers")
 EXPIRY_ACTIONS = ("cancel", "decline")
-ANSWERING_ROLES = ("approver", "admin")
 MAX_APPROVALS = 10
 MAX_EXPIRY_MINUTES = 365 * 24 * 60
 MAX_STEP_UP_MINUTES = 24 * 60
