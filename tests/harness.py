@@ -234,6 +234,11 @@ class Browser:
     csrf: str = ""
 
 
+def text(tag: BeautifulSoup | Tag) -> str:
+    """What a person reads in an element: its text with whitespace collapsed."""
+    return " ".join(tag.get_text(" ").split())
+
+
 def html(response: httpx.Response) -> BeautifulSoup:
     return BeautifulSoup(response.text, "html.parser")
 

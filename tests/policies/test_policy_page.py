@@ -5,19 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup
 from sqlalchemy import select
 
 from console.audit.models import AuditEvent
-from tests.harness import TEAM, Browser, Mrtr, html, one, promote, running_console, signed_in, stdio_deployer
+from tests.harness import (
+    TEAM,
+    Browser,
+    Mrtr,
+    html,
+    one,
+    promote,
+    running_console,
+    signed_in,
+    stdio_deployer,
+    text,
+)
 from tests.test_cli import console as run_cli
 
 pytestmark = pytest.mark.anyio
 PAGE = f"/admin/teams/{TEAM}/policies"
-
-
-def text(soup: BeautifulSoup | Tag) -> str:
-    return " ".join(soup.get_text(" ").split())
 
 
 def rows(soup: BeautifulSoup) -> list[list[str]]:

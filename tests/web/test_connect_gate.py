@@ -33,16 +33,13 @@ from tests.harness import (
     running_console,
     signed_in,
     submit_login,
+    text,
 )
 
 pytestmark = pytest.mark.anyio
 
 LINK = "https://connect.example.com/start?flow=abc"
 CONNECT_MESSAGE = "Connect your example account"
-
-
-def text(tag: Tag | BeautifulSoup) -> str:
-    return " ".join(tag.get_text(" ").split())
 
 
 def shown_url(soup: BeautifulSoup) -> str:

@@ -14,7 +14,6 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from bs4 import Tag
 from fastapi.routing import APIRoute
 from sqlalchemy import func, select
 
@@ -41,6 +40,7 @@ from tests.harness import (
     running_console,
     signed_in,
     submit_login,
+    text,
 )
 
 pytestmark = pytest.mark.anyio
@@ -415,10 +415,6 @@ async def probe_server_target(console: Console, who: Browser) -> Target:
             return (await session.execute(query)).first() is not None
 
     return Target(f"/admin/teams/{TEAM}/servers/{name}/test", {}, happened, done=(200,))
-
-
-def text(tag: Tag) -> str:
-    return " ".join(tag.get_text(" ").split())
 
 
 # Each POST route that needs a session, and who uses it; a new route fails the tests until it is listed.

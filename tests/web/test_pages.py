@@ -25,16 +25,13 @@ from tests.harness import (
     result_text,
     running_console,
     signed_in,
+    text,
 )
 
 pytestmark = pytest.mark.anyio
 
 HTMX = {"HX-Request": "true"}
 EMPTY = "Nothing is waiting for you."
-
-
-def text(tag: Tag | BeautifulSoup) -> str:
-    return " ".join(tag.get_text(" ").split())
 
 
 async def page(who: Browser, url: str, **kw: Any) -> BeautifulSoup:
