@@ -119,24 +119,25 @@ async def list_questions(
 async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[int, str, str, str]:
     """Changes whenever a question the viewer could see arrives, is signed or is decided (cheap to poll)."""
     teams = list(viewer.roles)
+    signed = (
+        select(func.max(Signature.signed_at))
+        .join(Elicitation, Elicitation.id == Signature.elicitation_id)
+        .where(Elicitation.team_id.in_(teams))
+        .correlate(None)  # its own scan of the team's questions, not the outer row's
+        .scalar_subquery()
+    )
     row = (
         await session.execute(
             select(
                 func.count().filter(Elicitation.status == "pending"),
                 func.max(Elicitation.created_at),
                 func.max(Elicitation.decided_at),
+                signed,
             ).where(Elicitation.team_id.in_(teams))
         )
     ).one()
-    signed = (
-        await session.execute(
-            select(func.max(Signature.signed_at))
-            .join(Elicitation, Elicitation.id == Signature.elicitation_id)
-            .where(Elicitation.team_id.in_(teams))
-        )
-    ).scalar_one()
     await session.commit()
-    return int(row[0] or 0), str(row[1]), str(row[2]), str(signed)
+    return int(row[0] or 0), str(row[1]), str(row[2]), str(row[3])
 
 
 async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:
