@@ -69,7 +69,9 @@ def is_sqlite(url: str) -> bool:
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """An async engine; SQLite gets WAL, a busy timeout and write-locking transactions."""
     if is_sqlite(url):
-        engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+        engine = create_async_engine(
+            url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0, pool_timeout=30, **kwargs
+        )
         _serialise_sqlite_writers(engine.sync_engine)
         return engine
     return create_async_engine(url, pool_pre_ping=True, **kwargs)
