@@ -24,7 +24,7 @@ from console.config import Settings
 PHASES = (
     ("authenticate the token", "console.web.deps", "authenticate_token"),
     ("record the call (start_call)", "console.web.api", "calls.start_call"),
-    ("dispatcher: claim the job", "console.dispatch.worker", "Dispatcher._claim"),
+    ("dispatcher: claim polls (new calls are handed over)", "console.dispatch.worker", "Dispatcher._claim"),
     ("dispatcher: prepare the send", "console.dispatch.worker", "Dispatcher._prepare"),
     ("MCP request to the server", "console.dispatch.worker", "ConnectionPool.send"),
     ("dispatcher: record the reply", "console.dispatch.worker", "Dispatcher._record"),

@@ -66,10 +66,12 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
                 app.state.pool = pool
                 async with anyio.create_task_group() as tg:
+                    app.state.dispatcher = None
                     if dispatcher:
                         worker = Dispatcher(
                             factory=app.state.factory, pool=pool, settings=settings, signals=app.state.signals
                         )
+                        app.state.dispatcher = worker
                         tg.start_soon(worker.run)
                     app.state.ready = True
                     yield

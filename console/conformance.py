@@ -150,7 +150,7 @@ class Harness:
             run = await create_run(
                 session=session, principal=principal, team=TEAM, title=tool.name, agent="conformance"
             )
-            call = await start_call(
+            started = await start_call(
                 session=session,
                 principal=principal,
                 settings=self._settings,
@@ -160,7 +160,7 @@ class Harness:
             )
         self.signals.work_available()
         with anyio.fail_after(CALL_TIMEOUT_SECONDS):
-            return await self._settle(principal, call.id)
+            return await self._settle(principal, started.call.id)
 
     async def _settle(self, principal: Principal, call_id: str) -> dict[str, Any]:
         while True:

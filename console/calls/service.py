@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, cast
 
 from sqlalchemy import select, update
@@ -35,6 +36,12 @@ class PendingQuestion:
     key: str
     mode: str
     message: str
+
+
+@dataclass(frozen=True)
+class StartedCall:
+    call: Call
+    job_id: str  # its first send
 
 
 @dataclass(frozen=True)
@@ -79,11 +86,13 @@ async def start_call(
     pool: ConnectionPool | None,
     run_id: str,
     body_text: str,
-) -> Call:
+    claimed_by: str | None = None,
+) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
-    tool the server does not list is refused before anything is recorded.
+    tool the server does not list is refused before anything is recorded. With `claimed_by`, the send
+    is recorded as already claimed by that dispatcher, which is then handed the job in memory.
 
     Raises:
         PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden.
@@ -109,8 +118,12 @@ async def start_call(
         raise InvalidInput(exc.message, {"server": exc.message}) from None
     annotations = None
     if pool is not None and method == "tools/call":
-        await session.commit()  # asking the server may start it: hold no transaction meanwhile
-        annotations = await _tool_annotations(pool, endpoint, server.name, params["name"])
+        known = pool.known_tool(endpoint, params["name"])
+        if known is None:
+            await session.commit()  # asking the server may start it: hold no transaction meanwhile
+            annotations = await _tool_annotations(pool, endpoint, server.name, params["name"])
+        else:
+            annotations = known.annotations
     call = Call(
         run_id=run.id,
         server_id=server.id,
@@ -121,7 +134,11 @@ async def start_call(
     )
     session.add(call)
     await session.flush()
-    session.add(DispatchJob(call_id=call.id, kind="initial", status="ready"))
+    job = DispatchJob(call_id=call.id, kind="initial", status="ready")
+    if claimed_by is not None:
+        job.status, job.claimed_by, job.attempts = "claimed", claimed_by, 1
+        job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
+    session.add(job)
     record_event(
         session=session,
         actor=principal.actor,
@@ -132,7 +149,7 @@ async def start_call(
         payload={"server": server_name, "method": method, "params": params},
     )
     await session.commit()
-    return call
+    return StartedCall(call, job.id)
 
 
 async def _tool_annotations(
@@ -209,14 +226,16 @@ async def view_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> C
     if row is None or not may_see_run(viewer, row[1]):
         raise NotFound(f"no call {call_id!r}")
     call, run, server_name = row
-    pending = (
-        await session.execute(
-            select(Elicitation)
-            .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
-            .order_by(Elicitation.created_at, Elicitation.key)
-        )
-    ).scalars()
-    questions = [PendingQuestion(e.id, e.key, e.mode, e.message) for e in pending]
+    questions: list[PendingQuestion] = []
+    if call.status == "awaiting_input":  # the only state in which a call has pending questions
+        pending = (
+            await session.execute(
+                select(Elicitation)
+                .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
+                .order_by(Elicitation.created_at, Elicitation.key)
+            )
+        ).scalars()
+        questions = [PendingQuestion(e.id, e.key, e.mode, e.message) for e in pending]
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
     return CallView(call, server_name, run.owner_id, run.team_id, questions)
 

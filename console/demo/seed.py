@@ -184,7 +184,7 @@ async def _ensure_waiting(
         return waiting.id
     run = await create_run(session=session, principal=principal, team=TEAM, title=title, agent="demo-agent")
     body = json.dumps({"server": server, "method": "tools/call", "params": params})
-    call = await start_call(
+    started = await start_call(
         session=session, principal=principal, settings=settings, pool=None, run_id=run.id, body_text=body
     )
-    return call.id
+    return started.call.id

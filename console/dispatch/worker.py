@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.abc import TaskGroup
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -58,38 +58,62 @@ class Dispatcher:
         self._pool = pool
         self._settings = settings
         self._signals = signals
-        self._concurrency = concurrency
         self.worker_id = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._cipher = CredentialCipher(secret_text(settings))
+        self._slots = anyio.Semaphore(concurrency)
+        self._tasks: TaskGroup | None = None
 
     async def run(self) -> None:
-        """Work until cancelled: one claimer feeding several senders, plus a housekeeper."""
-        send, receive = anyio.create_memory_object_stream[Claimed](0)
+        """Work until cancelled: a claimer starting one task per claimed job, plus a housekeeper."""
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._housekeep)
-            with receive:
-                for _ in range(self._concurrency):
-                    tg.start_soon(self._sender, receive.clone())
-            async with send:
-                await self._claimer(send)
+            self._tasks = tg
+            try:
+                tg.start_soon(self._housekeep)
+                await self._claimer(tg)
+            finally:
+                self._tasks = None
 
-    async def _claimer(self, send: MemoryObjectSendStream[Claimed]) -> None:
-        # A single task polls the database; the senders wait in memory, so an idle console costs one
-        # small query per poll interval, not one per sender.
+    @property
+    def accepting(self) -> bool:
+        """Whether `hand_over` can take a job now (the dispatcher runs in this process)."""
+        return self._tasks is not None
+
+    def hand_over(self, claimed: Claimed) -> bool:
+        """Drive a job that was recorded already claimed by this worker, without a claim query.
+
+        False when the dispatcher is not running; the job's lease then runs out and any dispatcher
+        claims it, as after a crash.
+        """
+        if self._tasks is None:
+            return False
+        self._fault("crash_after_claim")
+        self._tasks.start_soon(self._drive_when_free, claimed)
+        return True
+
+    async def _claimer(self, tg: TaskGroup) -> None:
+        # A single task polls the database, and only while a sending slot is free, so an idle console
+        # costs one small query per poll interval and a busy one never claims more than it can send.
         while True:
+            await self._slots.acquire()
             # A wake-up that arrives while the claim query runs must not be lost for a whole poll.
             marker = self._signals.work_marker()
             claimed = await self._claim()
             if claimed is None:
+                self._slots.release()
                 await self._signals.wait_for_work(self._settings.dispatch_poll_seconds, since=marker)
                 continue
             self._fault("crash_after_claim")
-            await send.send(claimed)
+            tg.start_soon(self._drive_in_slot, claimed)
 
-    async def _sender(self, receive: MemoryObjectReceiveStream[Claimed]) -> None:
-        async with receive:
-            async for claimed in receive:
-                await self._drive_and_signal(claimed)
+    async def _drive_in_slot(self, claimed: Claimed) -> None:
+        try:
+            await self._drive_and_signal(claimed)
+        finally:
+            self._slots.release()
+
+    async def _drive_when_free(self, claimed: Claimed) -> None:
+        async with self._slots:
+            await self._drive_and_signal(claimed)
 
     async def _housekeep(self) -> None:
         while True:
@@ -184,21 +208,17 @@ class Dispatcher:
     async def _prepare(
         self, session: AsyncSession, claimed: Claimed
     ) -> tuple[Endpoint, McpRequest, str] | None:
-        row = (
+        job, call, server, run, owner = (
             await session.execute(
-                select(DispatchJob, Call, McpServer)
+                select(DispatchJob, Call, McpServer, Run, User.name)
                 .join(Call, Call.id == DispatchJob.call_id)
                 .join(McpServer, McpServer.id == Call.server_id)
+                .join(Run, Run.id == Call.run_id)
+                .join(User, User.id == Run.owner_id)
                 .where(DispatchJob.id == claimed.job_id)
             )
         ).one()
-        job, call, server = row
         request = await _request_for(session, job, call)
-        run, owner = (
-            await session.execute(
-                select(Run, User.name).join(User, User.id == Run.owner_id).where(Run.id == call.run_id)
-            )
-        ).one()
         try:
             endpoint = await endpoint_for_owner(
                 session=session, cipher=self._cipher, server=server, owner_id=run.owner_id, owner_name=owner
@@ -250,21 +270,21 @@ class Dispatcher:
     async def _record(
         self, session: AsyncSession, claimed: Claimed, reply: Reply | McpError, server: str
     ) -> None:
-        done = await session.execute(
-            update(DispatchJob)
-            .where(
-                DispatchJob.id == claimed.job_id,
-                DispatchJob.status == "sending",
-                DispatchJob.claimed_by == self.worker_id,
+        # The server row rides along so the audit event's context needs no query of its own.
+        job, call, run, _server = (
+            await session.execute(
+                select(DispatchJob, Call, Run, McpServer)
+                .join(Call, Call.id == DispatchJob.call_id)
+                .join(Run, Run.id == Call.run_id)
+                .join(McpServer, McpServer.id == Call.server_id)
+                .where(DispatchJob.id == claimed.job_id)
+                .with_for_update(of=[DispatchJob, Call])
             )
-            .values(status="done", lease_until=None)
-        )
-        if done.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        ).one()
+        if job.status != "sending" or job.claimed_by != self.worker_id:
             await session.rollback()
             return  # the lease ran out first and the call was marked interrupted
-        job = await get_row(session, DispatchJob, claimed.job_id)
-        call = await get_row(session, Call, claimed.call_id, with_for_update=True)
-        run = await get_row(session, Run, call.run_id)
+        job.status, job.lease_until = "done", None
         if isinstance(reply, McpUnavailable):
             self._retry_or_fail(session, call, job, reply)
         elif isinstance(reply, McpLost):
@@ -283,8 +303,10 @@ class Dispatcher:
                 settings=self._settings,
                 server=server,
             )
+        queued = any(isinstance(row, DispatchJob) for row in session.new)
         await session.commit()
-        self._signals.work_available()
+        if queued:
+            self._signals.work_available()
 
     def _retry_or_fail(
         self, session: AsyncSession, call: Call, job: DispatchJob, error: McpUnavailable

@@ -65,12 +65,23 @@ class ConnectionPool:
     async def find_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool if the server lists it (the listing is re-read once before saying no)."""
         connection = await self._connection(endpoint)
+        known = self.known_tool(endpoint, name)
+        if known is not None:
+            return known
+        await connection.list_tools()
+        if name not in connection.tool_names:
+            return None
+        return KnownTool(annotations=connection.tool_annotations.get(name))
+
+    def known_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
+        """The tool as the endpoint's live connection last listed it; None when only asking can tell."""
+        connection = self._connections.get(endpoint)
+        if connection is None or not connection.alive:
+            return None
         if connection.legacy_version is not None:
             return KnownTool(annotations=None)
         if name not in connection.tool_names:
-            await connection.list_tools()
-            if name not in connection.tool_names:
-                return None
+            return None
         return KnownTool(annotations=connection.tool_annotations.get(name))
 
     async def _connection(self, endpoint: Endpoint) -> Connection:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 
 from console.calls import service as calls
+from console.dispatch.worker import Claimed, Dispatcher
 from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.errors import InvalidInput, NotFound
@@ -62,16 +63,27 @@ async def start_call(
     wait: WaitSeconds = 0,
 ) -> CallOut:
     body = await read_body(request, settings.max_params_bytes)
-    call = await calls.start_call(
+    dispatcher: Dispatcher | None = request.app.state.dispatcher
+    here = dispatcher is not None and dispatcher.accepting
+    started = await calls.start_call(
         session=session,
         principal=principal,
         settings=settings,
         pool=request.app.state.pool,
         run_id=run_id,
         body_text=body,
+        claimed_by=dispatcher.worker_id if dispatcher is not None and here else None,
     )
-    request.app.state.signals.work_available()
-    return await _call_response(request, response, session, principal, call.id, wait, settled=_left_running)
+    call_id = started.call.id
+    signals = request.app.state.signals
+    marker = signals.call_marker(call_id)  # taken while the call is surely still running
+    if dispatcher is not None and here:
+        dispatcher.hand_over(Claimed(started.job_id, call_id))
+    else:
+        signals.work_available()
+    return await _call_response(
+        request, response, session, principal, call_id, wait, settled=_left_running, unsettled_since=marker
+    )
 
 
 @router.get(
@@ -138,20 +150,31 @@ async def _call_response(
     wait: float,
     *,
     settled: Callable[[str, int], bool],
+    unsettled_since: anyio.Event | None = None,
 ) -> CallOut:
-    factory = request.app.state.factory
+    """The call once `settled` holds or `wait` runs out (200 when finished, else 202).
+
+    With `unsettled_since`, the caller took that marker when the call was known not to be settled, so
+    the first database read can wait for a change.
+    """
     signals = request.app.state.signals
+    marker = unsettled_since
+    view: calls.CallView | None = None
     with anyio.move_on_after(wait):
+        if marker is not None:
+            await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
         while True:
             marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
             with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
-                async with factory() as poll:
-                    status, round_ = await calls.call_progress(session=poll, call_id=call_id)
-            if settled(status, round_):
-                signals.drop_call_marker(call_id, marker)
+                current = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
+            if settled(current.call.status, current.call.round):
+                view = current
                 break
             await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
-    view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
+    if marker is not None:
+        signals.drop_call_marker(call_id, marker)
+    if view is None:  # the wait ran out: answer with the latest state
+        view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
 

@@ -1,5 +1,6 @@
 """A dispatcher process killed after claiming sends once after the lease; killed after sending, the call
-is interrupted and never resent silently."""
+is interrupted and never resent silently. A console that dies after taking its own new call is a dispatcher
+killed after claiming."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+from sqlalchemy import select
 
+from console.calls.models import Call
 from tests.harness import running_console, stdio_mrtr
-from tests.processes import read_log
+from tests.processes import console_process, read_log
 
 pytestmark = pytest.mark.anyio
 
@@ -61,6 +65,45 @@ async def test_worker_killed_after_claim_leaves_the_request_to_be_sent_once_afte
             _stop(healthy)
     assert waiting["status"] == "awaiting_input"
     assert len(_calls_of(log, "claimed")) == 1
+
+
+async def test_console_killed_after_taking_its_own_new_call_leaves_it_to_be_sent_once_after_the_lease(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        run_id = await console.new_run()
+        crashing = {
+            "CONSOLE_ENV": "test",
+            "CONSOLE_TEST_FAULT": "crash_after_claim",
+            "CONSOLE_LEASE_SECONDS": "1",
+        }
+        with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
+            async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
+                with pytest.raises(httpx.TransportError):  # it exits while answering
+                    await http.post(
+                        f"/api/v1/runs/{run_id}/calls",
+                        params={"wait": 5},
+                        json={
+                            "server": "mrtr",
+                            "method": "tools/call",
+                            "params": {"name": "signed", "arguments": {"item": "own"}},
+                        },
+                        headers=console.auth("dev"),
+                    )
+        async with console.app.state.factory() as session:
+            call_id, status = (
+                await session.execute(select(Call.id, Call.status).where(Call.run_id == run_id))
+            ).one()
+        assert status == "running"
+        assert _calls_of(log, "own") == []  # recorded and taken, but never sent
+        healthy = _worker(database_url, log)
+        try:
+            waiting = await console.settle(call_id)
+        finally:
+            _stop(healthy)
+    assert waiting["status"] == "awaiting_input"
+    assert len(_calls_of(log, "own")) == 1
 
 
 async def test_worker_killed_after_send_marks_the_call_interrupted_without_resending(
