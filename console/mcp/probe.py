@@ -65,6 +65,7 @@ async def probe_server(
         NotFound, Forbidden.
     """
     server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
+    await session.commit()  # connecting can take the whole limit: hold no transaction meanwhile
     outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds)
     if server.credential_mode == "per_user":
         note = "tested with the shared settings only, without anyone's personal credential"

@@ -265,6 +265,7 @@ async def server_tools(
     name: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> list[ToolOut]:
     server = await server_by_name(session=session, team_id=principal.team_id, name=name)
+    await session.commit()  # asking the server may start it: hold no transaction meanwhile
     tools = await request.app.state.pool.list_tools(endpoint_for(server))
     return [ToolOut.model_validate(t) for t in tools]
 

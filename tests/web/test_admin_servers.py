@@ -4,9 +4,14 @@ never show a secret back."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import sys
 from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
 
+import anyio
 import pytest
 from bs4 import BeautifulSoup
 from sqlalchemy import select
@@ -31,6 +36,7 @@ from tests.web.test_hostile_text import BENIGN, PAYLOADS, shape
 
 pytestmark = pytest.mark.anyio
 BASE = f"/admin/teams/{TEAM}"
+WAIT_SECONDS = 5  # far below the probe's and the request's limits
 SECRET = "sk-live-do-not-show-7f3a"  # noqa: S105  # a stand-in secret the pages must never show
 
 
@@ -254,3 +260,33 @@ async def test_tool_text_from_a_server_stays_inert_on_the_test_connection_page(
                 assert tools(pages[name])["odd_text"][:3] == [text, "—", "yes"]
             assert shape(pages["odd"]) == shape(pages["plain"])
             assert " ".join(PAYLOADS) in one(pages["odd"], "#tools").get_text()
+
+
+async def test_a_server_that_never_answers_holds_up_nobody_while_it_is_tested_or_listed(
+    database_url: str, tmp_path: Path
+) -> None:
+    up = tmp_path / "up"
+    os.mkfifo(up)
+    says_up = f"import time; open({str(up)!r}, 'w').write('up'); time.sleep(120)"
+    mute = shlex.join([sys.executable, "-c", says_up])  # starts, then never speaks MCP
+    async with running_console(database_url, {}) as console:
+        await promote(console, "lead", role="admin")
+        async with signed_in(console, "lead") as lead, anyio.create_task_group() as tg:
+            assert await add(lead, {"name": "mute", "transport": "stdio", "command": mute}) == 303
+            reader = os.open(up, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                tg.start_soon(press_test_connection, lead, "mute")  # waits for the probe's whole limit
+                with anyio.fail_after(WAIT_SECONDS):
+                    await anyio.wait_readable(reader)  # the test's server process has started
+            finally:
+                os.close(reader)
+            tg.start_soon(
+                partial(console.client.get, "/api/v1/servers/mute/tools", headers=console.auth("dev"))
+            )
+            with anyio.fail_after(WAIT_SECONDS):
+                listed = await console.client.get("/api/v1/servers", headers=console.auth("dev"))
+                inbox = await lead.client.get("/inbox")
+            assert listed.status_code == 200
+            assert [s["name"] for s in listed.json()] == ["mute"]
+            assert inbox.status_code == 200
+            tg.cancel_scope.cancel()
