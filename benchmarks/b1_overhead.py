@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 from mcp import Client
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks import procs
 from benchmarks.agent import Agent
@@ -30,6 +32,9 @@ PHASES = (
     ("dispatcher: record the reply", "console.dispatch.worker", "Dispatcher._record"),
     ("read the call back (view_call)", "console.web.api", "calls.view_call"),
 )
+TRANSACTIONS = "database transactions per call"
+STATEMENTS = "SQL statements per call (besides BEGIN and COMMIT)"
+COUNTS = (TRANSACTIONS, STATEMENTS)
 
 
 async def _direct(url: str, sizes: Sizes) -> list[float]:
@@ -96,7 +101,7 @@ async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str)
                 run_id = await agent.new_run("b1-profile")
                 for i in range(sizes.warmup):
                     await agent.call(run_id, "bench", "echo", {"x": f"w{i}"})
-                with _timed_phases() as spent:
+                with _timed_phases() as spent, _counted_sql(app.state.factory.kw["bind"]) as sql:
                     start = time.perf_counter()
                     for i in range(sizes.b1_calls):
                         await agent.call(run_id, "bench", "echo", {"x": str(i)})
@@ -105,7 +110,33 @@ async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str)
                 await agent.aclose()
     per_call = {label: 1000 * seconds / sizes.b1_calls for label, seconds in spent.items()}
     per_call["whole call through the API"] = 1000 * whole / sizes.b1_calls
+    per_call.update({label: count / sizes.b1_calls for label, count in sql.items()})
     return {label: round(value, 2) for label, value in per_call.items()}
+
+
+@contextmanager
+def _counted_sql(engine: AsyncEngine) -> Iterator[dict[str, int]]:
+    """Database transactions and SQL statements the console runs meanwhile (all of its tasks)."""
+    counts = {TRANSACTIONS: 0, STATEMENTS: 0}
+
+    def began(*_: Any) -> None:
+        counts[TRANSACTIONS] += 1
+
+    def executed(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if not statement.startswith("BEGIN"):  # SQLite's BEGIN IMMEDIATE (console/db.py)
+            counts[STATEMENTS] += 1
+
+    hooks: tuple[tuple[str, Callable[..., None]], ...] = (
+        ("begin", began),
+        ("before_cursor_execute", executed),
+    )
+    for name, hook in hooks:
+        event.listen(engine.sync_engine, name, hook)
+    try:
+        yield counts
+    finally:
+        for name, hook in hooks:
+            event.remove(engine.sync_engine, name, hook)
 
 
 @contextmanager
@@ -155,6 +186,11 @@ def render(result: dict[str, Any]) -> str:
         "B1 where a call's time goes through the console (in-process, wall clock, ms per call; the whole "
         "also has routing, serialisation and wake-ups)",
         ["phase", "ms per call"],
-        [[phase, f"{value:.1f}"] for phase, value in result["profile"].items()],
+        [[phase, f"{value:.1f}"] for phase, value in result["profile"].items() if phase not in COUNTS],
     )
-    return f"{head}\n\n{areas}"
+    counts = table(
+        "B1 database work per call through the console (in-process)",
+        ["what", "per call"],
+        [[what, f"{result['profile'][what]:.1f}"] for what in COUNTS],
+    )
+    return f"{head}\n\n{areas}\n\n{counts}"
