@@ -78,17 +78,16 @@ class Dispatcher:
         """Whether `hand_over` can take a job now (the dispatcher runs in this process)."""
         return self._tasks is not None
 
-    def hand_over(self, claimed: Claimed) -> bool:
+    def hand_over(self, claimed: Claimed) -> None:
         """Drive a job that was recorded already claimed by this worker, without a claim query.
 
-        False when the dispatcher is not running; the job's lease then runs out and any dispatcher
-        claims it, as after a crash.
+        If the dispatcher stopped meanwhile, the job's lease runs out and any dispatcher claims it, as
+        after a crash.
         """
         if self._tasks is None:
-            return False
+            return
         self._fault("crash_after_claim")
         self._tasks.start_soon(self._drive_when_free, claimed)
-        return True
 
     async def _claimer(self, tg: TaskGroup) -> None:
         # A single task polls the database, and only while a sending slot is free, so an idle console

@@ -63,8 +63,7 @@ async def start_call(
     wait: WaitSeconds = 0,
 ) -> CallOut:
     body = await read_body(request, settings.max_params_bytes)
-    dispatcher: Dispatcher | None = request.app.state.dispatcher
-    here = dispatcher is not None and dispatcher.accepting
+    dispatcher = _dispatcher_here(request)
     started = await calls.start_call(
         session=session,
         principal=principal,
@@ -72,15 +71,15 @@ async def start_call(
         pool=request.app.state.pool,
         run_id=run_id,
         body_text=body,
-        claimed_by=dispatcher.worker_id if dispatcher is not None and here else None,
+        claimed_by=None if dispatcher is None else dispatcher.worker_id,
     )
     call_id = started.call.id
     signals = request.app.state.signals
     marker = signals.call_marker(call_id)  # taken while the call is surely still running
-    if dispatcher is not None and here:
-        dispatcher.hand_over(Claimed(started.job_id, call_id))
-    else:
+    if dispatcher is None:
         signals.work_available()
+    else:
+        dispatcher.hand_over(Claimed(started.job_id, call_id))
     return await _call_response(
         request, response, session, principal, call_id, wait, settled=_left_running, unsettled_since=marker
     )
@@ -135,6 +134,12 @@ async def resend_call(call_id: str, request: Request, session: DbSession, princi
     request.app.state.signals.work_available()
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
+
+
+def _dispatcher_here(request: Request) -> Dispatcher | None:
+    """This process's running dispatcher, if it has one (`console serve` does, by default)."""
+    dispatcher: Dispatcher | None = request.app.state.dispatcher
+    return dispatcher if dispatcher is not None and dispatcher.accepting else None
 
 
 def _left_running(status: str, _round: int) -> bool:
