@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
-from console.errors import Conflict, InvalidInput, NotFound
+from console.db import flush_unique
+from console.errors import InvalidInput, NotFound
 from console.identity.teams import MemberRow, actor_of, check_name, members_of, require_team_admin
 from console.identity.viewer import Viewer
 from console.mcp.models import McpServer
+from console.mcp.registry import endpoint_for
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
@@ -47,6 +48,7 @@ class ServerSettings:
 @dataclass(frozen=True)
 class TeamOverview:
     team: str
+    team_id: str
     members: list[MemberRow]
     servers: list[McpServer]
 
@@ -65,15 +67,6 @@ def settings_of(server: McpServer) -> ServerSettings:
     )
 
 
-def where(server: McpServer) -> str:
-    """Where the server runs, for people and the audit log: never header values, URL user info or query."""
-    if server.transport == "stdio":
-        return shlex.join(json.loads(server.command_json or "[]"))
-    parts = urlsplit(server.url or "")
-    host = parts.hostname or ""
-    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}"
-
-
 async def team_overview(*, session: AsyncSession, by: Viewer | None, team_name: str) -> TeamOverview:
     """The team's members and servers (disabled ones included), for its admins.
 
@@ -85,7 +78,7 @@ async def team_overview(*, session: AsyncSession, by: Viewer | None, team_name: 
     query = select(McpServer).where(McpServer.team_id == team.id).order_by(McpServer.name)
     servers = list((await session.execute(query)).scalars())
     await session.commit()
-    return TeamOverview(team.name, members, servers)
+    return TeamOverview(team.name, team.id, members, servers)
 
 
 async def server_for_admin(
@@ -116,11 +109,7 @@ async def create_server(
     server = McpServer(team_id=team.id, name=name)
     changed = _apply(server, settings)
     session.add(server)
-    try:
-        await session.flush()
-    except IntegrityError:
-        await session.rollback()
-        raise Conflict(f"server {name!r} already exists in {team_name}") from None
+    await flush_unique(session, f"server {name!r} already exists in {team_name}")
     _record(session, by, "server_added", server, team_name, changed=changed)
     await session.commit()
     return server
@@ -258,7 +247,7 @@ def _record(
     payload: dict[str, object] = {"name": server.name, "team": team_name, "transport": server.transport}
     if changed is not None:
         payload["changed"] = changed
-        payload["where"] = where(server)
+        payload["where"] = endpoint_for(server).describe()
         payload["env_names"] = sorted(json.loads(server.env_json))
         payload["header_names"] = sorted(json.loads(server.headers_json))
         payload["trusted"], payload["idempotent"] = server.trusted, server.idempotent

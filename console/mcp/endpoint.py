@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,13 @@ class Endpoint:
         return cls("http", url=url, headers=tuple(sorted((headers or {}).items())))
 
     def describe(self) -> str:
-        """Where the server runs, for people (no header values: they may be credentials)."""
-        return self.url if self.transport == "http" else " ".join(self.command)
+        """Where the server runs, for people and the audit log: never header values, URL user info or
+        query (they may be credentials)."""
+        if self.transport != "http":
+            return shlex.join(self.command)
+        parts = urlsplit(self.url)
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import InvalidInput
-from console.identity import team_by_name
 from console.identity.models import ROLES
 from console.identity.team_tokens import revoke_team_token, team_tokens
 from console.identity.teams import add_member, administered_teams, change_role, new_team, remove_member
-from console.mcp.admin import team_overview, where
+from console.mcp.admin import team_overview
+from console.mcp.registry import endpoint_for
 from console.policies.service import list_rules
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
@@ -53,14 +53,13 @@ async def create_team(
 
 async def _team(request: Request, session: DbSession, user: WebUser, team_name: str) -> Response:
     overview = await team_overview(session=session, by=user.viewer, team_name=team_name)
-    team = await team_by_name(session=session, name=overview.team)
     context = {
         "user": user,
         "base": team_url(overview.team),
         "overview": overview,
         "roles": ROLES,
-        "where": {s.id: where(s) for s in overview.servers},
-        "rules": await list_rules(session=session, team_id=team.id),
+        "where": {s.id: endpoint_for(s).describe() for s in overview.servers},
+        "rules": await list_rules(session=session, team_id=overview.team_id),
     }
     return render(request, "admin/team.html", context, block="member_list" if is_htmx(request) else None)
 
