@@ -8,9 +8,12 @@ from typing import Any, TypeVar
 
 from sqlalchemy import DateTime, MetaData, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
+
+from console.errors import Conflict
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -51,6 +54,19 @@ async def get_row(session: AsyncSession, model: type[M], key: str, **options: An
     if row is None:
         raise LookupError(f"{model.__name__} {key} vanished")
     return row
+
+
+async def flush_unique(session: AsyncSession, message: str) -> None:
+    """Flush; a unique constraint that refuses it becomes a Conflict with `message` (rolled back).
+
+    Raises:
+        Conflict.
+    """
+    try:
+        await session.flush()
+    except IntegrityError:
+        await session.rollback()
+        raise Conflict(message) from None
 
 
 def utcnow() -> datetime:

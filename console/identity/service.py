@@ -6,12 +6,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event
-from console.db import utcnow
-from console.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from console.db import flush_unique, utcnow
+from console.errors import InvalidInput, NotFound, Unauthorized
 from console.identity.models import ROLES, ApiToken, Membership, Team, User
 from console.identity.passwords import hash_password, token_hash
 from console.identity.tokens import issue_token
@@ -51,7 +50,7 @@ async def create_team(*, session: AsyncSession, name: str, actor: Actor = SYSTEM
     """
     team = Team(name=name)
     session.add(team)
-    await _flush_unique(session, f"team {name!r} already exists")
+    await flush_unique(session, f"team {name!r} already exists")
     record_event(
         session=session,
         actor=actor,
@@ -83,7 +82,7 @@ async def create_user(
     elif password:
         user.password_hash = hash_password(password)
     session.add(Membership(user_id=user.id, team_id=team.id, role=role))
-    await _flush_unique(session, f"{name} is already a member of {team_name}")
+    await flush_unique(session, f"{name} is already a member of {team_name}")
     record_event(
         session=session,
         actor=SYSTEM,
@@ -106,7 +105,7 @@ async def create_token(*, session: AsyncSession, user_name: str, team_name: str,
     user = (await session.execute(select(User).where(User.name == user_name))).scalar_one_or_none()
     if user is None:
         raise NotFound(f"no user {user_name!r}")
-    membership = await _membership(session, user.id, team.id)
+    membership = await membership_of(session, user.id, team.id)
     if membership is None:
         raise NotFound(f"{user_name} is not a member of {team_name}")
     return await issue_token(session=session, actor=SYSTEM, user_id=user.id, team_id=team.id, name=name)
@@ -147,18 +146,10 @@ async def team_by_name(*, session: AsyncSession, name: str) -> Team:
 
 
 async def role_in_team(*, session: AsyncSession, user_id: str, team_id: str) -> str | None:
-    membership = await _membership(session, user_id, team_id)
+    membership = await membership_of(session, user_id, team_id)
     return membership.role if membership else None
 
 
-async def _membership(session: AsyncSession, user_id: str, team_id: str) -> Membership | None:
+async def membership_of(session: AsyncSession, user_id: str, team_id: str) -> Membership | None:
     query = select(Membership).where(Membership.user_id == user_id, Membership.team_id == team_id)
     return (await session.execute(query)).scalar_one_or_none()
-
-
-async def _flush_unique(session: AsyncSession, message: str) -> None:
-    try:
-        await session.flush()
-    except IntegrityError:
-        await session.rollback()
-        raise Conflict(message) from None

@@ -16,7 +16,7 @@ from console.audit import SYSTEM, Actor, record_event
 from console.errors import Conflict, Forbidden, InvalidInput, NotFound
 from console.identity.models import ROLES, Membership, Team, User
 from console.identity.passwords import hash_password
-from console.identity.service import create_team, team_by_name
+from console.identity.service import create_team, membership_of, team_by_name
 from console.identity.viewer import Viewer
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -144,7 +144,7 @@ async def add_member(
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     _check_role(role)
     user = await _user(session, user_name)
-    if await _membership(session, user.id, team.id) is not None:
+    if await membership_of(session, user.id, team.id) is not None:
         await session.rollback()
         raise Conflict(f"{user_name} is already a member of {team_name}")
     session.add(Membership(user_id=user.id, team_id=team.id, role=role))
@@ -234,16 +234,11 @@ async def _user(session: AsyncSession, name: str) -> User:
 
 async def _member(session: AsyncSession, team: Team, user_name: str) -> tuple[User, Membership]:
     user = await _user(session, user_name)
-    membership = await _membership(session, user.id, team.id)
+    membership = await membership_of(session, user.id, team.id)
     if membership is None:
         await session.rollback()
         raise NotFound(f"{user_name} is not a member of {team.name}")
     return user, membership
-
-
-async def _membership(session: AsyncSession, user_id: str, team_id: str) -> Membership | None:
-    query = select(Membership).where(Membership.user_id == user_id, Membership.team_id == team_id)
-    return (await session.execute(query)).scalar_one_or_none()
 
 
 async def _is_site_admin(session: AsyncSession, user_id: str) -> bool:

@@ -93,10 +93,6 @@ class ConnectionPool:
             if current is not None and current.alive:
                 return current
             connection = Connection(endpoint, request_timeout=self._request_timeout)
-            await self._task_group.start(_run, connection)
+            await self._task_group.start(connection.run)
             self._connections[endpoint] = connection
             return connection
-
-
-async def _run(connection: Connection, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-    await connection.run(task_status=task_status)

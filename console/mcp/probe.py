@@ -65,7 +65,6 @@ async def probe_server(
         NotFound, Forbidden.
     """
     server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
-    await session.commit()  # connecting can take the whole limit: hold no transaction meanwhile
     outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds)
     if server.credential_mode == "per_user":
         note = "tested with the shared settings only, without anyone's personal credential"
@@ -112,7 +111,7 @@ async def _listing(connection: Connection) -> list[dict[str, Any]]:
     listing: list[dict[str, Any]] = []
     try:
         async with anyio.create_task_group() as tg:
-            await tg.start(_run, connection)
+            await tg.start(connection.run)
             try:
                 listing = await connection.list_tools()
             finally:
@@ -131,10 +130,6 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     for exc in group.exceptions:
         found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
     return found
-
-
-async def _run(connection: Connection, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-    await connection.run(task_status=task_status)
 
 
 def _tool(item: dict[str, Any]) -> ToolInfo:

@@ -7,10 +7,10 @@ import shlex
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
+from console.db import flush_unique
 from console.errors import Conflict, InvalidInput, NotFound
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
@@ -48,11 +48,7 @@ async def add_server(
             raise InvalidInput("url must be an http(s) URL")
         server.transport, server.url, server.headers_json = "http", url, json.dumps(headers or {})
     session.add(server)
-    try:
-        await session.flush()
-    except IntegrityError:
-        await session.rollback()
-        raise Conflict(f"server {name!r} already exists in this team") from None
+    await flush_unique(session, f"server {name!r} already exists in this team")
     record_event(
         session=session,
         actor=SYSTEM,

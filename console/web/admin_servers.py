@@ -12,6 +12,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from console.errors import Conflict, InvalidInput
+from console.identity.teams import require_team_admin
 from console.mcp.admin import (
     ServerSettings,
     create_server,
@@ -19,7 +20,6 @@ from console.mcp.admin import (
     server_for_admin,
     set_disabled,
     settings_of,
-    team_overview,
 )
 from console.mcp.models import McpServer
 from console.mcp.probe import ProbeOutcome, probe_server
@@ -91,7 +91,8 @@ def _context(
 
 @router.get("/admin/teams/{team_name}/servers/new")
 async def new(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
-    await team_overview(session=session, by=user.viewer, team_name=team_name)  # refuses non-admins
+    await require_team_admin(session=session, by=user.viewer, team_name=team_name)
+    await session.commit()
     return render(request, NEW_PAGE, {**_context(user, team_name, ServerSettings()), "name": ""})
 
 
