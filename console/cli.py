@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console import cli_audit, cli_policies, migrate
 from console.audit import session_info
+from console.cli_output import say
 from console.config import Settings, get_settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
@@ -147,10 +148,6 @@ def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaita
     return anyio.run(go)
 
 
-def _say(text: str) -> None:
-    print(text, flush=True)  # noqa: T201  # CLI output
-
-
 def _pairs(items: list[str]) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for item in items:
@@ -163,7 +160,7 @@ def _pairs(items: list[str]) -> dict[str, str]:
 
 def _migrate(settings: Settings, _args: Any) -> int:
     migrate.upgrade(settings.database_url)
-    _say("database is up to date")
+    say("database is up to date")
     return 0
 
 
@@ -171,7 +168,7 @@ def _teams_add(settings: Settings, args: Any) -> int:
     from console.identity import create_team
 
     run_with_session(settings, lambda s: create_team(session=s, name=args.name))
-    _say(f"team {args.name} created")
+    say(f"team {args.name} created")
     return 0
 
 
@@ -188,18 +185,18 @@ def _users_add(settings: Settings, args: Any) -> int:
                 session=s, name=args.name, team_name=args.team, role=args.role, password=args.password
             ),
         )
-        _say(f"{args.name} is {args.role} in {args.team}")
+        say(f"{args.name} is {args.role} in {args.team}")
     if args.site_admin:
         password = None if args.team is not None else args.password
         run_with_session(settings, lambda s: make_site_admin(session=s, name=args.name, password=password))
-        _say(f"{args.name} is a site admin")
+        say(f"{args.name} is a site admin")
     return 0
 
 
 def _tokens_create(settings: Settings, args: Any) -> int:
     from console.identity import create_token
 
-    _say(
+    say(
         run_with_session(
             settings,
             lambda s: create_token(session=s, user_name=args.user, team_name=args.team, name=args.name),
@@ -214,7 +211,7 @@ def _tokens_list(settings: Settings, args: Any) -> int:
     for t in run_with_session(settings, lambda s: list_tokens(session=s, user_name=args.user)):
         state = f"revoked {t.revoked_at:%Y-%m-%d %H:%M}" if t.revoked_at else "active"
         used = f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never"
-        _say(f"{t.id}\t{t.team}\t{t.name}\tcreated {t.created_at:%Y-%m-%d %H:%M}\tlast used {used}\t{state}")
+        say(f"{t.id}\t{t.team}\t{t.name}\tcreated {t.created_at:%Y-%m-%d %H:%M}\tlast used {used}\t{state}")
     return 0
 
 
@@ -223,7 +220,7 @@ def _tokens_revoke(settings: Settings, args: Any) -> int:
     from console.identity.tokens import revoke_token
 
     run_with_session(settings, lambda s: revoke_token(session=s, actor=SYSTEM, token_id=args.token_id))
-    _say(f"token {args.token_id} revoked")
+    say(f"token {args.token_id} revoked")
     return 0
 
 
@@ -245,7 +242,7 @@ def _servers_add(settings: Settings, args: Any) -> int:
         )
 
     run_with_session(settings, add)
-    _say(f"server {args.name} registered in {args.team}")
+    say(f"server {args.name} registered in {args.team}")
     return 0
 
 
@@ -264,7 +261,7 @@ def _servers_list(settings: Settings, _args: Any) -> int:
         ]
 
     for line in run_with_session(settings, rows):
-        _say(line)
+        say(line)
     return 0
 
 
@@ -290,7 +287,7 @@ def serve_app(app: Any, host: str, port: int, on_ready: Callable[[str], None] | 
             tg.start_soon(server.serve, [sock])
             while not server.started:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
                 await anyio.sleep(0.05)
-            _say(f"listening on {url}")
+            say(f"listening on {url}")
             if on_ready is not None:
                 on_ready(url)
 
@@ -312,7 +309,7 @@ def _worker(settings: Settings, _args: Any) -> int:
                     settings=settings,
                     signals=Signals(),
                 )
-                _say(f"worker {dispatcher.worker_id} started")
+                say(f"worker {dispatcher.worker_id} started")
                 await dispatcher.run()
         finally:
             await engine.dispose()
@@ -345,7 +342,7 @@ def _demo(settings: Settings, args: Any) -> int:
 
         def announce(url: str) -> None:
             for line in seeded.describe(url):
-                _say(line)
+                say(line)
 
         # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler
         # that would end the process before the tracker is stopped, so it unwinds as an exit instead.

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.cli_output import say
 from console.config import Settings
 from console.identity.models import ROLES
 
@@ -79,10 +80,6 @@ def _team_and_name(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="the server's name in the team")
 
 
-def say(text: str) -> None:
-    print(text, flush=True)  # noqa: T201  # CLI output
-
-
 def printable(text: str) -> str:
     """Server-supplied text made safe for a terminal: control characters shown as escapes."""
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
@@ -146,7 +143,7 @@ def _servers_edit(settings: Settings, args: Any) -> int:
     from console.cli import run_with_session
     from console.mcp.admin import edit_server, server_for_admin, settings_of
 
-    async def edit(session: AsyncSession) -> list[str]:
+    async def edit(session: AsyncSession) -> None:
         server = await server_for_admin(session=session, by=None, team_name=args.team, name=args.name)
         current = settings_of(server)
         env = {**current.env, **pairs(args.env)}
@@ -171,7 +168,6 @@ def _servers_edit(settings: Settings, args: Any) -> int:
             name=args.name,
             settings=replace(current, **changes),
         )
-        return sorted(changes)
 
     run_with_session(settings, edit)
     say(f"server {args.name} in {args.team} saved")

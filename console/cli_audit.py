@@ -21,6 +21,7 @@ from console.audit.signing import (
 )
 from console.audit.store import AuditFilter, verify_database
 from console.audit.verify import Report
+from console.cli_output import say
 from console.config import Settings
 from console.errors import InvalidInput
 from console.identity import team_by_name
@@ -52,20 +53,16 @@ def register(sub: Any) -> None:
     export.set_defaults(handler=_export)
 
 
-def _say(text: str) -> None:
-    print(text, flush=True)  # noqa: T201  # CLI output
-
-
 def _keygen(_settings: Settings, args: Any) -> int:
     private = new_private_key_text()
     public = public_key_text(load_private_key(private).public_key())
     if args.out is not None:
         args.out.touch(mode=0o600, exist_ok=False)
         args.out.write_text(private + "\n")
-        _say(f"private key written to {args.out}; set CONSOLE_AUDIT_SIGNING_KEY_FILE to it")
+        say(f"private key written to {args.out}; set CONSOLE_AUDIT_SIGNING_KEY_FILE to it")
     else:
-        _say(f"CONSOLE_AUDIT_SIGNING_KEY={private}")
-    _say(f"public key: {public}")
+        say(f"CONSOLE_AUDIT_SIGNING_KEY={private}")
+    say(f"public key: {public}")
     return 0
 
 
@@ -91,7 +88,7 @@ def _verify(settings: Settings, args: Any) -> int:
 
         report = run_with_session(settings, check)
     for line in report.lines():
-        _say(line)
+        say(line)
     return 0 if report.ok else 1
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM
+from console.cli_output import say
 from console.config import Settings
 from console.errors import NotFound
 from console.identity import team_by_name
@@ -65,10 +66,6 @@ def register(sub: Any) -> None:
     removing.set_defaults(handler=_remove)
 
 
-def _say(text: str) -> None:
-    print(text, flush=True)  # noqa: T201  # CLI output
-
-
 def _list(settings: Settings, args: argparse.Namespace) -> int:
     from console.cli import run_with_session
 
@@ -79,7 +76,7 @@ def _list(settings: Settings, args: argparse.Namespace) -> int:
     for view in run_with_session(settings, rows):
         values = {k: v for k, v in view.rule.values().items() if v is not None}
         shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(inherits everything)"
-        _say(f"{view.rule.id}\t{view.label}\t{shown}")
+        say(f"{view.rule.id}\t{view.label}\t{shown}")
     return 0
 
 
@@ -117,7 +114,7 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
         return rule.id
 
     rule_id = run_with_session(settings, save)
-    _say(f"rule {rule_id} saved ({scope})")
+    say(f"rule {rule_id} saved ({scope})")
     return 0
 
 
@@ -129,5 +126,5 @@ def _remove(settings: Settings, args: argparse.Namespace) -> int:
         await remove_rule(session=session, actor=SYSTEM, team_id=team.id, rule_id=args.rule_id)
 
     run_with_session(settings, remove)
-    _say(f"rule {args.rule_id} removed")
+    say(f"rule {args.rule_id} removed")
     return 0
