@@ -18,10 +18,9 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-import uvicorn
 from mcp.server import Server, ServerRequestContext
 
-from console.listening import listening_socket
+from console.listening import serve_and_announce
 
 QUESTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -87,16 +86,7 @@ def build_server() -> Server[Any]:
 
 async def serve(port: int) -> None:
     app = build_server().streamable_http_app(host="127.0.0.1")
-    sock = listening_socket("127.0.0.1", port)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, backlog=4096))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve, [sock])
-        while not web.started:  # uvicorn offers a flag, not an event
-            if web.should_exit:
-                return
-            await anyio.sleep(0.01)
-        sys.stdout.write(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp\n")
-        sys.stdout.flush()
+    await serve_and_announce(app, "127.0.0.1", port, "/mcp", backlog=4096)  # B5 opens 1,000 at once
 
 
 if __name__ == "__main__":

@@ -75,7 +75,6 @@ from urllib.parse import urlencode, urlsplit
 
 import anyio
 import mcp.types as types
-import uvicorn
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
@@ -87,7 +86,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from console.demo.signing import b64decode_canonical, b64encode, invalid_state, mac, seal, unseal
-from console.listening import listening_socket
+from console.listening import serve_and_announce
 
 SERVER_NAME = "connect-demo"
 SERVER_VERSION = "1.0.0"
@@ -528,19 +527,7 @@ def build_app(config: Config, store: Store, host: str = "127.0.0.1") -> ASGIApp:
 
 
 async def serve(config: Config, host: str, port: int) -> None:
-    sock = listening_socket(host, port)
-    bound_port = sock.getsockname()[1]
-    app = build_app(config, Store(), host)
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    shown_host = f"[{host}]" if ":" in host else host
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve, [sock])
-        while not web.started:
-            if web.should_exit:
-                return
-            await anyio.sleep(0.01)
-        sys.stdout.write(f"listening on http://{shown_host}:{bound_port}{MCP_PATH}\n")
-        sys.stdout.flush()
+    await serve_and_announce(build_app(config, Store(), host), host, port, MCP_PATH)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -45,14 +45,13 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-import uvicorn
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from console.demo.signing import invalid_state, seal, unseal
-from console.listening import listening_socket
+from console.listening import serve_and_announce
 
 SERVER_NAME = "deployer"
 SERVER_VERSION = "1.0.0"
@@ -272,18 +271,7 @@ async def serve_stdio(server: Server[Any]) -> None:
 async def serve_http(server: Server[Any], port: int) -> None:
     # host="127.0.0.1" turns on the SDK's DNS-rebinding check with loopback Host/Origin allowed;
     # a request without an Origin header (any non-browser client) passes it.
-    app = server.streamable_http_app(host="127.0.0.1")
-    sock = listening_socket("127.0.0.1", port)
-    bound_port = sock.getsockname()[1]
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve, [sock])
-        while not web.started:
-            if web.should_exit:
-                return
-            await anyio.sleep(0.01)
-        sys.stdout.write(f"listening on http://127.0.0.1:{bound_port}/mcp\n")
-        sys.stdout.flush()
+    await serve_and_announce(server.streamable_http_app(host="127.0.0.1"), "127.0.0.1", port, "/mcp")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
