@@ -67,9 +67,9 @@ async def run(work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
     """Side by side, alternating repetitions, against one MCP server process."""
     with procs.mcp_server(work) as server:
         async with database("sqlite", work, postgres_url) as url:
-            seeded = await seed(url, {"bench": server.url})
+            token = await seed(url, {"bench": server.url})
             with procs.console(url, work) as console:
-                agent = Agent(console.url, seeded.token)
+                agent = Agent(console.url, token)
                 direct: list[float] = []
                 through: list[float] = []
                 try:
@@ -92,11 +92,11 @@ async def run(work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
 async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str) -> dict[str, float]:
     """Where a console call's time goes: the same calls in-process, wall-clock per phase, ms per call."""
     async with database("sqlite", work, postgres_url) as url:
-        seeded = await seed(url, {"bench": server_url})
+        token = await seed(url, {"bench": server_url})
         settings = Settings(database_url=url, env="dev", base_url="http://console.bench")
         app = create_app(settings)
         async with app.router.lifespan_context(app):
-            agent = Agent("http://console.bench", seeded.token, transport=httpx.ASGITransport(app=app))
+            agent = Agent("http://console.bench", token, transport=httpx.ASGITransport(app=app))
             try:
                 run_id = await agent.new_run("b1-profile")
                 for i in range(sizes.warmup):

@@ -27,9 +27,9 @@ async def arrivals(server_url: str) -> dict[str, float]:
 async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
     with procs.mcp_server(work) as server:
         async with database(kind, work, postgres_url) as url:
-            seeded = await seed(url, {"bench": server.url})
+            token = await seed(url, {"bench": server.url})
             with procs.console(url, work) as console:
-                agent = Agent(console.url, seeded.token)
+                agent = Agent(console.url, token)
                 try:
                     run_id = await agent.new_run("b2")
                     for i in range(sizes.warmup):

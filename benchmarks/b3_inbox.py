@@ -171,13 +171,13 @@ async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) 
     with procs.mcp_server(work) as server:
         for label, count in (("empty", 0), ("full", sizes.b3_questions)):
             async with database(kind, work, postgres_url) as url:
-                seeded = await seed(url, {"bench": server.url, "other": server.url})
+                token = await seed(url, {"bench": server.url, "other": server.url})
                 start = time.perf_counter()
                 if count:
                     await bulk_questions(url, sizes.b3_runs, count)
                 found[f"{label}_fill_s"] = time.perf_counter() - start
                 with procs.console(url, work) as console:
-                    found[label] = await _measure(console, server.url, seeded.token, sizes.b3_requests)
+                    found[label] = await _measure(console, server.url, token, sizes.b3_requests)
     return found
 
 

@@ -52,9 +52,9 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
 async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> list[dict[str, Any]]:
     with procs.mcp_server(work) as server:
         async with database(kind, work, postgres_url) as url:
-            seeded = await seed(url, {"bench": server.url})
+            token = await seed(url, {"bench": server.url})
             with procs.console(url, work) as console:
-                agent = Agent(console.url, seeded.token)
+                agent = Agent(console.url, token)
                 try:
                     return [await _measure(agent, n, sizes.b4_seconds) for n in sizes.b4_agents]
                 finally:

@@ -35,9 +35,9 @@ async def _park_many(agent: Agent, run_id: str, prefix: str, count: int) -> None
 
 async def _console(work: Path, server: procs.Proc, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
     async with database("sqlite", work, postgres_url) as url:
-        seeded = await seed(url, {"bench": server.url})
+        token = await seed(url, {"bench": server.url})
         with procs.console(url, work) as console:
-            agent = Agent(console.url, seeded.token)
+            agent = Agent(console.url, token)
             try:
                 run_id = await agent.new_run("b5")
                 await _park_many(agent, run_id, "warm", sizes.warmup * 5)

@@ -69,12 +69,10 @@ async def main(url: str) -> None:
                             tg.start_soon(one, i)
                         await people.until(count)
                         say(f"holding {count}")
-                        while (await stdin.readline()).strip() != "release":
+                        while (line := await stdin.readline()) and line.strip() != "release":
                             pass
                         people.answer.set()
                     say(f"released {len(done)}")
-                elif command == "quit":
-                    return
 
 
 if __name__ == "__main__":

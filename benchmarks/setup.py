@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -20,12 +19,6 @@ from console.migrate import upgrade
 TEAM = "bench"
 AGENT = "agent"
 PASSWORD = "agent-password-1"  # noqa: S105  # a throwaway account in a throwaway database
-
-
-@dataclass(frozen=True)
-class Seeded:
-    database_url: str
-    token: str  # the agent's API token; the agent owns its runs and may answer their questions
 
 
 @asynccontextmanager
@@ -54,23 +47,18 @@ def _admin(dsn: str, sql: str) -> None:
         connection.execute(sql.encode())
 
 
-async def seed(database_url: str, servers: dict[str, str]) -> Seeded:
-    """The team, its agent (a member with a password and a token) and the MCP servers by name -> URL."""
-
-    async def go() -> str:
-        engine = create_engine(database_url)
-        try:
-            async with session_factory(engine)() as session:
-                await create_team(session=session, name=TEAM)
-                await create_user(
-                    session=session, name=AGENT, team_name=TEAM, role="member", password=PASSWORD
-                )
-                token = await create_token(session=session, user_name=AGENT, team_name=TEAM)
-                team = await team_by_name(session=session, name=TEAM)
-                for name, url in servers.items():
-                    await add_server(session=session, team_id=team.id, name=name, url=url)
-                return token
-        finally:
-            await engine.dispose()
-
-    return Seeded(database_url, await go())
+async def seed(database_url: str, servers: dict[str, str]) -> str:
+    """The team, its agent (a member with a password) and the MCP servers by name -> URL; the agent's
+    API token (the agent owns its runs and may answer their questions)."""
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            await create_team(session=session, name=TEAM)
+            await create_user(session=session, name=AGENT, team_name=TEAM, role="member", password=PASSWORD)
+            token = await create_token(session=session, user_name=AGENT, team_name=TEAM)
+            team = await team_by_name(session=session, name=TEAM)
+            for name, url in servers.items():
+                await add_server(session=session, team_id=team.id, name=name, url=url)
+            return token
+    finally:
+        await engine.dispose()

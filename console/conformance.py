@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console import migrate
-from console.calls.service import call_progress, create_run, start_call, view_call
+from console.calls.service import create_run, start_call, view_call
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
@@ -166,19 +166,14 @@ class Harness:
         while True:
             marker = self.signals.call_marker(call_id)
             async with self._factory() as session:
-                status, _round = await call_progress(session=session, call_id=call_id)
-            if status == "completed":
-                async with self._factory() as session:
-                    view = await view_call(session=session, viewer=principal.viewer, call_id=call_id)
-                result: dict[str, Any] = json.loads(view.call.result_json or "{}")
+                call = (await view_call(session=session, viewer=principal.viewer, call_id=call_id)).call
+            if call.status == "completed":
+                result: dict[str, Any] = json.loads(call.result_json or "{}")
                 return result
-            if status == "awaiting_input":
+            if call.status == "awaiting_input":
                 await self._answer_all(principal, call_id)
-                continue
-            if status not in ("running", "resuming"):
-                async with self._factory() as session:
-                    view = await view_call(session=session, viewer=principal.viewer, call_id=call_id)
-                raise ScenarioFailed(f"call ended {status}: {view.call.error_json}")
+            elif call.status not in ("running", "resuming"):
+                raise ScenarioFailed(f"call ended {call.status}: {call.error_json}")
             await self.signals.wait_for_call(call_id, 0.2, since=marker)
 
     async def _answer_all(self, principal: Principal, call_id: str) -> None:

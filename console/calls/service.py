@@ -240,13 +240,6 @@ async def view_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> C
     return CallView(call, server_name, run.owner_id, run.team_id, questions)
 
 
-async def call_progress(*, session: AsyncSession, call_id: str) -> tuple[str, int]:
-    """Status and round of a call: what a long-poll watches."""
-    row = (await session.execute(select(Call.status, Call.round).where(Call.id == call_id))).one()
-    await session.commit()
-    return row[0], row[1]
-
-
 async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:
     """Stop driving a call that waits for input or was interrupted; its questions are withdrawn.
 

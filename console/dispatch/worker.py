@@ -131,15 +131,6 @@ class Dispatcher:
         if expired:
             self._signals.work_available()
 
-    async def run_once(self) -> bool:
-        """Claim one due job and drive it; False when there was nothing to do."""
-        claimed = await self._claim()
-        if claimed is None:
-            return False
-        self._fault("crash_after_claim")
-        await self._drive_and_signal(claimed)
-        return True
-
     async def _drive_and_signal(self, claimed: Claimed) -> None:
         try:
             await self._drive(claimed)
