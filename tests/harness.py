@@ -304,6 +304,13 @@ async def signed_in(console: Console, name: str, *, address: str = "127.0.0.1") 
         yield who
 
 
+async def user_id(console: Console, name: str) -> str:
+    """The id of a seeded person."""
+    async with console.app.state.factory() as session:
+        found: str = (await session.execute(select(User.id).where(User.name == name))).scalar_one()
+        return found
+
+
 async def promote(console: Console, name: str, *, role: str | None = None, site_admin: bool = False) -> None:
     """Give a seeded person another role in the platform team, or make them a site admin."""
     async with console.app.state.factory() as session:

@@ -31,7 +31,7 @@ from tests.harness import (
     signed_in,
 )
 from tests.processes import ServerProcess
-from tests.web.test_csrf_and_routes import header_problems
+from tests.web.test_csrf_and_routes import audit_count, header_problems
 from tests.web.test_hostile_text import BENIGN, PAYLOADS, shape
 
 pytestmark = pytest.mark.anyio
@@ -188,9 +188,8 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
         log = await audit_text(console)
         assert SECRET not in log
         assert "other-secret-value" not in log
-        async with console.app.state.factory() as session:
-            actions = [e.action for e in (await session.execute(select(AuditEvent))).scalars()]
-        assert {"server_added", "server_changed"} <= set(actions)
+        assert await audit_count(console, "server_added") >= 1
+        assert await audit_count(console, "server_changed") >= 1
 
 
 async def test_a_server_that_cannot_start_reports_a_clear_error(database_url: str) -> None:
@@ -233,9 +232,10 @@ async def test_a_disabled_server_refuses_new_calls_until_enabled_again(
             assert enabled.status_code == 303
             done = await console.call("mrtr", "complete_now", {"x": "again"})
             assert done["status"] == "completed"
-        async with console.app.state.factory() as session:
-            actions = [e.action for e in (await session.execute(select(AuditEvent))).scalars()]
-        assert (actions.count("server_disabled"), actions.count("server_enabled")) == (1, 1)
+        assert (
+            await audit_count(console, "server_disabled"),
+            await audit_count(console, "server_enabled"),
+        ) == (1, 1)
 
 
 async def test_tool_text_from_a_server_stays_inert_on_the_test_connection_page(
@@ -267,7 +267,7 @@ async def test_a_server_that_never_answers_holds_up_nobody_while_it_is_tested_or
 ) -> None:
     up = tmp_path / "up"
     os.mkfifo(up)
-    says_up = f"import time; open({str(up)!r}, 'w').write('up'); time.sleep(120)"
+    says_up = f"import sys; open({str(up)!r}, 'w').write('up'); sys.stdin.read()"  # until the console goes
     mute = shlex.join([sys.executable, "-c", says_up])  # starts, then never speaks MCP
     async with running_console(database_url, {}) as console:
         await promote(console, "lead", role="admin")

@@ -20,7 +20,6 @@ from sqlalchemy import inspect, select
 from console.audit.models import AuditEvent
 from console.db import new_id, utcnow
 from console.elicitations.models import Elicitation
-from console.identity.models import User
 from tests.harness import (
     Browser,
     Console,
@@ -34,6 +33,7 @@ from tests.harness import (
     signed_in,
     submit_login,
     text,
+    user_id,
 )
 
 pytestmark = pytest.mark.anyio
@@ -95,12 +95,6 @@ async def refusals(console: Console, elicitation_id: str) -> list[tuple[str | No
             )
         ).scalars()
         return [(row.actor_id, json.loads(row.payload_json)) for row in rows]
-
-
-async def user_id(console: Console, name: str) -> str:
-    async with console.app.state.factory() as session:
-        found: str = (await session.execute(select(User.id).where(User.name == name))).scalar_one()
-        return found
 
 
 def open_form(soup: BeautifulSoup, elicitation_id: str) -> Tag:

@@ -73,7 +73,9 @@ async def add_deploy_server(page: Page, state_key: str) -> None:
     await page.get_by_role("button", name="Add server").click()
     await expect(page).to_have_url(re.compile(rf"/admin/teams/{TEAM}/servers/deployer$"))
     await page.get_by_role("button", name="Test connection").click()
-    await expect(page.locator("main")).to_contain_text("deploy", timeout=RESUME_MS)
+    tool = page.locator("#tools code", has_text=re.compile(r"^deploy$"))
+    await expect(tool).to_have_count(1, timeout=RESUME_MS)  # the probe's answer, listing the tool
+    await expect(page.locator("#probe-error")).to_have_count(0)
     await expect(page.locator("main")).not_to_contain_text(state_key)  # the secret is never shown back
 
 
