@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchmarks.setup import TEAM
+from benchmarks import procs
+from benchmarks.setup import TEAM, database, seed
 
 WAIT = 30.0
 
@@ -85,3 +89,19 @@ class Agent:
         if done["status"] != "completed":
             raise ApiError(f"call ended {done['status']}: {done.get('error')}")
         return RoundTrip(call["id"], sent, returned)
+
+
+@asynccontextmanager
+async def console_with_agent(
+    kind: str, work: Path, postgres_url: str, server_url: str
+) -> AsyncIterator[tuple[Agent, procs.Proc]]:
+    """A fresh database of `kind` with `server_url` registered as `bench`, `console serve` on it, and
+    the agent's API client."""
+    async with database(kind, work, postgres_url) as url:
+        token = await seed(url, {"bench": server_url})
+        with procs.console(url, work) as console:
+            agent = Agent(console.url, token)
+            try:
+                yield agent, console
+            finally:
+                await agent.aclose()

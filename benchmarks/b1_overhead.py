@@ -15,7 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks import procs
-from benchmarks.agent import Agent
+from benchmarks.agent import Agent, console_with_agent
 from benchmarks.config import Sizes
 from benchmarks.setup import database, seed
 from benchmarks.stats import median, ms, table
@@ -66,19 +66,13 @@ async def _console(agent: Agent, sizes: Sizes) -> list[float]:
 async def run(work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
     """Side by side, alternating repetitions, against one MCP server process."""
     with procs.mcp_server(work) as server:
-        async with database("sqlite", work, postgres_url) as url:
-            token = await seed(url, {"bench": server.url})
-            with procs.console(url, work) as console:
-                agent = Agent(console.url, token)
-                direct: list[float] = []
-                through: list[float] = []
-                try:
-                    for _ in range(sizes.repetitions):
-                        direct.extend(await _direct(server.url, sizes))
-                        through.extend(await _console(agent, sizes))
-                finally:
-                    await agent.aclose()
-            profile = await _profile(work, server.url, sizes, postgres_url)
+        direct: list[float] = []
+        through: list[float] = []
+        async with console_with_agent("sqlite", work, postgres_url, server.url) as (agent, _):
+            for _ in range(sizes.repetitions):
+                direct.extend(await _direct(server.url, sizes))
+                through.extend(await _console(agent, sizes))
+        profile = await _profile(work, server.url, sizes, postgres_url)
     ratio = median(through) / median(direct)
     return {
         "direct_median_s": median(direct),

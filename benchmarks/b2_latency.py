@@ -9,9 +9,8 @@ from typing import Any
 from mcp import Client
 
 from benchmarks import procs
-from benchmarks.agent import Agent, RoundTrip
+from benchmarks.agent import RoundTrip, console_with_agent
 from benchmarks.config import Sizes
-from benchmarks.setup import database, seed
 from benchmarks.stats import ms, percentile, table
 
 
@@ -26,20 +25,14 @@ async def arrivals(server_url: str) -> dict[str, float]:
 
 async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
     with procs.mcp_server(work) as server:
-        async with database(kind, work, postgres_url) as url:
-            token = await seed(url, {"bench": server.url})
-            with procs.console(url, work) as console:
-                agent = Agent(console.url, token)
-                try:
-                    run_id = await agent.new_run("b2")
-                    for i in range(sizes.warmup):
-                        await agent.round_trip(run_id, "bench", f"warm-{i}")
-                    trips: dict[str, RoundTrip] = {}
-                    for i in range(sizes.b2_round_trips):
-                        tag = f"b2-{i}"
-                        trips[tag] = await agent.round_trip(run_id, "bench", tag)
-                finally:
-                    await agent.aclose()
+        async with console_with_agent(kind, work, postgres_url, server.url) as (agent, _):
+            run_id = await agent.new_run("b2")
+            for i in range(sizes.warmup):
+                await agent.round_trip(run_id, "bench", f"warm-{i}")
+            trips: dict[str, RoundTrip] = {}
+            for i in range(sizes.b2_round_trips):
+                tag = f"b2-{i}"
+                trips[tag] = await agent.round_trip(run_id, "bench", tag)
             arrived = await arrivals(server.url)
     after_return = [arrived[tag] - trip.answer_returned for tag, trip in trips.items()]
     after_send = [arrived[tag] - trip.answer_sent for tag, trip in trips.items()]

@@ -9,9 +9,8 @@ from typing import Any
 import anyio
 
 from benchmarks import procs
-from benchmarks.agent import Agent, ApiError
+from benchmarks.agent import Agent, ApiError, console_with_agent
 from benchmarks.config import Sizes
-from benchmarks.setup import database, seed
 from benchmarks.stats import table
 
 
@@ -51,14 +50,8 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
 
 async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> list[dict[str, Any]]:
     with procs.mcp_server(work) as server:
-        async with database(kind, work, postgres_url) as url:
-            token = await seed(url, {"bench": server.url})
-            with procs.console(url, work) as console:
-                agent = Agent(console.url, token)
-                try:
-                    return [await _measure(agent, n, sizes.b4_seconds) for n in sizes.b4_agents]
-                finally:
-                    await agent.aclose()
+        async with console_with_agent(kind, work, postgres_url, server.url) as (agent, _):
+            return [await _measure(agent, n, sizes.b4_seconds) for n in sizes.b4_agents]
 
 
 async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:

@@ -12,9 +12,8 @@ from typing import Any
 import anyio
 
 from benchmarks import procs
-from benchmarks.agent import Agent
+from benchmarks.agent import Agent, console_with_agent
 from benchmarks.config import Sizes
-from benchmarks.setup import database, seed
 from benchmarks.stats import table
 
 PARK_CONCURRENCY = 16
@@ -34,22 +33,16 @@ async def _park_many(agent: Agent, run_id: str, prefix: str, count: int) -> None
 
 
 async def _console(work: Path, server: procs.Proc, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
-    async with database("sqlite", work, postgres_url) as url:
-        token = await seed(url, {"bench": server.url})
-        with procs.console(url, work) as console:
-            agent = Agent(console.url, token)
-            try:
-                run_id = await agent.new_run("b5")
-                await _park_many(agent, run_id, "warm", sizes.warmup * 5)
-                before = console.rss()
-                await _park_many(agent, run_id, "wait", sizes.b5_calls)
-                return {
-                    "rss_before": before,
-                    "rss_waiting": console.rss(),
-                    "server_connections": console.connections_to(server.url),
-                }
-            finally:
-                await agent.aclose()
+    async with console_with_agent("sqlite", work, postgres_url, server.url) as (agent, console):
+        run_id = await agent.new_run("b5")
+        await _park_many(agent, run_id, "warm", sizes.warmup * 5)
+        before = console.rss()
+        await _park_many(agent, run_id, "wait", sizes.b5_calls)
+        return {
+            "rss_before": before,
+            "rss_waiting": console.rss(),
+            "server_connections": console.connections_to(server.url),
+        }
 
 
 def _command(holder: procs.Proc, text: str, expect: str) -> None:
