@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.calls.models import Call, CallRound, Run
 from console.calls.service import may_see_run
 from console.elicitations.models import Elicitation
+from console.elicitations.service import SignatureView, signatures_of
 from console.errors import NotFound
 from console.identity import Viewer
 from console.identity.models import Team, User
@@ -22,6 +23,8 @@ from console.mcp.models import McpServer
 class AnsweredQuestion:
     elicitation: Elicitation
     decided_by: str | None
+    # With N-of-M approval: who gave the answer first, then each co-signer (or who declined), oldest first.
+    signatures: tuple[SignatureView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,10 +110,12 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
             .order_by(Elicitation.created_at, Elicitation.key)
         )
     ).all()
+    signatures = await signatures_of(session=session, ids=[e.id for e, _ in questions])
     await session.commit()
     by_round: dict[str, list[AnsweredQuestion]] = {}
     for elicitation, who in questions:
-        by_round.setdefault(elicitation.round_id, []).append(AnsweredQuestion(elicitation, who))
+        answered = AnsweredQuestion(elicitation, who, signatures.get(elicitation.id, ()))
+        by_round.setdefault(elicitation.round_id, []).append(answered)
     entries = [
         CallEntry(
             call, server, [RoundEntry(r, by_round.get(r.id, [])) for r in rounds if r.call_id == call.id]

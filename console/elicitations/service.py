@@ -111,7 +111,7 @@ async def list_questions(
         )
     query = query.order_by(Elicitation.created_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
-    signatures = await _signatures(session, [v.elicitation.id for v in views])
+    signatures = await signatures_of(session=session, ids=[v.elicitation.id for v in views])
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
@@ -156,13 +156,13 @@ async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation
 
 
 async def _with_signatures(session: AsyncSession, view: QuestionView) -> QuestionView:
-    signatures = await _signatures(session, [view.elicitation.id])
+    signatures = await signatures_of(session=session, ids=[view.elicitation.id])
     await session.commit()
     return replace(view, signatures=signatures.get(view.elicitation.id, ()))
 
 
-async def _signatures(session: AsyncSession, ids: list[str]) -> dict[str, tuple[SignatureView, ...]]:
-    """The signatures of these questions (N-of-M approvals), oldest first."""
+async def signatures_of(*, session: AsyncSession, ids: list[str]) -> dict[str, tuple[SignatureView, ...]]:
+    """The signatures of these questions (N-of-M approvals) by question id, oldest first; a read query."""
     if not ids:
         return {}
     rows = (

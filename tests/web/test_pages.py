@@ -27,6 +27,7 @@ from tests.harness import (
     signed_in,
     text,
 )
+from tests.policies.setup import add_person, set_policy
 
 pytestmark = pytest.mark.anyio
 
@@ -408,6 +409,38 @@ async def test_run_page_shows_the_calls_rounds_answers_and_final_text(
                 (f"/elicitations/{second['pending'][0]['id']}", "accepted", "lead2"),
             ]
             assert [t.get_text() for t in entry.select("pre.result")] == ["Ada 5 2"]
+
+
+async def test_run_page_credits_the_first_answer_and_every_co_signer(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await add_person(console, "lead3", "approver")
+        await set_policy(console, required_approvals=3)
+        call = await ask(console, title="Three keys")
+        question_id = call["pending"][0]["id"]
+        first = await console.answer(question_id, "accept", {"name": "Ada"}, who="lead2")
+        assert first.status_code == 200, first.text
+        for who in ("lead3", "lead"):
+            signed = await console.answer(
+                question_id, "accept", who=who, content_digest=first.json()["content_digest"]
+            )
+            assert signed.status_code == 200, signed.text
+        assert (await console.question(question_id))["decided_by"] == "lead"
+        async with signed_in(console, "dev") as dev:
+            soup = await page(dev, f"/runs/{call['run_id']}")
+            answered = one(soup, f'ol.rounds li:has(> a[href="/elicitations/{question_id}"])')
+            assert text(one(answered, ".status")) == "accepted"
+            signatures = [
+                (text(one(li, ".signer")), text(one(li, ".signed")), text(one(li, ".muted")))
+                for li in answered.select("ul.signatures > li")
+            ]
+            assert [(who, what) for who, what, _ in signatures] == [
+                ("lead2", "answered"),
+                ("lead3", "co-signed"),
+                ("lead", "co-signed"),
+            ]
+            assert all(when.endswith(" ago") for _, _, when in signatures)
 
 
 async def test_a_question_of_another_team_is_a_not_found_page(database_url: str, mrtr_stdio: Mrtr) -> None:
