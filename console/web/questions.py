@@ -26,6 +26,8 @@ from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 TEMPLATE = "questions/detail.html"
+STATE = "question_state"  # the block every htmx swap of the page renders
+WATCH_SECONDS = 5  # how often a page with nothing to answer checks for other people's answers
 
 
 @router.get("/elicitations/{elicitation_id}")
@@ -33,11 +35,8 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
     view = await questions.look_at_question(
         session=session, viewer=user.viewer, elicitation_id=elicitation_id
     )
-    if view.elicitation.mode == "url" and view.elicitation.owner_id != user.viewer.user_id:
+    if _waits_for_owner(user, view):
         # Teammates learn that it waits for the owner; the link itself is the owner's alone.
-        return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
-    refusal = decisions.answer_refusal(user.viewer, view.elicitation)
-    if refusal is not None and view.elicitation.mode == "url" and view.elicitation.status == "pending":
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
     if view.elicitation.mode == "url" and view.elicitation.status == "accepted":
         again = await questions.asked_again(session=session, elicitation=view.elicitation)
@@ -48,12 +47,33 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
 
 
 @router.get("/elicitations/{elicitation_id}/outcome")
-async def outcome(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
+async def question_state(
+    elicitation_id: str, request: Request, session: DbSession, user: WebUser
+) -> Response:
+    """The part of the question page that changes (time, approvals, decision or outcome), as it is now."""
     view = await questions.look_at_question(
         session=session, viewer=user.viewer, elicitation_id=elicitation_id
     )
+    if view.elicitation.mode == "url" and view.elicitation.owner_id != user.viewer.user_id:
+        await decisions.refuse(
+            session=session,
+            viewer=user.viewer,
+            elicitation=view.elicitation,
+            what="look:state",
+            reason=f"this link is for {view.owner} only: only they may see and open it",
+        )
     context = await _context(request, session, user, view)
-    return render(request, TEMPLATE, context, block="outcome")
+    return render(request, TEMPLATE, context, block=STATE)
+
+
+def _waits_for_owner(user: SignedIn, view: QuestionView) -> bool:
+    """A link question seen by anyone but its owner (or by an owner the policy keeps from answering)."""
+    e = view.elicitation
+    if e.mode != "url":
+        return False
+    if e.owner_id != user.viewer.user_id:
+        return True
+    return e.status == "pending" and decisions.answer_refusal(user.viewer, e) is not None
 
 
 @router.post("/elicitations/{elicitation_id}")
@@ -113,8 +133,7 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
         session=session, viewer=user.viewer, elicitation_id=elicitation_id
     )
     context = await _context(request, session, user, fresh)
-    block = "decision_form" if fresh.elicitation.status == "pending" else "outcome"
-    return render(request, TEMPLATE, context, block=block)
+    return render(request, TEMPLATE, context, block=STATE)
 
 
 def _fields(view: QuestionView) -> tuple[FieldSpec, ...] | None:
@@ -142,8 +161,7 @@ async def _form_again(
         context["widgets"] = build_widgets(fields, errors=errors, submitted=posted)
     whole = errors.get("") or (message if not fields or set(errors) - {f.name for f in fields} else None)
     context["form_error"] = whole or "Some answers need fixing; see the messages next to the fields."
-    block = "decision_form" if is_htmx(request) else None
-    return render(request, TEMPLATE, context, status=422, block=block)
+    return render(request, TEMPLATE, context, status=422, block=STATE if is_htmx(request) else None)
 
 
 async def _decided_elsewhere(
@@ -155,10 +173,7 @@ async def _decided_elsewhere(
     )
     context = await _context(request, session, user, fresh)
     context["conflict"] = _conflict_text(exc)
-    block = None
-    if is_htmx(request):
-        block = "decision_form" if fresh.elicitation.status == "pending" else "outcome"
-    return render(request, TEMPLATE, context, status=status, block=block)
+    return render(request, TEMPLATE, context, status=status, block=STATE if is_htmx(request) else None)
 
 
 def _conflict_text(exc: Conflict | Gone) -> str:
@@ -171,6 +186,7 @@ def _conflict_text(exc: Conflict | Gone) -> str:
 async def _context(
     request: Request, session: DbSession, user: SignedIn, view: QuestionView
 ) -> dict[str, Any]:
+    """Everything the page shows, read from the question as it is now."""
     context: dict[str, Any] = {
         "user": user,
         "q": view,
@@ -178,6 +194,7 @@ async def _context(
         "unsupported": None,
         "conflict": None,
         "form_error": None,
+        "refresh_seconds": None,
         **await _policy_context(session, user, view),
     }
     if view.elicitation.status == "pending":
@@ -192,6 +209,8 @@ async def _context(
                 context["widgets"] = build_widgets(fields)
             except (SchemaError, ValueError) as exc:
                 context["unsupported"] = str(exc)
+            if context["refusal"] or context["signed_already"]:
+                context["refresh_seconds"] = WATCH_SECONDS  # nothing to type here: follow the others
         return context
     call = await calls.view_call(session=session, viewer=user.viewer, call_id=view.elicitation.call_id)
     result = json.loads(call.call.result_json) if call.call.result_json else None
@@ -203,6 +222,7 @@ async def _context(
         call_error=(error or {}).get("message"),
         answer_content=json.loads(view.elicitation.content_json) if view.elicitation.content_json else None,
         next_questions=[p for p in call.pending if p.mode == "form" or call.owner_id == user.viewer.user_id],
+        refresh_seconds=1 if call.call.status in ("running", "resuming") else None,
     )
     return context
 

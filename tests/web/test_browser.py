@@ -452,3 +452,42 @@ async def test_a_decline_by_the_second_approver_ends_it_declined(
     await expect(outcome).to_contain_text("The call is completed.", timeout=RESUME_MS)
     await shoot(second, f"{shot_prefix}-declined")
     assert (await site.question(call["pending"][0]["id"]))["status"] == "declined"
+
+
+async def test_the_count_signers_and_time_follow_every_swap(
+    site: Site, browser: Browser, shot_prefix: str
+) -> None:
+    """lead signs, lead2 co-signs in another browser, and lead's page follows without a reload."""
+    await set_policy_at(site.database_url, required_approvals=2)
+    call = await site.deploy()
+    question = f"/elicitations/{call['pending'][0]['id']}"
+    first, second = await new_page(browser, site.base), await new_page(browser, site.base)
+    await sign_in(first, "lead", go=question)
+    await expect(first.locator(".approvals")).to_have_text("Approvals: 0 of 2")
+    await first.evaluate("() => { window.__sameDocument = true; }")  # a reload would lose this
+
+    await choose_production(first)
+    await first.get_by_role("button", name="Accept", exact=True).click()
+    await expect(first.locator("#decision .notice")).to_contain_text("waits for 1 more approval")
+    await expect(first.locator(".approvals")).to_have_text("Approvals: 1 of 2")
+    await expect(first.locator("ul.signatures li")).to_have_count(1)
+    await expect(first.locator("ul.signatures li strong")).to_have_text("lead")
+    await expect(first.locator(".time-left")).to_have_text(re.compile(r"^\d+ h left$"))
+    await shoot(first, f"{shot_prefix}-1-signed")
+
+    await sign_in(second, "lead2", go=question)
+    await second.get_by_role("button", name="Approve this answer").click()
+    await expect(second.locator("#outcome .status").first).to_have_text("accepted")
+    await expect(second.locator(".approvals")).to_have_text("Approvals: 2 of 2")
+    await expect(second.locator("ul.signatures li strong")).to_have_text(["lead", "lead2"])
+    await expect(second.locator(".time-left")).to_have_count(0)
+    await expect(second.locator(".ended")).to_have_text(re.compile(r"^ended .* ago$"))
+    await shoot(second, f"{shot_prefix}-2-co-signed")
+
+    # lead's page, left open, catches up by itself.
+    await expect(first.locator(".approvals")).to_have_text("Approvals: 2 of 2", timeout=ACTION_TIMEOUT_MS)
+    await expect(first.locator("#outcome .status").first).to_have_text("accepted")
+    await expect(first.locator(".time-left")).to_have_count(0)
+    await expect(first.locator("#outcome .result")).to_have_text(DEPLOYED, timeout=RESUME_MS)
+    await shoot(first, f"{shot_prefix}-3-followed")
+    assert await first.evaluate("() => window.__sameDocument === true"), "lead's page was reloaded"

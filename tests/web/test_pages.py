@@ -294,7 +294,7 @@ async def test_a_missing_required_answer_re_renders_the_form_with_the_message_ne
                 assert soup.find("html") is None
                 assert soup.find("body") is None
                 roots = [t for t in soup.contents if isinstance(t, Tag)]
-                assert [(t.name, t.get("id")) for t in roots] == [("div", "decision")]
+                assert [(t.name, t.get("id")) for t in roots] == [("div", "question-state")]
                 assert [f.get("id") for f in roots[0].find_all("form")] == ["decision-form"]
             else:
                 assert soup.find("html") is not None
@@ -341,7 +341,7 @@ async def test_a_valid_answer_redirects_to_the_question_which_then_shows_the_out
             assert "by lead" in text(outcome)
             assert json.loads(one(outcome, "pre.json").get_text()) == {"amount": 12.5, "count": 3}
             assert [t.get_text() for t in outcome.select("pre.result")] == ["Ada 12.5 3"]
-            assert not outcome.has_attr("hx-get")  # the call finished: no more polling
+            assert not one(soup, "#question-state").has_attr("hx-get")  # the call finished: no more polling
             assert one(outcome, f'a[href="/runs/{second["run_id"]}"]')
         question = await console.question(question_id)
         assert (question["status"], question["content"], question["decided_by"]) == (
