@@ -75,6 +75,10 @@ class WebSession(Base):
     # When the person last proved who they are (sign-in or re-authentication); step-up policies read it.
     authenticated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     auth_method: Mapped[str] = mapped_column(String(20), default="password", server_default="password")
+    # What a person sent just before a step-up sent them to re-authenticate (see identity/kept_forms.py).
+    kept_form_for: Mapped[str | None] = mapped_column(String(100), default=None)
+    kept_form_json: Mapped[str | None] = mapped_column(Text, default=None)
+    kept_form_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
 
 
 class LoginFailure(Base):

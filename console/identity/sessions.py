@@ -20,6 +20,8 @@ from console.identity.viewer import Viewer
 
 GENERIC_FAILURE = "Wrong user name or password."
 LAST_SEEN_RESOLUTION = timedelta(seconds=60)
+# An ended session keeps nothing a person sent (see identity/kept_forms.py).
+_FORGET = {"kept_form_for": None, "kept_form_json": None, "kept_form_at": None}
 # A hash of a password nobody has, so an unknown user costs the same scrypt work as a known one.
 _DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
 
@@ -223,7 +225,9 @@ async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -
         return None
     web, user = row
     if now - web.last_seen_at > policy.idle or now - web.created_at > policy.absolute:
-        await session.execute(update(WebSession).where(WebSession.id == web.id).values(revoked_at=now))
+        await session.execute(
+            update(WebSession).where(WebSession.id == web.id).values(revoked_at=now, **_FORGET)
+        )
         await session.commit()
         return None
     if now - web.last_seen_at > LAST_SEEN_RESOLUTION:
@@ -257,7 +261,9 @@ async def sign_out(*, session: AsyncSession, token: str) -> None:
     """Revoke the session server-side; the cookie is worthless afterwards."""
     web = await session.get(WebSession, _session_id(token))
     if web is not None and web.revoked_at is None:
-        web.revoked_at = utcnow()
+        await session.execute(
+            update(WebSession).where(WebSession.id == web.id).values(revoked_at=utcnow(), **_FORGET)
+        )
         record_event(
             session=session,
             actor=Actor("user", web.user_id),

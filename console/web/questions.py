@@ -16,6 +16,7 @@ from console.elicitations.service import QuestionView
 from console.errors import Conflict, Gone, InvalidInput, StepUpRequired
 from console.forms import SchemaError, build_widgets, form_to_content, parse_schema
 from console.forms.schema import FieldSpec
+from console.identity.kept_forms import keep_form, take_kept_form
 from console.identity.sessions import SignedIn, signed_in_at
 from console.policies.rules import Policy, describe, step_up_refusal
 from console.web.auth import CsrfUser, WebUser
@@ -42,7 +43,12 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
         again = await questions.asked_again(session=session, elicitation=view.elicitation)
         if again is not None:  # the server re-asks for the same link: go where "Check again" lives
             return RedirectResponse(f"/elicitations/{again}", status_code=303)
-    context = await _context(request, session, user, view)
+    kept = None
+    if view.elicitation.status == "pending" and view.elicitation.mode == "form":
+        kept = await take_kept_form(
+            session=session, web_session_id=user.viewer.web_session_id, subject=elicitation_id
+        )
+    context = await _context(request, session, user, view, kept=kept)
     return render(request, TEMPLATE, context)
 
 
@@ -119,6 +125,13 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
             signed_digest=signed_digest,
         )
     except StepUpRequired:
+        if content is not None:  # what was typed survives the detour, server-side and for this session only
+            await keep_form(
+                session=session,
+                web_session_id=user.viewer.web_session_id,
+                subject=elicitation_id,
+                content=content,
+            )
         return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
     except InvalidInput as exc:
         return await _form_again(
@@ -184,9 +197,14 @@ def _conflict_text(exc: Conflict | Gone) -> str:
 
 
 async def _context(
-    request: Request, session: DbSession, user: SignedIn, view: QuestionView
+    request: Request,
+    session: DbSession,
+    user: SignedIn,
+    view: QuestionView,
+    *,
+    kept: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Everything the page shows, read from the question as it is now."""
+    """Everything the page shows, read from the question as it is now; `kept` pre-fills the form."""
     context: dict[str, Any] = {
         "user": user,
         "q": view,
@@ -194,6 +212,7 @@ async def _context(
         "unsupported": None,
         "conflict": None,
         "form_error": None,
+        "kept_answer": False,
         "refresh_seconds": None,
         **await _policy_context(session, user, view),
     }
@@ -206,7 +225,8 @@ async def _context(
         if view.elicitation.mode == "form":
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
-                context["widgets"] = build_widgets(fields)
+                context["widgets"] = build_widgets(fields, kept)
+                context["kept_answer"] = kept is not None and not context["cosigning"]
             except (SchemaError, ValueError) as exc:
                 context["unsupported"] = str(exc)
             if context["refusal"] or context["signed_already"]:
