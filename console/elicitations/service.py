@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit import record_event
 from console.calls.models import Call, Run
 from console.elicitations.decisions import may_answer
 from console.elicitations.models import Elicitation, Signature
@@ -210,6 +211,28 @@ async def consented_before(*, session: AsyncSession, elicitation: Elicitation) -
     count = earlier.scalar_one()
     await session.commit()
     return bool(count)
+
+
+async def reopen_link(*, session: AsyncSession, viewer: Viewer, elicitation: Elicitation) -> bool:
+    """Whether the owner may open a re-asked link again without answering it (they agreed to it earlier).
+
+    Opening it again is recorded; the question stays pending until the owner checks again.
+    """
+    if elicitation.status != "pending" or elicitation.owner_id != viewer.user_id:
+        return False
+    if not await consented_before(session=session, elicitation=elicitation):
+        return False
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="link_reopened",
+        subject_type="elicitation",
+        subject_id=elicitation.id,
+        call_id=elicitation.call_id,
+        payload={"key": elicitation.key},
+    )
+    await session.commit()
+    return True
 
 
 def _question_query() -> Any:

@@ -66,6 +66,9 @@ async def open_link(
     link = link_of(request, view)
     if not link.openable:
         raise InvalidInput(f"the console will not open this address: {link.refusal}")
+    if await questions.reopen_link(session=session, viewer=user.viewer, elicitation=view.elicitation):
+        # The server asked again for a link the owner already agreed to open: open it, answer nothing yet.
+        return _leaving(request, link)
     try:
         await decisions.answer(
             session=session,
@@ -84,6 +87,10 @@ async def open_link(
         if fresh.elicitation.status != "accepted":
             raise
     request.app.state.signals.work_available()
+    return _leaving(request, link)
+
+
+def _leaving(request: Request, link: LinkReport) -> Response:
     return render(request, "questions/leaving.html", {"url": link.url, "domain": link.site_display})
 
 

@@ -7,8 +7,9 @@ loopback http, so the console runs with CONSOLE_ENV=dev (the gate opens http onl
 
 dev's agent calls `create_issue` through the API; the tracker answers with a URL-mode question that
 points at its own /connect/start page, and counts every request to that page: the console must make
-none. dev reviews the link on the consent gate, opens it (a new tab), signs in at the tracker, comes
-back, clicks Check again, and the issue is created for dev. lead gets 403 for the same link, audited.
+none. dev reviews the link on the consent gate, opens it (a new tab), closes that tab too early, opens the
+link again from the question page, signs in at the tracker, comes back, clicks Check again, and the issue
+is created for dev. lead gets 403 for the same link, audited.
 """
 
 from __future__ import annotations
@@ -243,12 +244,11 @@ async def test_dev_connects_the_tracker_and_the_issue_is_created(
         assert reask["id"] != question_id
         assert (await site.question(reask["id"], who="dev"))["url"] == link
 
-        await connect_at_tracker(tab, tracker, "dev")
-        await shoot(tab, f"{shot_prefix}-2-tracker-connected")
-        assert await tracker.stats() == {"connect_requests": 2, "connections": ["dev"]}
+        # dev closes the tracker's tab before finishing there.
+        await tab.close()
 
         # Back in the console tab (which moved on to the question by itself): it waits for dev to
-        # finish at the tracker, without asking for consent again.
+        # finish at the tracker, without asking for consent again, and can open the link again.
         await expect(page).to_have_url(re.compile(r"/elicitations/[0-9a-f]+$"))
         await page.wait_for_load_state()
         await page.goto(f"/elicitations/{question_id}")
@@ -258,7 +258,20 @@ async def test_dev_connects_the_tracker_and_the_issue_is_created(
         await expect(form.get_by_role("button", name="Check again")).to_be_visible()
         await expect(form.get_by_role("button", name="Cancel")).to_be_visible()
         await expect(page.get_by_role("link", name="Review the link")).to_have_count(0)
-        await shoot(page, f"{shot_prefix}-3-waiting")
+        await shoot(page, f"{shot_prefix}-2-waiting")
+
+        async with page.context.expect_page(timeout=ACTION_TIMEOUT_MS) as reopened:
+            await page.get_by_role("button", name="Open the link again", exact=True).click()
+        tab = await reopened.value
+        await expect(tab).to_have_url(link, timeout=ACTION_TIMEOUT_MS)
+        assert await tab.evaluate("() => window.opener") is None  # noopener
+        assert await tab.evaluate("() => document.referrer") == ""  # no referrer
+        await expect(page).to_have_url(f"{site.base}/elicitations/{reask['id']}")  # this tab stays
+        assert (await site.question(reask["id"], who="dev"))["status"] == "pending"  # nothing answered
+
+        await connect_at_tracker(tab, tracker, "dev")
+        await shoot(tab, f"{shot_prefix}-3-tracker-connected")
+        assert await tracker.stats() == {"connect_requests": 3, "connections": ["dev"]}
 
         await form.get_by_role("button", name="Check again").click()
         result = page.locator("#outcome pre.result")
@@ -273,8 +286,8 @@ async def test_dev_connects_the_tracker_and_the_issue_is_created(
         done = await site.get_call(call["id"])
         assert done["status"] == "completed", done
         assert done["result"]["content"][0]["text"] == f"Issue created for dev: {title}"
-        # Only dev's browser ever went to the link: one GET of the page, one POST of its form.
-        assert await tracker.stats() == {"connect_requests": 2, "connections": ["dev"]}
+        # Only dev's browser ever went to the link: two GETs of the page, one POST of its form.
+        assert await tracker.stats() == {"connect_requests": 3, "connections": ["dev"]}
 
 
 async def test_lead_cannot_open_or_answer_devs_link(

@@ -325,6 +325,71 @@ async def test_only_the_owner_may_open_the_link(database_url: str, mrtr_stdio: M
         assert await status_of(console, connect) == "pending"
 
 
+async def test_the_owner_can_open_a_re_asked_link_again_and_teammates_never_see_it(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """After consent the server asks for the same link again; dev, who closed that tab, opens it again."""
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        ids = await mixed_call(console)
+        reask = await url_question_like(console, ids["connect"], LINK)
+        async with signed_in(console, "dev") as dev:
+            fields = form_fields(open_form(await get(dev, f"/connect/{ids['connect']}"), ids["connect"]))
+            assert (await dev.client.post(f"/connect/{ids['connect']}", data=fields)).status_code == 200
+
+            waiting = await get(dev, f"/elicitations/{reask}")
+            assert "Waiting for you to finish at example.com" in text(one(waiting, "#decision-form"))
+            again = one(waiting, "form#reopen-form")
+            assert (again["method"], again["action"], again["target"]) == (
+                "post",
+                f"/connect/{reask}",
+                "_blank",
+            )
+            assert rel(again) >= {"noopener", "noreferrer"}
+            assert [text(b) for b in again.select("button")] == ["Open the link again"]
+            assert LINK not in waiting.decode()  # the address itself is only on the gate and the way out
+
+            opened = await dev.client.post(f"/connect/{reask}", data=form_fields(again))
+            assert opened.status_code == 200, opened.text
+            assert opened.headers["referrer-policy"] == "no-referrer"
+            leaving = html(opened)
+            assert one(leaving, 'meta[http-equiv="refresh"]')["content"] == f"0;url={LINK}"
+            onward = one(leaving, "main a")
+            assert (onward["href"], rel(onward) >= {"noopener", "noreferrer"}) == (LINK, True)
+            # Opening it again answers nothing: dev still finishes there first, then checks again.
+            assert await status_of(console, reask) == "pending"
+            still = await get(dev, f"/elicitations/{reask}")
+            assert [text(b) for b in one(still, "#decision-form").select("button")] == [
+                "Check again",
+                "Cancel",
+            ]
+
+        async with console.app.state.factory() as session:
+            reopened = (
+                (await session.execute(select(AuditEvent).where(AuditEvent.action == "link_reopened")))
+                .scalars()
+                .all()
+            )
+        assert [(e.actor_id, e.subject_id) for e in reopened] == [(await user_id(console, "dev"), reask)]
+        assert "connect.example.com" not in reopened[0].payload_json
+
+        for teammate in ("lead", "viewer"):
+            async with signed_in(console, teammate) as who:
+                page = await get(who, f"/elicitations/{reask}")
+                assert page.select("#reopen-form, form[action^='/connect/']") == []
+                assert "Open the link again" not in text(page)
+                assert "connect.example.com" not in page.decode()
+                assert_only_internal_links(page, f"{teammate}'s page of the re-asked link")
+                fragment = await who.client.get(
+                    f"/elicitations/{reask}/outcome", headers={"HX-Request": "true"}
+                )
+                assert fragment.status_code == 403, fragment.text
+                assert "connect.example.com" not in fragment.text
+                refused = await who.client.post(f"/connect/{reask}", data={"csrf_token": who.csrf})
+                assert refused.status_code == 403, refused.text
+                assert LINK not in refused.text
+        assert await status_of(console, reask) == "pending"
+
+
 async def test_a_signed_out_visitor_signs_in_first_and_is_then_checked(
     database_url: str, mrtr_stdio: Mrtr
 ) -> None:
