@@ -44,8 +44,7 @@ async def test_inbox_and_question_page_name_a_stdio_server_and_say_when_each_cal
             assert MRTR_SERVER not in inbox.decode()  # the command line is nowhere, not even in an attribute
             for call in calls:
                 row = one(inbox, f"#question-{call['pending'][0]['id']}")
-                assert text(one(row, ".server-badge")) == "mrtr"
-                assert row.select(".server-host") == []
+                assert text(one(row, 'td[data-label="Server"]')) == "mrtr tools/call two_rounds"
                 called = one(row, ".called time")
                 assert called["datetime"] == to_the_second(call["created_at"])
                 assert RELATIVE.match(text(called))
