@@ -228,7 +228,7 @@ def test_the_policy_in_words() -> None:
 
 
 def test_a_rule_in_words_says_only_what_it_sets_in_the_question_pages_sentences() -> None:
-    everything = {
+    everything: dict[str, Any] = {
         "answerers": "approvers",
         "no_self_approval": True,
         "required_approvals": 2,
