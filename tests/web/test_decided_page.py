@@ -3,9 +3,13 @@ people who may see the question's run, and never with another person's link."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from bs4 import BeautifulSoup, Tag
 
+from console.db import new_id
+from console.elicitations.models import Elicitation
 from tests.harness import Browser, Mrtr, html, one, running_console, signed_in, text
 from tests.policies.setup import set_policy
 
@@ -126,3 +130,32 @@ async def test_decided_shows_each_person_only_what_they_may_see_and_never_anothe
 
             approve_row = row(await decided_page(lead), by_key["approve"])
             assert [text(dd) for dd in approve_row.select(".answer dd")] == ["yes"]  # a boolean, in words
+
+
+async def test_decided_pages_most_recent_first_with_a_keyset(database_url: str, mrtr_stdio: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        call = await console.call("mrtr", "two_rounds", {"topic": "many"})
+        original_id = call["pending"][0]["id"]
+        assert (await console.answer(original_id, "decline")).status_code == 200
+        async with console.app.state.factory() as session:  # 54 more decisions, a second apart
+            original = await session.get(Elicitation, original_id)
+            assert original is not None
+            assert original.decided_at is not None
+            columns = {c.key: getattr(original, c.key) for c in Elicitation.__table__.columns}
+            copies = [
+                Elicitation(
+                    **{**columns, "id": new_id(), "decided_at": original.decided_at - timedelta(seconds=n)}
+                )
+                for n in range(1, 55)
+            ]
+            session.add_all(copies)
+            await session.commit()
+        newest_first = [original_id, *(c.id for c in copies)]
+        async with signed_in(console, "dev") as dev:
+            first = await decided_page(dev)
+            links = [a for a in first.select("#decided-list a") if text(a) == "Older decisions"]
+            assert len(links) == 1
+            second = html(await dev.client.get(str(links[0]["href"])))
+            assert [a for a in second.select("#decided-list a") if text(a) == "Older decisions"] == []
+            assert decided_ids(first) + decided_ids(second) == newest_first
+            assert len(decided_ids(first)) == 50
