@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
@@ -15,6 +15,7 @@ TERMINAL = ("completed", "failed", "interrupted", "abandoned")
 
 class Run(Base):
     __tablename__ = "run"
+    __table_args__ = (Index("ix_run_team_created", "team_id", "created_at"),)  # the runs list, newest first
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)

@@ -12,7 +12,10 @@ from console.db import Base, UtcDateTime, new_id, utcnow
 
 class Elicitation(Base):
     __tablename__ = "elicitation"
-    __table_args__ = (Index("ix_elicitation_inbox", "status", "team_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_elicitation_inbox", "status", "team_id", "created_at"),
+        Index("ix_elicitation_decided", "team_id", "decided_at"),  # the Decided view, newest first
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     round_id: Mapped[str] = mapped_column(ForeignKey("call_round.id"), index=True)

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,9 +19,9 @@ from console.errors import NotFound
 from console.identity import Viewer
 from console.identity.models import User
 from console.mcp.models import McpServer
-from console.mcp.registry import endpoint_for
 
 PAGE_SIZE = 50
+DECIDED = ("accepted", "declined", "cancelled", "expired", "superseded")
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,11 @@ class QuestionView:
 
     elicitation: Elicitation
     server: str
-    server_where: str
+    server_where: str  # an HTTP server's host; empty for a local (stdio) server, known by its name alone
     method: str
     params_json: str
     call_status: str
+    called_at: datetime
     run_id: str
     run_title: str
     owner: str
@@ -58,6 +60,12 @@ class QuestionView:
     @property
     def approvals(self) -> int:
         return sum(1 for s in self.signatures if s.action == "accept")
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """The accepted content (an N-of-M question's is fixed by its first accept); empty otherwise."""
+        value = json.loads(self.elicitation.content_json or "{}")
+        return value if isinstance(value, dict) else {}
 
     @property
     def target(self) -> str:
@@ -114,6 +122,45 @@ async def list_questions(
     views = [_view(row) for row in (await session.execute(query)).all()]
     signatures = await signatures_of(session=session, ids=[v.elicitation.id for v in views])
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
+    return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
+
+
+async def list_decided(
+    *,
+    session: AsyncSession,
+    viewer: Viewer,
+    status: str | None = None,
+    before: str | None = None,
+    limit: int = PAGE_SIZE,
+    team_id: str | None = None,
+) -> list[QuestionView]:
+    """Questions no longer pending in runs the viewer may see, most recently decided first, keyset-paginated.
+
+    Raises:
+        NotFound: `before` names no question of this list.
+    """
+    visible = Elicitation.team_id.in_(list(viewer.roles)) & (
+        (Elicitation.owner_id == viewer.user_id) | Elicitation.team_id.in_(viewer.teams_seeing_every_run)
+    )
+    decided = Elicitation.status.in_([status] if status is not None else DECIDED)
+    query = _question_query().where(visible, decided, Elicitation.decided_at.is_not(None))
+    if team_id is not None:
+        query = query.where(Elicitation.team_id == team_id)
+    if before is not None:
+        anchor = (
+            await session.execute(select(Elicitation).where(Elicitation.id == before, visible, decided))
+        ).scalar_one_or_none()
+        if anchor is None or anchor.decided_at is None:
+            await session.commit()
+            raise NotFound(f"no decided question {before!r}")
+        query = query.where(
+            (Elicitation.decided_at < anchor.decided_at)
+            | ((Elicitation.decided_at == anchor.decided_at) & (Elicitation.id < anchor.id))
+        )
+    query = query.order_by(Elicitation.decided_at.desc(), Elicitation.id.desc()).limit(limit)
+    views = [_view(row) for row in (await session.execute(query)).all()]
+    signatures = await _signatures(session, [v.elicitation.id for v in views])
+    await session.commit()
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
@@ -245,6 +292,7 @@ def _question_query() -> Any:
             Call.method,
             Call.params_json,
             Call.status,
+            Call.created_at,
             Run.id,
             Run.title,
             owner,
@@ -259,4 +307,12 @@ def _question_query() -> Any:
 
 def _view(row: Any) -> QuestionView:
     elicitation, server, *rest = row
-    return QuestionView(elicitation, server.name, endpoint_for(server).describe(), *rest)
+    return QuestionView(elicitation, server.name, _host(server), *rest)
+
+
+def _host(server: McpServer) -> str:
+    """Where an HTTP server lives, for people; a stdio server's command line is the operator's business."""
+    if server.transport != "http" or not server.url:
+        return ""
+    parts = urlsplit(server.url)
+    return f"{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"

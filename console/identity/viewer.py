@@ -37,5 +37,9 @@ class Viewer:
 
     def sees_run(self, team_id: str, owner_id: str) -> bool:
         """A run is visible to its owner and to the team's approvers, admins and auditors."""
-        role = self.roles.get(team_id)
-        return role is not None and (self.user_id == owner_id or role in (*ANSWERING_ROLES, "auditor"))
+        return team_id in self.roles and (self.user_id == owner_id or team_id in self.teams_seeing_every_run)
+
+    @property
+    def teams_seeing_every_run(self) -> list[str]:
+        """The teams in which this person sees every member's runs, not only their own."""
+        return [team for team, role in self.roles.items() if role in (*ANSWERING_ROLES, "auditor")]

@@ -203,23 +203,64 @@ def step_up_refusal(
     return None
 
 
+WHO_ANSWERS = {
+    "owner": "Only the run's owner may answer.",
+    "approvers": "Only the team's approvers may answer.",
+    "owner_or_approvers": "The run's owner or the team's approvers may answer.",
+}
+SELF_APPROVAL = {
+    True: "The run's owner may not answer (no self-approval).",
+    False: "The run's owner may answer (self-approval allowed).",
+}
+
+
 def describe(policy: Policy, default_expiry_minutes: float) -> list[str]:
     """The policy in plain sentences, as the question page shows it."""
-    who = {
-        "owner": "Only the run's owner may answer.",
-        "approvers": "Only the team's approvers may answer.",
-        "owner_or_approvers": "The run's owner or the team's approvers may answer.",
-    }[policy.answerers]
-    lines = [who]
+    lines = [WHO_ANSWERS[policy.answerers]]
     if policy.no_self_approval:
-        lines.append("The run's owner may not answer (no self-approval).")
+        lines.append(SELF_APPROVAL[True])
     if policy.required_approvals > 1:
-        lines.append(f"{policy.required_approvals} different people must approve the same answer.")
+        lines.append(_approvals(policy.required_approvals))
     minutes = policy.expiry_minutes if policy.expiry_minutes is not None else default_expiry_minutes
-    lines.append(f"Unanswered after {_duration(minutes)}, it is answered {policy.expiry_action}.")
+    lines.append(_expiry(minutes, policy.expiry_action))
     if policy.step_up_minutes is not None:
-        lines.append(f"Deciding needs a sign-in within the last {policy.step_up_minutes} minutes.")
+        lines.append(_step_up(policy.step_up_minutes))
     return lines
+
+
+def describe_rule(settings: Mapping[str, Any]) -> list[str]:
+    """What one layer of a team's policy sets, in the question page's words (a field left out inherits)."""
+    lines: list[str] = []
+    if settings.get("answerers") in WHO_ANSWERS:
+        lines.append(WHO_ANSWERS[settings["answerers"]])
+    if settings.get("no_self_approval") is not None:
+        lines.append(SELF_APPROVAL[bool(settings["no_self_approval"])])
+    if settings.get("required_approvals") is not None:
+        lines.append(_approvals(settings["required_approvals"]))
+    minutes, action = settings.get("expiry_minutes"), settings.get("expiry_action")
+    if minutes is not None and action is not None:
+        lines.append(_expiry(minutes, action))
+    elif minutes is not None:
+        lines.append(f"Unanswered after {_duration(minutes)}, it expires.")
+    elif action is not None:
+        lines.append(f"When it expires unanswered, it is answered {action}.")
+    if settings.get("step_up_minutes") is not None:
+        lines.append(_step_up(settings["step_up_minutes"]))
+    return lines
+
+
+def _approvals(count: int) -> str:
+    if count == 1:
+        return "One approval is enough."
+    return f"{count} different people must approve the same answer."
+
+
+def _expiry(minutes: float, action: str) -> str:
+    return f"Unanswered after {_duration(minutes)}, it is answered {action}."
+
+
+def _step_up(minutes: int) -> str:
+    return f"Deciding needs a sign-in within the last {minutes} minutes."
 
 
 def _duration(minutes: float) -> str:

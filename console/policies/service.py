@@ -21,6 +21,7 @@ from console.policies.rules import (
     Policy,
     check_values,
     combine,
+    describe_rule,
     layers_for,
     treated_as_destructive,
 )
@@ -51,6 +52,11 @@ class RuleView:
             return f"Server {self.server_name}"
         where = f" on {self.server_name}" if self.server_name else " on any server"
         return f"Tool {self.rule.tool_pattern}{where}"
+
+    @property
+    def sentences(self) -> list[str]:
+        """What this rule sets, in the words the question page uses."""
+        return describe_rule(self.rule.values())
 
 
 async def resolve_for_call(*, session: AsyncSession, call: Call, team_id: str) -> Resolved:

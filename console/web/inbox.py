@@ -1,4 +1,5 @@
-"""The inbox: questions the signed-in person may answer, kept live with server-sent events."""
+"""The inbox: questions the signed-in person may answer, kept live with server-sent events; and the questions
+already decided, with who answered what."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ STREAM_SECONDS = 300.0  # the browser reconnects by itself; bounded streams neve
 CHECK_SECONDS = 1.0
 
 Mode = Annotated[str | None, Query(pattern="^(form|url)?$")]
+Outcome = Annotated[str | None, Query(pattern=f"^({'|'.join(questions.DECIDED)})?$")]
 
 
 @router.get("/")
@@ -61,6 +63,40 @@ async def inbox(
     if is_htmx(request):
         return render(request, "inbox/index.html", context, block="question_list")
     return render(request, "inbox/index.html", context)
+
+
+@router.get("/decided")
+async def decided(
+    request: Request,
+    session: DbSession,
+    user: WebUser,
+    outcome: Outcome = None,
+    team: str | None = None,
+    before: str | None = None,
+) -> Response:
+    filters = {"outcome": outcome or None, "team": team or None}
+    views = await questions.list_decided(
+        session=session,
+        viewer=user.viewer,
+        status=filters["outcome"],
+        team_id=filters["team"],
+        before=before,
+        limit=PAGE,
+    )
+    applied = {k: v for k, v in filters.items() if v}
+    next_before = views[-1].elicitation.id if len(views) == PAGE else None
+    context = {
+        "user": user,
+        "questions": views,
+        "filters": filters,
+        "outcomes": questions.DECIDED,
+        "next_before": next_before,
+        "next_query": urlencode({**applied, "before": next_before or ""}),
+        "teams": sorted(user.viewer.team_names.items(), key=lambda item: item[1]),
+    }
+    if is_htmx(request):
+        return render(request, "inbox/decided.html", context, block="decided_list")
+    return render(request, "inbox/decided.html", context)
 
 
 @router.get("/inbox/events")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import Response
 from jinja2_fragments.fastapi import Jinja2Blocks
+from markupsafe import Markup, escape
 
 from console.db import utcnow
 
@@ -27,6 +28,35 @@ def time_left(moment: datetime | None) -> str:
         return "—"
     seconds = (moment - utcnow()).total_seconds()
     return "expired" if seconds <= 0 else f"{_span(seconds)} left"
+
+
+def exact_time(moment: datetime) -> str:
+    """The moment to the second, in UTC, as people read it."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def time_tag(moment: datetime | str | None, words: str | None = None) -> Markup:
+    """`words` (by default how long ago) in a <time> element that carries the exact moment.
+
+    An ISO 8601 text (as signed audit checkpoints keep it) is read as the moment it names.
+    """
+    if moment is None:
+        return Markup("—")
+    if isinstance(moment, str):
+        try:
+            parsed = datetime.fromisoformat(moment)
+        except ValueError:
+            return escape(moment)
+        moment = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        exact_time(moment),
+        age(moment) if words is None else words,
+    )
+
+
+def left_tag(moment: datetime | None) -> Markup:
+    return time_tag(moment, time_left(moment))
 
 
 def _span(seconds: float) -> str:
@@ -52,7 +82,10 @@ def make_templates() -> Jinja2Blocks:
     templates = Jinja2Blocks(directory=str(TEMPLATES))
     env = templates.env
     env.autoescape = True
-    env.filters.update(age=age, time_left=time_left, pretty_json=pretty_json, shorten=shorten)
+    # Every time on a page is relative text inside <time datetime="..." title="exact time">.
+    env.filters.update(
+        age=time_tag, time_left=left_tag, exact_time=exact_time, pretty_json=pretty_json, shorten=shorten
+    )
     return templates
 
 

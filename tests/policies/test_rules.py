@@ -14,6 +14,7 @@ from console.policies.rules import (
     combine,
     contradiction,
     describe,
+    describe_rule,
     layers_for,
     refusal,
     step_up_refusal,
@@ -224,3 +225,25 @@ def test_the_policy_in_words() -> None:
         describe(Policy(expiry_minutes=90), 60)[-1] == "Unanswered after 90 minutes, it is answered cancel."
     )
     assert describe(Policy(), 0.5)[-1] == "Unanswered after 30 seconds, it is answered cancel."
+
+
+def test_a_rule_in_words_says_only_what_it_sets_in_the_question_pages_sentences() -> None:
+    everything: dict[str, Any] = {
+        "answerers": "approvers",
+        "no_self_approval": True,
+        "required_approvals": 2,
+        "expiry_minutes": 24 * 60,
+        "expiry_action": "decline",
+        "step_up_minutes": 5,
+    }
+    full = Policy(**everything)
+    assert describe_rule(everything) == describe(full, 60)  # one wording for rules and questions
+    assert describe_rule({"no_self_approval": False, "required_approvals": 1}) == [
+        "The run's owner may answer (self-approval allowed).",
+        "One approval is enough.",
+    ]
+    assert describe_rule({"expiry_minutes": 90}) == ["Unanswered after 90 minutes, it expires."]
+    assert describe_rule({"expiry_action": "cancel"}) == [
+        "When it expires unanswered, it is answered cancel."
+    ]
+    assert describe_rule(dict.fromkeys(everything)) == []

@@ -194,3 +194,48 @@ async def test_hostile_text_in_the_invalid_form_keeps_the_typed_value_as_a_value
             again = one(soup, "form#decision-form")
             assert one(again, 'input[type="text"]')["value"] == payload
             assert attribute_leaks(soup, payload) == []
+
+
+async def list_rows(console: Console, who: Browser, payload: str) -> dict[str, BeautifulSoup]:
+    """The hostile run's row in the runs list and its answered question's row in the Decided view."""
+    run_id = await console.new_run("dev", payload)
+    call = await console.call("mrtr", "hostile", {"payload": payload}, run_id=run_id)
+    url = f"/elicitations/{call['pending'][0]['id']}"
+    form = one(html(await who.client.get(url)), "form#decision-form")
+    accepted = await who.client.post(url, data={**submit(form), "action": ["accept"]})
+    assert accepted.status_code == 303, accepted.text[:500]
+    await console.settle(call["id"], after_round=call["round"])
+    runs = html(await who.client.get("/runs"))
+    decided = html(await who.client.get("/decided"))
+    return {
+        "run row": BeautifulSoup(str(one(runs, f"#run-{run_id}")), "html.parser"),
+        "decided row": BeautifulSoup(
+            str(one(decided, f"#decided-{call['pending'][0]['id']}")), "html.parser"
+        ),
+    }
+
+
+async def test_hostile_text_in_the_runs_and_decided_lists_stays_text(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with (
+        running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console,
+        signed_in(console, "lead") as lead,
+    ):
+        benign = {name: shape(row) for name, row in (await list_rows(console, lead, BENIGN)).items()}
+        problems: dict[tuple[str, str], list[str]] = {}
+        for payload in PAYLOADS:
+            rows = await list_rows(console, lead, payload)
+            found = [f"{name}: markup differs" for name, row in rows.items() if shape(row) != benign[name]]
+            found += [leak for row in rows.values() for leak in attribute_leaks(row, payload)]
+            if " ".join(one(rows["run row"], "a.run-link").get_text().split()) != " ".join(payload.split()):
+                found.append("the run's title is not shown as text")
+            if "Hostile: " + " ".join(payload.split()) not in " ".join(
+                rows["decided row"].get_text().split()
+            ):
+                found.append("the question is not shown as text")
+            if "7*7" in payload:
+                found += [f"evaluated: {t!r}" for row in rows.values() for t in evaluated(row)]
+            if found:
+                problems[(payload, "lists")] = found
+        assert problems == {}
