@@ -1,6 +1,6 @@
 """A form's content kept on the web session while its owner re-authenticates for a step-up.
 
-Revision ID: 0007_kept_form
+Revision ID: 0007
 Revises: 0006
 Create Date: 2026-12-01
 """

@@ -1,7 +1,7 @@
 """Indexes for the runs list and the Decided view: a team's runs and decided questions, newest first.
 
-Revision ID: 0007_list_indexes
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-01
 """
 
