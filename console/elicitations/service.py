@@ -159,7 +159,7 @@ async def list_decided(
         )
     query = query.order_by(Elicitation.decided_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
-    signatures = await _signatures(session, [v.elicitation.id for v in views])
+    signatures = await signatures_of(session=session, ids=[v.elicitation.id for v in views])
     await session.commit()
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
