@@ -105,8 +105,10 @@ async def test_a_run_owner_made_auditor_can_no_longer_start_steer_or_answer_unti
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         call, run_id = await waiting_call(console)
         question = call["pending"][0]["id"]
+        assert question in {q["id"] for q in await console.pending_questions("dev")}
         await promote(console, "dev", role="auditor")
         dev = console.auth("dev")
+        assert await console.pending_questions("dev") == []  # nothing left to answer
 
         body = {"server": "mrtr", "method": "tools/call", "params": {"name": "complete_now", "arguments": {}}}
         refused(await console.client.post(f"/api/v1/runs/{run_id}/calls", json=body, headers=dev), READ_ONLY)
