@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import session_info
 from console.config import Settings, get_settings
@@ -98,4 +99,8 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
+    if settings.trusted_proxy_list:
+        # Outermost, so everything inside sees the client the trusted proxy names (right-most untrusted
+        # X-Forwarded-For address); requests from anyone else keep their own address.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxy_list)
     return app

@@ -280,7 +280,9 @@ def serve_app(app: Any, host: str, port: int, on_ready: Callable[[str], None] | 
     url = f"http://{host}:{bound}"
     if "base_url" not in app.state.settings.model_fields_set:
         app.state.settings = app.state.settings.model_copy(update={"base_url": url})
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", proxy_headers=False)
+    server = uvicorn.Server(config)
 
     async def run() -> None:
         async with anyio.create_task_group() as tg:

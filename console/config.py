@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     session_absolute_hours: float = Field(
         default=12, gt=0, description="a browser session ends this long after sign-in"
     )
+    trusted_proxies: str = Field(
+        default="",
+        description="comma-separated IPs or CIDR networks of reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto are believed; empty (the default) believes no one, not even loopback",
+    )
     test_fault: Literal["", "crash_after_claim", "crash_after_send"] = Field(
         default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
     )
@@ -97,6 +102,21 @@ class Settings(BaseSettings):
         if not self.local_sign_in and self.oidc_issuer is None:
             raise ValueError("CONSOLE_LOCAL_SIGN_IN=false needs single sign-on (CONSOLE_OIDC_ISSUER)")
         return self
+
+    @model_validator(mode="after")
+    def _check_proxies(self) -> Self:
+        for entry in self.trusted_proxy_list:
+            try:
+                ipaddress.ip_network(entry)  # strict, as uvicorn's proxy middleware reads it
+            except ValueError as exc:
+                raise ValueError(
+                    f"CONSOLE_TRUSTED_PROXIES: {entry!r} is not an IP address or CIDR network ({exc})"
+                ) from None
+        return self
+
+    @property
+    def trusted_proxy_list(self) -> list[str]:
+        return [entry.strip() for entry in self.trusted_proxies.split(",") if entry.strip()]
 
     @property
     def oidc_enabled(self) -> bool:

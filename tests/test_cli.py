@@ -160,6 +160,31 @@ def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: st
     assert "s3cret-cli" not in ok("servers", "list")
 
 
+def test_cli_members_remove_revokes_the_users_tokens_for_that_team_for_good(
+    database_url: str, tmp_path: Path
+) -> None:
+    def ok(*args: str) -> str:
+        done = console(*args, url=database_url, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def states() -> dict[str, str]:
+        rows = [line.split("\t") for line in ok("tokens", "list", "bob").splitlines()]
+        return {row[1]: row[-1].split()[0] for row in rows}
+
+    ok("teams", "add", "platform")
+    ok("teams", "add", "research")
+    ok("users", "add", "bob", "--team", "platform", "--role", "member")
+    ok("members", "add", "research", "bob", "member")
+    ok("tokens", "create", "bob", "--team", "platform")
+    ok("tokens", "create", "bob", "--team", "research")
+    assert states() == {"platform": "active", "research": "active"}
+    ok("members", "remove", "platform", "bob")
+    assert states() == {"platform": "revoked", "research": "active"}
+    ok("members", "add", "platform", "bob", "member")
+    assert states() == {"platform": "revoked", "research": "active"}
+
+
 def test_server_text_is_printed_with_control_characters_escaped() -> None:
     assert printable("deploy\x1b[2J\x07 now") == "deploy\\x1b[2J\\x07 now"
 

@@ -1,4 +1,4 @@
-"""Settings refuse sign-in configurations that cannot work or are unsafe."""
+"""Settings refuse sign-in and proxy configurations that cannot work or are unsafe."""
 
 from __future__ import annotations
 
@@ -33,3 +33,12 @@ def test_https_and_loopback_issuers_are_accepted(issuer: str) -> None:
     settings = Settings(oidc_issuer=issuer, oidc_client_id="console", local_sign_in=False)
     assert settings.oidc_enabled
     assert not Settings().oidc_enabled
+
+
+def test_trusted_proxies_are_addresses_or_networks_and_none_by_default() -> None:
+    with pytest.raises(ValidationError, match="'proxy.internal' is not an IP address or CIDR network"):
+        Settings(trusted_proxies="10.0.0.1,proxy.internal")
+    with pytest.raises(ValidationError, match="has host bits set"):
+        Settings(trusted_proxies="10.1.2.3/16")
+    assert Settings(trusted_proxies=" 10.0.0.1 , fd00::/8 ,").trusted_proxy_list == ["10.0.0.1", "fd00::/8"]
+    assert Settings().trusted_proxy_list == []

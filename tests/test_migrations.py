@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DatabaseError
 
@@ -34,5 +37,44 @@ def test_audit_events_cannot_be_updated_or_deleted(database_url: str) -> None:
                 connection.execute(text(statement))
         with engine.connect() as connection:
             assert connection.execute(text("SELECT action FROM audit_event")).scalars().all() == ["probe"]
+    finally:
+        engine.dispose()
+
+
+def test_upgrading_revokes_the_live_tokens_of_people_no_longer_in_the_tokens_team(database_url: str) -> None:
+    config = alembic_config(database_url)
+    revision = ScriptDirectory.from_config(config).get_revision("0007_former_member_tokens")
+    assert revision is not None
+    assert isinstance(revision.down_revision, str)
+    command.downgrade(config, revision.down_revision)
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO identity_team (id, name, created_at) VALUES ('t1', 'platform', :now)"),
+                {"now": datetime.now(UTC)},
+            )
+            connection.execute(
+                text("INSERT INTO identity_user (id, name, created_at) VALUES (:id, :id, :now)"),
+                [{"id": "u1", "now": datetime.now(UTC)}, {"id": "u2", "now": datetime.now(UTC)}],
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO identity_membership (id, user_id, team_id, role) "
+                    "VALUES ('m1', 'u1', 't1', 'member')"
+                )
+            )
+            for token, user in (("k1", "u1"), ("k2", "u2")):
+                connection.execute(
+                    text(
+                        "INSERT INTO identity_api_token (id, user_id, team_id, name, token_hash, created_at) "
+                        "VALUES (:id, :user, 't1', 'cli', :hash, :now)"
+                    ),
+                    {"id": token, "user": user, "hash": token * 32, "now": datetime.now(UTC)},
+                )
+        upgrade(database_url)
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT id, revoked_at FROM identity_api_token ORDER BY id"))
+            assert [(token, revoked is not None) for token, revoked in rows] == [("k1", False), ("k2", True)]
     finally:
         engine.dispose()

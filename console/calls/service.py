@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
+from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import METHODS, TERMINAL, Call, Run
 from console.calls.rawjson import member_text
@@ -59,10 +60,18 @@ async def create_run(
     """A run owned by the caller, in the caller's team.
 
     Raises:
-        Forbidden: the token belongs to another team.
+        Forbidden: the token belongs to another team, or its user is an auditor there.
     """
     if team != principal.team_name:
         raise Forbidden(f"this token acts in team {principal.team_name!r}, not {team!r}")
+    await refuse_read_only(
+        session=session,
+        viewer=principal.viewer,
+        team_id=principal.team_id,
+        attempt="create_run",
+        subject_type="team",
+        subject_id=principal.team_id,
+    )
     run = Run(team_id=principal.team_id, owner_id=principal.user_id, title=title, agent=agent)
     session.add(run)
     await session.flush()
@@ -95,7 +104,8 @@ async def start_call(
     is recorded as already claimed by that dispatcher, which is then handed the job in memory.
 
     Raises:
-        PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden.
+        PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden (an auditor, or not the
+        run's owner).
     """
     if len(body_text.encode()) > settings.max_params_bytes:
         raise PayloadTooLarge(f"call body is larger than {settings.max_params_bytes} bytes")
@@ -103,6 +113,14 @@ async def start_call(
     run = await session.get(Run, run_id)
     if run is None or run.team_id != principal.team_id:
         raise NotFound(f"no run {run_id!r}")
+    await refuse_read_only(
+        session=session,
+        viewer=principal.viewer,
+        team_id=run.team_id,
+        attempt="start_call",
+        subject_type="run",
+        subject_id=run.id,
+    )
     if run.owner_id != principal.user_id:
         raise Forbidden("only the run's owner can start calls in it")
     server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
@@ -247,7 +265,7 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
         NotFound, Forbidden, Conflict: the call is running or already finished.
     """
     view = await view_call(session=session, viewer=viewer, call_id=call_id)
-    _ensure_can_steer(viewer, view)
+    await _ensure_can_steer(session, viewer, view, "abandon")
     now = utcnow()
     result = await session.execute(
         update(Call)
@@ -284,7 +302,7 @@ async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: 
         NotFound, Forbidden, Conflict: the call is not interrupted.
     """
     view = await view_call(session=session, viewer=viewer, call_id=call_id)
-    _ensure_can_steer(viewer, view)
+    await _ensure_can_steer(session, viewer, view, "resend")
     job = (
         await session.execute(
             select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == "interrupted")
@@ -311,7 +329,16 @@ async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: 
     return await _reload(session, call_id)
 
 
-def _ensure_can_steer(viewer: Viewer, view: CallView) -> None:
+async def _ensure_can_steer(session: AsyncSession, viewer: Viewer, view: CallView, attempt: str) -> None:
+    await refuse_read_only(
+        session=session,
+        viewer=viewer,
+        team_id=view.team_id,
+        attempt=attempt,
+        subject_type="call",
+        subject_id=view.call.id,
+        call_id=view.call.id,
+    )
     if viewer.user_id != view.owner_id and not viewer.answers_forms_in(view.team_id):
         raise Forbidden("only the run's owner or an approver can steer this call")
 

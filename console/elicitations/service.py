@@ -100,7 +100,7 @@ async def list_questions(
     signed = exists().where(Signature.elicitation_id == Elicitation.id, Signature.user_id == viewer.user_id)
     query = _question_query().where(
         Elicitation.status == status,
-        Elicitation.team_id.in_(list(viewer.roles)),
+        Elicitation.team_id.in_([t for t in viewer.roles if not viewer.read_only_in(t)]),
         (mine & owner_may) | (~mine & approver_may),
         ~signed,
     )

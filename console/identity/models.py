@@ -82,13 +82,14 @@ class WebSession(Base):
 
 
 class LoginFailure(Base):
-    """One failed sign-in, counted per account and per client to throttle guessing."""
+    """One failed password attempt (or one being checked) under a throttling key: see identity/throttle.py."""
 
     __tablename__ = "identity_login_failure"
     __table_args__ = (Index("ix_identity_login_failure_key_at", "key", "at"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
-    key: Mapped[str] = mapped_column(String(200))  # "account:<name>" or "client:<address>"
+    # "account:<client>:<name>", "client:<client>" or "session:<web session id>"
+    key: Mapped[str] = mapped_column(String(200))
     at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.identity.models import ROLES, Membership, Team, User
+from console.identity.tokens import revoke_member_tokens
 
 NAME_LENGTH = 90  # leaves room for a suffix within the 100 characters of User.name
 MANUAL, FROM_CLAIM = "manual", "oidc"
@@ -88,7 +89,8 @@ def parse_teams_claim(value: object) -> dict[str, str]:
 
 async def sync_memberships(*, session: AsyncSession, user: User, wanted: Mapping[str, str]) -> None:
     """Give the user the claimed roles in existing teams and drop what the claim granted before but no
-    longer names; memberships made by hand are left as they are."""
+    longer names (with the user's API tokens for those teams); memberships made by hand are left as
+    they are."""
     teams = {
         t.name: t.id
         for t in (await session.execute(select(Team).where(Team.name.in_(list(wanted))))).scalars()
@@ -115,8 +117,12 @@ async def sync_memberships(*, session: AsyncSession, user: User, wanted: Mapping
     claimed = set(teams.values())
     for membership in current.values():
         if membership.source == FROM_CLAIM and membership.team_id not in claimed:
+            team_name = team_names[membership.team_id]
             await session.execute(delete(Membership).where(Membership.id == membership.id))
-            _record(session, "membership_removed", user, team_names[membership.team_id], membership.role)
+            _record(session, "membership_removed", user, team_name, membership.role)
+            await revoke_member_tokens(
+                session=session, actor=SYSTEM, user=user, team_id=membership.team_id, team_name=team_name
+            )
 
 
 def _record(session: AsyncSession, action: str, user: User, team: str, role: str) -> None:

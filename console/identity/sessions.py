@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event
 from console.db import utcnow
-from console.errors import ConsoleError, Forbidden, Unauthorized
-from console.identity.models import LoginFailure, Membership, Team, User, WebSession
+from console.errors import Forbidden, Unauthorized
+from console.identity import throttle
+from console.identity.models import Membership, Team, User, WebSession
 from console.identity.passwords import hash_password, verify_password
 from console.identity.viewer import Viewer
 
@@ -26,17 +27,13 @@ _FORGET = {"kept_form_for": None, "kept_form_json": None, "kept_form_at": None}
 _DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
 
 
-class TooManyAttempts(ConsoleError):
-    code = "too_many_attempts"
-
-
 @dataclass(frozen=True)
 class SessionPolicy:
     idle: timedelta = timedelta(minutes=30)
     absolute: timedelta = timedelta(hours=12)
-    failures_per_account: int = 5
-    failures_per_client: int = 20
-    failure_window: timedelta = timedelta(minutes=15)
+    account_from_client: throttle.Limit = throttle.ACCOUNT_FROM_CLIENT
+    client: throttle.Limit = throttle.CLIENT
+    step_up: throttle.Limit = throttle.SESSION
 
 
 @dataclass(frozen=True)
@@ -53,21 +50,29 @@ def _session_id(token: str) -> str:
 
 
 async def sign_in(
-    *, session: AsyncSession, name: str, password: str, client: str, policy: SessionPolicy
+    *,
+    session: AsyncSession,
+    name: str,
+    password: str,
+    client: str,
+    policy: SessionPolicy,
+    now: datetime | None = None,
 ) -> SignedIn:
     """Check the password and open a session.
 
+    Failures slow down further attempts at this account from this client, and from this client at
+    any account (see throttle.py); they never slow the account's owner on another client.
+
     Raises:
-        TooManyAttempts: too many recent failures for this account or this client.
+        TooManyAttempts: a wait is due after recent failures (nothing is checked).
         Unauthorized: wrong name or password (the message never says which).
     """
-    now = utcnow()
-    keys = (f"account:{name}"[:200], f"client:{client}"[:200])  # user names are case-sensitive
-    await _refuse_when_throttled(session, keys, now, policy)
+    pair = throttle.account_from_client(name, client)
+    limits = {pair: policy.account_from_client, throttle.from_client(client): policy.client}
+    attempt = await throttle.begin_attempt(session=session, limits=limits, now=now or utcnow())
     user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
     stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
     if not verify_password(password, stored) or user is None or not user.password_hash:
-        session.add_all([LoginFailure(key=key, at=now) for key in keys])
         record_event(
             session=session,
             actor=SYSTEM,
@@ -78,7 +83,7 @@ async def sign_in(
         )
         await session.commit()
         raise Unauthorized(GENERIC_FAILURE)
-    await session.execute(delete(LoginFailure).where(LoginFailure.key == keys[0]))
+    await throttle.succeeded(session=session, attempt=attempt, forget=pair)
     return await open_session(session=session, user=user, method="password", client=client)
 
 
@@ -111,20 +116,28 @@ async def open_session(*, session: AsyncSession, user: User, method: str, client
 
 
 async def reauthenticate(
-    *, session: AsyncSession, web_session_id: str, password: str, client: str, policy: SessionPolicy
+    *,
+    session: AsyncSession,
+    web_session_id: str,
+    password: str,
+    client: str,
+    policy: SessionPolicy,
+    now: datetime | None = None,
 ) -> None:
     """Check the password of a signed-in person again and mark the session as freshly authenticated.
 
+    Only this session's own failures slow it down: guessing at the account elsewhere never blocks the
+    person who is signed in.
+
     Raises:
-        TooManyAttempts: too many recent failures for this account or this client.
+        TooManyAttempts: a wait is due after this session's recent failures.
         Unauthorized: wrong password, or the session ended.
     """
     web, user = await _live_session(session, web_session_id)
-    now = utcnow()
-    keys = (f"account:{user.name}"[:200], f"client:{client}"[:200])
-    await _refuse_when_throttled(session, keys, now, policy)
+    await session.commit()
+    key = throttle.of_session(web.id)
+    attempt = await throttle.begin_attempt(session=session, limits={key: policy.step_up}, now=now or utcnow())
     if not verify_password(password, user.password_hash or _DUMMY_HASH) or not user.password_hash:
-        session.add_all([LoginFailure(key=key, at=now) for key in keys])
         record_event(
             session=session,
             actor=Actor("user", user.id),
@@ -135,7 +148,7 @@ async def reauthenticate(
         )
         await session.commit()
         raise Unauthorized("Wrong password.")
-    await session.execute(delete(LoginFailure).where(LoginFailure.key == keys[0]))
+    await throttle.succeeded(session=session, attempt=attempt, forget=key)
     await mark_reauthenticated(session=session, web_session_id=web.id, method="password", client=client)
 
 
@@ -190,24 +203,6 @@ async def _live_session(session: AsyncSession, web_session_id: str) -> tuple[Web
         raise Unauthorized("The session ended; sign in again.")
     web, user = row
     return web, user
-
-
-async def _refuse_when_throttled(
-    session: AsyncSession, keys: tuple[str, str], now: datetime, policy: SessionPolicy
-) -> None:
-    since = now - policy.failure_window
-    limits = (policy.failures_per_account, policy.failures_per_client)
-    for key, limit in zip(keys, limits, strict=True):
-        count = (
-            await session.execute(
-                select(func.count())
-                .select_from(LoginFailure)
-                .where(LoginFailure.key == key, LoginFailure.at > since)
-            )
-        ).scalar_one()
-        if count >= limit:
-            await session.commit()
-            raise TooManyAttempts("Too many failed sign-ins. Wait a few minutes and try again.")
 
 
 async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -> SignedIn | None:

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event
 from console.db import utcnow
 from console.errors import NotFound
-from console.identity.models import ApiToken, Membership, User
+from console.identity.models import ApiToken, User
 from console.identity.teams import actor_of, require_team_admin
 from console.identity.viewer import Viewer
 
@@ -24,7 +24,6 @@ class TeamToken:
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
-    owner_left: bool  # the owner is no longer in the team, so the token is refused anyway
 
 
 async def team_tokens(*, session: AsyncSession, by: Viewer | None, team_name: str) -> list[TeamToken]:
@@ -36,18 +35,14 @@ async def team_tokens(*, session: AsyncSession, by: Viewer | None, team_name: st
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     rows = (
         await session.execute(
-            select(ApiToken, User.name, Membership.id)
+            select(ApiToken, User.name)
             .join(User, User.id == ApiToken.user_id)
-            .outerjoin(Membership, (Membership.user_id == User.id) & (Membership.team_id == team.id))
             .where(ApiToken.team_id == team.id)
             .order_by(ApiToken.created_at.desc(), ApiToken.id)
         )
     ).all()
     await session.commit()
-    return [
-        TeamToken(t.id, t.name, owner, t.created_at, t.last_used_at, t.revoked_at, member is None)
-        for t, owner, member in rows
-    ]
+    return [TeamToken(t.id, t.name, owner, t.created_at, t.last_used_at, t.revoked_at) for t, owner in rows]
 
 
 async def revoke_team_token(

@@ -17,6 +17,7 @@ from console.errors import Conflict, Forbidden, InvalidInput, NotFound
 from console.identity.models import ROLES, Membership, Team, User
 from console.identity.passwords import hash_password
 from console.identity.service import create_team, membership_of, team_by_name
+from console.identity.tokens import revoke_member_tokens
 from console.identity.viewer import Viewer
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -174,7 +175,7 @@ async def change_role(
 
 
 async def remove_member(*, session: AsyncSession, by: Viewer | None, team_name: str, user_name: str) -> None:
-    """Take a user out of the team (their API tokens for it stop working); never the last admin.
+    """Take a user out of the team and revoke their API tokens for it for good; never the last admin.
 
     Raises:
         Forbidden, NotFound (team, user or membership), Conflict (last admin).
@@ -185,6 +186,9 @@ async def remove_member(*, session: AsyncSession, by: Viewer | None, team_name: 
         await _keep_an_admin(session, team.id)
     await session.delete(membership)
     _record(session, by, "member_removed", user, team, role=membership.role)
+    await revoke_member_tokens(
+        session=session, actor=actor_of(by), user=user, team_id=team.id, team_name=team.name
+    )
     await session.commit()
 
 

@@ -93,3 +93,32 @@ async def revoke_token(
             payload={"user": token.user_id, "name": token.name},
         )
     await session.commit()
+
+
+async def revoke_member_tokens(
+    *, session: AsyncSession, actor: Actor, user: User, team_id: str, team_name: str
+) -> None:
+    """Revoke for good every live token of the user in the team, as their membership there ends.
+
+    Adds to the caller's transaction (no commit), so a membership never ends with its tokens alive.
+    """
+    now = utcnow()
+    query = select(ApiToken).where(
+        ApiToken.user_id == user.id, ApiToken.team_id == team_id, ApiToken.revoked_at.is_(None)
+    )
+    for token in (await session.execute(query.order_by(ApiToken.created_at, ApiToken.id))).scalars():
+        await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=now))
+        record_event(
+            session=session,
+            actor=actor,
+            action="token_revoked",
+            subject_type="token",
+            subject_id=token.id,
+            payload={
+                "user": user.id,
+                "owner": user.name,
+                "name": token.name,
+                "team": team_name,
+                "reason": "membership ended",
+            },
+        )

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from console.audit import Actor
 
 ANSWERING_ROLES = ("approver", "admin")
+READ_ONLY_ROLES = ("auditor",)
+READ_ONLY = "auditors have read-only access: they may look at runs and calls but not start or steer them"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,9 @@ class Viewer:
 
     def role_in(self, team_id: str) -> str | None:
         return self.roles.get(team_id)
+
+    def read_only_in(self, team_id: str) -> bool:
+        return self.roles.get(team_id) in READ_ONLY_ROLES
 
     def answers_forms_in(self, team_id: str) -> bool:
         return self.roles.get(team_id) in ANSWERING_ROLES

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from console.identity.viewer import ANSWERING_ROLES
+from console.identity.viewer import ANSWERING_ROLES, READ_ONLY_ROLES
 
 ANSWERERS = ("owner", "approvers", "owner_or_approvers")
 EXPIRY_ACTIONS = ("cancel", "decline")
@@ -168,6 +168,8 @@ def refusal(
     """Why this person may not answer the question, or None when they may."""
     if role is None:
         return "you are not a member of this question's team"
+    if role in READ_ONLY_ROLES:  # before ownership: an owner later made an auditor is read-only too
+        return "auditors can see this question but not answer it"
     if mode == "url":
         if is_owner:
             return None
@@ -180,8 +182,6 @@ def refusal(
         return None
     if answerers == "owner":
         return "the policy lets only the run's owner answer it"
-    if role == "auditor":
-        return "auditors can see this question but not answer it"
     if role not in ANSWERING_ROLES:
         return "only the team's approvers (or the run's owner, where the policy allows) can answer it"
     return None

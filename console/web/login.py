@@ -10,7 +10,8 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import Forbidden, Unauthorized
-from console.identity.sessions import SignedIn, TooManyAttempts, sign_in, sign_out
+from console.identity.sessions import SignedIn, sign_in, sign_out
+from console.identity.throttle import TooManyAttempts
 from console.web.auth import (
     LOGIN_CSRF_COOKIE,
     CsrfUser,
@@ -87,7 +88,9 @@ async def login(
             policy=policy(request),
         )
     except TooManyAttempts as exc:
-        return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=429)
+        page = _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=429)
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
     except Unauthorized as exc:
         return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=401)
     response = RedirectResponse(safe_next(next), status_code=303)

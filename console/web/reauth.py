@@ -10,7 +10,8 @@ from fastapi.responses import RedirectResponse, Response
 from console.errors import Forbidden, Unauthorized
 from console.identity.oidc import start_login
 from console.identity.oidc_client import OidcError
-from console.identity.sessions import SignedIn, TooManyAttempts, reauthenticate, reauthentication_method
+from console.identity.sessions import SignedIn, reauthenticate, reauthentication_method
+from console.identity.throttle import TooManyAttempts
 from console.web.auth import CsrfUser, WebUser, client_address, policy, safe_next
 from console.web.deps import DbSession
 from console.web.oidc import failure_page, oidc_client, to_provider
@@ -76,7 +77,9 @@ async def reauth(
             policy=policy(request),
         )
     except TooManyAttempts as exc:
-        return _page(request, user, safe_next(next), exc.message, status=429)
+        page = _page(request, user, safe_next(next), exc.message, status=429)
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
     except Unauthorized as exc:
         return _page(request, user, safe_next(next), exc.message, status=401)
     return RedirectResponse(safe_next(next), status_code=303)

@@ -355,18 +355,18 @@ async def test_each_users_calls_carry_their_own_credential(
         assert result_text(await create_issue(console, "lead", "Fourth")) == "Issue created for lead: Fourth"
         assert (await tracker.stats())["connections"] == ["dev", "lead"]
 
-        # viewer has no credential for the tracker: the call is refused at start, nothing is recorded.
-        run_id = await console.new_run("viewer")
+        # lead2 has no credential for the tracker: the call is refused at start, nothing is recorded.
+        run_id = await console.new_run("lead2")
         refused = await console.start(
             "tracker",
             "tools/call",
             {"name": "create_issue", "arguments": {"title": "x"}},
-            who="viewer",
+            who="lead2",
             run_id=run_id,
         )
         assert refused.status_code == 422, refused.text
         message = refused.json()["error"]["message"]
-        assert "viewer has no credential for server 'tracker'" in message
+        assert "lead2 has no credential for server 'tracker'" in message
         assert "Connections page" in message
         async with console.app.state.factory() as session:
             recorded = (await session.execute(select(Call.id).where(Call.run_id == run_id))).all()

@@ -3,14 +3,17 @@ and their memberships following the teams claim without touching memberships mad
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.models import AuditEvent
 from console.db import create_engine, session_factory
-from console.identity import create_team, create_user
+from console.errors import Unauthorized
+from console.identity import authenticate_token, create_team, create_token, create_user
 from console.identity.models import Membership, Team, User
 from console.identity.oidc_accounts import (
     display_name,
@@ -96,3 +99,30 @@ async def test_memberships_follow_the_claim_and_manual_ones_stay(session: AsyncS
     await sync_memberships(session=session, user=alice, wanted={})
     await session.commit()
     assert await teams_of(session, alice) == {"ops": ("auditor", "manual")}
+
+
+async def test_a_team_the_claim_no_longer_names_takes_the_users_tokens_for_it_for_good(
+    session: AsyncSession,
+) -> None:
+    alice = (await session.execute(select(User).where(User.name == "alice"))).scalar_one()
+    await sync_memberships(session=session, user=alice, wanted={"platform": "approver"})
+    await session.commit()
+    token = await create_token(session=session, user_name="alice", team_name="platform")
+    kept = await create_token(session=session, user_name="alice", team_name="ops")
+    assert (await authenticate_token(session=session, token=token)).role == "approver"
+
+    await sync_memberships(session=session, user=alice, wanted={})
+    await session.commit()
+    with pytest.raises(Unauthorized):
+        await authenticate_token(session=session, token=token)
+    assert (await authenticate_token(session=session, token=kept)).team_name == "ops"
+    event = (
+        await session.execute(select(AuditEvent).where(AuditEvent.action == "token_revoked"))
+    ).scalar_one()
+    assert json.loads(event.payload_json)["reason"] == "membership ended"
+
+    # The claim names the team again: the membership comes back, the old token does not.
+    await sync_memberships(session=session, user=alice, wanted={"platform": "approver"})
+    await session.commit()
+    with pytest.raises(Unauthorized):
+        await authenticate_token(session=session, token=token)

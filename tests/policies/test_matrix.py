@@ -39,12 +39,12 @@ POLICIES: dict[str, dict[str, object]] = {
 }
 FORM: dict[str, tuple[str | None, ...]] = {  # per policy, in the order of PEOPLE
     "default": (OK, OK, MEMBER, AUDITOR, HIDDEN),
-    "owner": (OK, OWNER_ONLY, OWNER_ONLY, OWNER_ONLY, HIDDEN),
+    "owner": (OK, OWNER_ONLY, OWNER_ONLY, AUDITOR, HIDDEN),
     "approvers": (NOT_OWNER, OK, MEMBER, AUDITOR, HIDDEN),
     "no_self_approval": (NO_SELF, OK, MEMBER, AUDITOR, HIDDEN),
     "approvers_and_no_self": (NO_SELF, OK, MEMBER, AUDITOR, HIDDEN),
 }
-LINK = (OK, URL, URL, URL, HIDDEN)  # whatever the policy
+LINK = (OK, URL, URL, AUDITOR, HIDDEN)  # whatever the policy
 
 
 async def start_questions(console: Console) -> tuple[str, str]:

@@ -162,7 +162,9 @@ URL = "a URL question can only be answered by the person whose agent made the ca
         ("owner_or_approvers", False, "auditor", "auditor", AUDITOR),
         ("owner", False, "owner", "member", None),
         ("owner", False, "approver", "approver", OWNER_ONLY),
-        ("owner", False, "auditor", "auditor", OWNER_ONLY),
+        ("owner", False, "auditor", "auditor", AUDITOR),
+        ("owner", False, "owner", "auditor", AUDITOR),
+        ("owner_or_approvers", False, "owner", "auditor", AUDITOR),
         ("approvers", False, "owner", "member", NOT_OWNER),
         ("approvers", False, "owner", "approver", NOT_OWNER),
         ("approvers", False, "approver", "approver", None),
@@ -190,7 +192,8 @@ def test_url_questions_are_the_owners_whatever_the_policy(answerers: str, no_sel
     assert ask("member", True) is None
     assert ask("approver", False) == URL
     assert ask("admin", False) == URL
-    assert ask("auditor", False) == URL
+    assert ask("auditor", False) == AUDITOR
+    assert ask("auditor", True) == AUDITOR  # an owner made auditor is read-only, even for their own link
     assert refusal(role=None, is_owner=False, mode="url", answerers=answerers, no_self_approval=no_self)
 
 

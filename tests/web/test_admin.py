@@ -176,16 +176,17 @@ async def test_an_admin_revokes_a_members_token_and_it_fails_on_the_next_request
             assert (await console.client.get("/api/v1/servers", headers=agent)).status_code == 401
             again = html(await lead.client.get(f"/admin/teams/{TEAM}/tokens"))
             assert "revoked" in one(again, f"#{rows['dev']['id']}").get_text()
-            # A token whose owner left the team is refused anyway, and the page says so.
+            # A token whose owner left the team is revoked with the membership, and the page says so.
             assert await post(lead, f"/admin/teams/{TEAM}/members/viewer/remove") == 303
             left = html(await lead.client.get(f"/admin/teams/{TEAM}/tokens"))
             [viewer_row] = [
                 r for r in left.select("#tokens tbody tr") if "viewer" in r.select("td")[0].get_text()
             ]
-            assert "inactive" in viewer_row.get_text()
+            assert "revoked" in viewer_row.get_text()
             assert (
                 await console.client.get("/api/v1/servers", headers=console.auth("viewer"))
             ).status_code == 401
-        [event] = await events(console, "token_revoked")
+        event, ended = await events(console, "token_revoked")
         assert (event["owner"], event["revoked_by"], event["team"]) == ("dev", "lead", TEAM)
         assert console.tokens["dev"] not in json.dumps(event)
+        assert (ended["owner"], ended["reason"]) == ("viewer", "membership ended")

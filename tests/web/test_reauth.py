@@ -1,5 +1,5 @@
 """Confirming a sign-in again with the password: the session's authenticated_at moves forward only for
-the right password, failures are throttled like sign-in, and turning local sign-in off removes the form."""
+the right password, failures slow only that session, and turning local sign-in off removes the form."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from tests.harness import (
     one,
     running_console,
     signed_in,
+    submit_login,
 )
 
 pytestmark = pytest.mark.anyio
@@ -75,11 +76,26 @@ async def test_a_wrong_password_leaves_authenticated_at_and_is_throttled(databas
         assert await confirm(lead, WRONG) == 401
         assert await authenticated_at(console, lead) == signed_in_at
         assert (await actions(console))[-1][0] == "sign_in_failed"
-        for _ in range(4):
+        for _ in range(2):
             assert await confirm(lead, WRONG) == 401
-        assert await confirm(lead, "lead-pw-1") == 429  # five failures lock the account for a while
+        assert await confirm(lead, "lead-pw-1") == 429  # after three failures the session must wait
         assert await authenticated_at(console, lead) == signed_in_at
         assert WRONG not in json.dumps(await actions(console))
+
+
+async def test_guessing_at_the_account_elsewhere_never_blocks_a_signed_in_persons_step_up(
+    database_url: str,
+) -> None:
+    async with running_console(database_url, {}) as console, signed_in(console, "lead") as lead:
+        signed_in_at = await authenticated_at(console, lead)
+        # Guesses from another address and from the person's own (a shared NAT, say).
+        for address in ("203.0.113.66", "127.0.0.1"):
+            async with browser(console, address=address) as guesser:
+                for _ in range(3):
+                    assert (await submit_login(guesser.client, "lead", WRONG)).status_code == 401
+                assert (await submit_login(guesser.client, "lead", "lead-pw-1")).status_code == 429
+        assert await confirm(lead, "lead-pw-1") == 303
+        assert await authenticated_at(console, lead) > signed_in_at
 
 
 async def test_reauthentication_never_redirects_to_another_site(database_url: str) -> None:

@@ -1,0 +1,43 @@
+"""Who may change runs and calls: auditors only look, whatever else they are (an owner made auditor too)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import record_event
+from console.errors import Forbidden
+from console.identity.viewer import READ_ONLY, Viewer
+
+
+async def refuse_read_only(
+    *,
+    session: AsyncSession,
+    viewer: Viewer,
+    team_id: str,
+    attempt: str,
+    subject_type: str,
+    subject_id: str,
+    call_id: str | None = None,
+) -> None:
+    """Refuse (and audit as `access_refused`) a change by someone whose role in the team is read-only.
+
+    The role is the one read for this request, so a role change applies from the next request on.
+
+    Raises:
+        Forbidden: the viewer is an auditor of the team.
+    """
+    if not viewer.read_only_in(team_id):
+        return
+    await session.rollback()  # nothing of the refused attempt is kept, only the record of it
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="access_refused",
+        subject_type=subject_type,
+        subject_id=subject_id,
+        call_id=call_id,
+        team_id=team_id,
+        payload={"attempt": attempt, "reason": READ_ONLY},
+    )
+    await session.commit()
+    raise Forbidden(READ_ONLY)
