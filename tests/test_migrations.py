@@ -43,7 +43,7 @@ def test_audit_events_cannot_be_updated_or_deleted(database_url: str) -> None:
 
 def test_upgrading_revokes_the_live_tokens_of_people_no_longer_in_the_tokens_team(database_url: str) -> None:
     config = alembic_config(database_url)
-    revision = ScriptDirectory.from_config(config).get_revision("0007_former_member_tokens")
+    revision = ScriptDirectory.from_config(config).get_revision("0009")
     assert revision is not None
     assert isinstance(revision.down_revision, str)
     command.downgrade(config, revision.down_revision)

@@ -3,8 +3,8 @@
 Such tokens were refused only while the person stayed out; adding them back to the team revived them.
 Leaving a team now revokes them for good, and this revokes those left over from before.
 
-Revision ID: 0007_former_member_tokens
-Revises: 0006
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-01
 """
 
@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_former_member_tokens"
-down_revision: str | None = "0006"
+revision: str = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
