@@ -15,6 +15,7 @@ from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
+from console.resources import STATIC
 from console.web import (
     admin,
     admin_servers,
@@ -34,7 +35,7 @@ from console.web import (
     tokens,
 )
 from console.web.security import SecurityHeaders
-from console.web.templating import STATIC, make_templates
+from console.web.templating import make_templates
 
 WEB_ROUTERS = (
     login.router,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from fastapi import Request
@@ -12,9 +11,7 @@ from fastapi.responses import Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 
 from console.db import utcnow
-
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
-STATIC = TEMPLATES.parent / "static"
+from console.resources import TEMPLATES
 
 
 def age(moment: datetime | None) -> str:
