@@ -16,9 +16,17 @@ import pytest
 from tests.harness import form_fields, html, one
 from tests.processes import read_lines
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
 START_TIMEOUT = 60
 BASH = shutil.which("bash") or "/bin/bash"
+MAKE = shutil.which("make")
+
+
+def commands(section: str) -> list[str]:
+    """The shell commands in the README section with this heading."""
+    body = README.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [line for block in re.findall(r"```sh\n(.*?)```", body, flags=re.S) for line in block.splitlines()]
 
 
 def walkthrough() -> str:
@@ -137,3 +145,46 @@ def decide_on_the_web(url: str, name: str, password: str, question: str, *, firs
             assert "production" in one(form, "#fixed-content").get_text()
         decided = browser.post(f"/elicitations/{question}", data=data)
         assert decided.status_code == 303, decided.text
+
+
+def test_readme_test_command_is_the_command_ci_runs() -> None:
+    ci = [
+        line.strip()
+        for line in (REPO / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert commands("Run the tests") == ["make test"]
+    assert ci[-1] == "make test"
+
+
+@pytest.mark.skipif(MAKE is None, reason="runs make")
+def test_make_test_creates_the_venv_and_installs_the_test_tools_when_missing(tmp_path: Path) -> None:
+    shutil.copy(REPO / "Makefile", tmp_path)
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+
+    def planned() -> list[str]:
+        done = subprocess.run(
+            [str(MAKE), "-n", "test"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+        )
+        return done.stdout.splitlines()
+
+    fresh = planned()  # as in a fresh clone: no .venv
+    setup = [line for line in fresh if not line.startswith(".venv/bin/python -m ") or " pip " in line]
+    assert setup[0] == "python3 -m venv .venv"
+    assert ".venv/bin/python -m pip install --quiet -e '.[dev]'" in setup
+    checks = fresh[len(setup) :]
+    assert checks[:3] == [
+        ".venv/bin/python -m ruff check console tests migrations benchmarks",
+        ".venv/bin/python -m ruff format --check console tests migrations benchmarks",
+        ".venv/bin/python -m mypy",
+    ]
+    assert checks[3].startswith(".venv/bin/python -m pytest")
+
+    stamp = tmp_path / ".venv" / ".installed"
+    stamp.parent.mkdir()
+    stamp.touch()
+    os.utime(tmp_path / "pyproject.toml", (0, 0))
+    assert planned() == checks  # set up already: straight to the checks
+    os.utime(stamp, (0, 0))
+    os.utime(tmp_path / "pyproject.toml")
+    assert planned() == fresh  # pyproject.toml changed: install again
