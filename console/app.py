@@ -20,6 +20,7 @@ from console.web import (
     admin,
     admin_servers,
     api,
+    api_docs,
     audit,
     connect,
     connections,
@@ -86,7 +87,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
         version="0.1.0",
         lifespan=lifespan,
         openapi_url="/api/v1/openapi.json",
-        docs_url="/api/docs",
+        docs_url=None,  # console/web/api_docs.py serves it with vendored assets
         redoc_url=None,
     )
     app.state.settings = settings
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
     errors.install(app)
     app.include_router(health.router)
     app.include_router(api.router)
+    app.include_router(api_docs.router)
     for router in WEB_ROUTERS:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
