@@ -42,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(exc)
     try:
         result: int = args.handler(settings, args)
+    except KeyboardInterrupt:  # Ctrl+C, once serve and demo have shut down cleanly
+        return 130
     except ConsoleError as exc:
         return _failed(exc)
     except (OperationalError, InterfaceError) as exc:
@@ -300,7 +302,9 @@ def _serve(settings: Settings, args: Any) -> int:
     return 0
 
 
-def serve_app(app: Any, sock: socket.socket, on_ready: Callable[[str], None] | None = None) -> None:
+def serve_app(
+    app: Any, sock: socket.socket, on_ready: Callable[[str], Awaitable[None]] | None = None
+) -> None:
     """Serve on the bound socket and print the address once listening."""
     host, bound = sock.getsockname()[:2]
     url = f"http://{host}:{bound}"
@@ -315,7 +319,7 @@ def serve_app(app: Any, sock: socket.socket, on_ready: Callable[[str], None] | N
                 await anyio.sleep(0.05)
             say(f"listening on {url}")
             if on_ready is not None:
-                on_ready(url)
+                await on_ready(url)
 
     anyio.run(run)
 
@@ -348,7 +352,7 @@ def _worker(settings: Settings, _args: Any) -> int:
 
 def _demo(settings: Settings, args: Any) -> int:
     from console.app import create_app
-    from console.demo.seed import new_passwords, seed_demo
+    from console.demo.seed import new_passwords, question_page, seed_demo
     from console.demo.tracker import running_tracker
 
     sock = bind(args.host, args.port)
@@ -369,19 +373,16 @@ def _demo(settings: Settings, args: Any) -> int:
             settings, lambda s: seed_demo(session=s, settings=settings, passwords=passwords, tracker=tracker)
         )
 
-        def announce(url: str) -> None:
-            for line in seeded.describe(url):
+        async def announce(url: str) -> None:
+            page = await question_page(app.state.factory, app.state.signals, seeded.call_id)
+            for line in seeded.describe(url, page):
                 say(line)
 
         # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler
-        # that would end the process before the tracker is stopped, so it unwinds as an exit instead.
-        signal.signal(signal.SIGTERM, _exit_on_signal)
+        # that would end the process before the tracker is stopped, so it unwinds like Ctrl+C instead.
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: signal.raise_signal(signal.SIGINT))
         serve_app(app, sock, on_ready=announce)
     return 0
-
-
-def _exit_on_signal(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
 
 
 def demo_secret(path: Path) -> SecretStr:

@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -97,20 +97,29 @@ def _read_listening_line(stdout: IO[bytes], stderr_path: Path) -> str:
 
 @dataclass
 class Demo:
-    """A running `console demo` and what its banner said."""
+    """A running `console demo` and what its banner said; once stopped, what it printed while stopping."""
 
     process: subprocess.Popen[bytes]
     banner: list[str]  # every line up to "Press Ctrl+C to stop."
     url: str
     token: str
     passwords: dict[str, str]
+    ending: list[str] = field(default_factory=list)
 
 
 @contextmanager
 def running_demo(
-    program: list[str], cwd: Path, env: dict[str, str], *, timeout: float = 60, with_stderr: bool = False
+    program: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    *,
+    timeout: float = 60,
+    with_stderr: bool = False,
+    ctrl_c: bool = True,
 ) -> Iterator[Demo]:
-    """`<program> demo --port 0` in `cwd`; yields once the banner is printed and stops it with SIGTERM.
+    """`<program> demo --port 0` in `cwd`; yields once the banner is printed, then stops it as Ctrl+C at
+    a terminal does (SIGINT to its process group: the demo and the servers it started), or with
+    `ctrl_c=False` as a process manager does (SIGTERM to the demo alone).
 
     `program` is how `console` is started (e.g. [python, "-m", "console.cli"]); `with_stderr` puts
     stderr into the banner as a terminal would show it (otherwise it is dropped).
@@ -121,7 +130,9 @@ def running_demo(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if with_stderr else subprocess.DEVNULL,
         env=env,
+        start_new_session=True,
     )
+    demo: Demo | None = None
     try:
         assert process.stdout is not None
         banner: list[str] = []
@@ -136,11 +147,19 @@ def running_demo(
         assert url, text
         assert token, text
         passwords = dict(re.findall(r"^  user (\w+) +password (\S+)$", text, flags=re.M))
-        yield Demo(process, banner, url[1], token[1], passwords)
+        demo = Demo(process, banner, url[1], token[1], passwords)
+        yield demo
     finally:
+        with suppress(ProcessLookupError):
+            if ctrl_c:
+                os.killpg(process.pid, signal.SIGINT)
+            else:
+                process.terminate()
         if process.stdout is not None:
+            ending = list(read_lines(process.stdout, timeout))  # until every process let go of the pipe
+            if demo is not None:
+                demo.ending = ending
             process.stdout.close()
-        process.terminate()
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.harness import form_fields, html, one
-from tests.processes import read_lines
+from tests.processes import read_lines, running_demo
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
@@ -55,37 +55,14 @@ def alive(pid: int) -> bool:
 def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
     env = {**os.environ, "CONSOLE_DISPATCH_POLL_SECONDS": "0.2"}
     env.pop("CONSOLE_DATABASE_URL", None)
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "console.cli", "demo", "--port", "0"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    try:
-        assert demo.stdout is not None
-        printed: list[str] = []
-        for line in read_lines(demo.stdout, START_TIMEOUT):
-            printed.append(line)
-            if line.startswith("Press Ctrl+C"):
-                break
-        banner = "\n".join(printed)
-        token = re.search(r"API token for dev's agent: (\S+)", banner)
-        url = re.search(r"^listening on (\S+)$", banner, flags=re.M)
-        assert token, banner
-        assert url, banner
-        assert "a deploy of auth-service waits for an answer" in banner
-        passwords = dict(re.findall(r"^  user (\w+) +password (\S+)$", banner, flags=re.M))
-        script = walkthrough().replace("TOKEN=mcpc_...", f"TOKEN={token[1]}")
-        script = script.replace("http://127.0.0.1:8000", url[1])
-        output = run_walkthrough(script, tmp_path, url[1], passwords)
-        children = child_pids(demo.pid)
+    console = [sys.executable, "-m", "console.cli"]
+    with running_demo(console, tmp_path, env, timeout=START_TIMEOUT, ctrl_c=False) as demo:
+        assert any(line.startswith("  a deploy of auth-service waits for an answer") for line in demo.banner)
+        script = walkthrough().replace("TOKEN=mcpc_...", f"TOKEN={demo.token}")
+        script = script.replace("http://127.0.0.1:8000", demo.url)
+        output = run_walkthrough(script, tmp_path, demo.url, demo.passwords)
+        children = child_pids(demo.process.pid)
         assert children, "the demo runs the tracker as a child process"
-    finally:
-        if demo.stdout is not None:
-            demo.stdout.close()
-        demo.terminate()
-        demo.wait(timeout=30)
     assert [pid for pid in children if alive(pid)] == []  # stopping the demo stops its tracker too
     assert '"status":"awaiting_input"' in output
     assert "auth-service 2.4.1 is being deployed to production." in output
