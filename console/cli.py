@@ -307,7 +307,7 @@ def serve_app(
 ) -> None:
     """Serve on the bound socket and print the address once listening."""
     host, bound = sock.getsockname()[:2]
-    url = f"http://{host}:{bound}"
+    url = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
     if "base_url" not in app.state.settings.model_fields_set:
         app.state.settings = app.state.settings.model_copy(update={"base_url": url})
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
