@@ -16,10 +16,12 @@ from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.mcp.pool import ConnectionPool
+from console.resources import STATIC
 from console.web import (
     admin,
     admin_servers,
     api,
+    api_docs,
     audit,
     connect,
     connections,
@@ -35,7 +37,7 @@ from console.web import (
     tokens,
 )
 from console.web.security import SecurityHeaders
-from console.web.templating import STATIC, make_templates
+from console.web.templating import make_templates
 
 WEB_ROUTERS = (
     login.router,
@@ -86,7 +88,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
         version="0.1.0",
         lifespan=lifespan,
         openapi_url="/api/v1/openapi.json",
-        docs_url="/api/docs",
+        docs_url=None,  # console/web/api_docs.py serves it with vendored assets
         redoc_url=None,
     )
     app.state.settings = settings
@@ -95,6 +97,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
     errors.install(app)
     app.include_router(health.router)
     app.include_router(api.router)
+    app.include_router(api_docs.router)
     for router in WEB_ROUTERS:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

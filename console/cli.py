@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import secrets
 import signal
-import sys
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,18 +13,20 @@ from typing import Any, TypeVar
 import anyio
 import uvicorn
 from pydantic import SecretStr
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console import cli_audit, cli_policies, migrate
 from console.audit import session_info
-from console.cli_output import say
-from console.config import Settings, get_settings
+from console.cli_output import complain, say
+from console.cli_startup import bind, configure_logging, database_problem, load_settings
+from console.config import Settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
-from console.listening import listening_socket
 
 T = TypeVar("T")
-logger = logging.getLogger("console")
+DEMO_KEY_FILE = "console-demo.secret"
+DEMO_AUDIT_KEY_FILE = "console-demo-audit.key"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,16 +35,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "handler"):
         parser.print_help()
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = get_settings()
+    configure_logging()
+    try:
+        settings = load_settings()
+    except ConsoleError as exc:
+        return _failed(exc)
     try:
         result: int = args.handler(settings, args)
+    except KeyboardInterrupt:  # Ctrl+C, once serve and demo have shut down cleanly
+        return 130
     except ConsoleError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)  # noqa: T201  # CLI output
-        for name, problem in getattr(exc, "fields", {}).items():
-            print(f"  {name}: {problem}", file=sys.stderr)  # noqa: T201  # CLI output
-        return 1
+        return _failed(exc)
+    except (OperationalError, InterfaceError) as exc:
+        return _failed(ConsoleError(database_problem(settings.database_url, exc)))
     return result
+
+
+def _failed(exc: ConsoleError) -> int:
+    complain(f"error: {exc.message}")
+    for name, problem in getattr(exc, "fields", {}).items():
+        complain(f"  {name}: {problem}")
+    return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -130,9 +142,24 @@ def _add_bind(parser: argparse.ArgumentParser, *, default_port: int) -> None:
 
 
 def prepare_database(settings: Settings) -> None:
-    """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`."""
-    if is_sqlite(settings.database_url) and migrate.needs_schema(settings.database_url):
-        migrate.upgrade(settings.database_url)
+    """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`.
+
+    Raises:
+        ConsoleError: a database other than SQLite has no console tables yet.
+    """
+    if not migrate.needs_schema(settings.database_url):
+        return
+    if not is_sqlite(settings.database_url):
+        raise ConsoleError("the database has no console tables yet: run `console migrate` first")
+    migrate.upgrade(settings.database_url)
+
+
+def warn_without_secret(settings: Settings) -> None:
+    if settings.secret_key is None:
+        complain(
+            "warning: CONSOLE_SECRET_KEY is not set, so secrets for MCP servers (such as each user's own "
+            "credentials) cannot be stored or used; set it to 32 or more random characters"
+        )
 
 
 def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
@@ -268,16 +295,19 @@ def _servers_list(settings: Settings, _args: Any) -> int:
 def _serve(settings: Settings, args: Any) -> int:
     from console.app import create_app
 
+    sock = bind(args.host, args.port)  # before the database: a port in use changes nothing
+    warn_without_secret(settings)
     prepare_database(settings)
-    serve_app(create_app(settings, dispatcher=not args.no_dispatcher), args.host, args.port)
+    serve_app(create_app(settings, dispatcher=not args.no_dispatcher), sock)
     return 0
 
 
-def serve_app(app: Any, host: str, port: int, on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve on host:port (0 = a free port) and print the address once listening."""
-    sock = listening_socket(host, port)
-    bound = sock.getsockname()[1]
-    url = f"http://{host}:{bound}"
+def serve_app(
+    app: Any, sock: socket.socket, on_ready: Callable[[str], Awaitable[None]] | None = None
+) -> None:
+    """Serve on the bound socket and print the address once listening."""
+    host, bound = sock.getsockname()[:2]
+    url = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
     if "base_url" not in app.state.settings.model_fields_set:
         app.state.settings = app.state.settings.model_copy(update={"base_url": url})
     # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
@@ -291,7 +321,7 @@ def serve_app(app: Any, host: str, port: int, on_ready: Callable[[str], None] | 
                 await anyio.sleep(0.05)
             say(f"listening on {url}")
             if on_ready is not None:
-                on_ready(url)
+                await on_ready(url)
 
     anyio.run(run)
 
@@ -316,6 +346,7 @@ def _worker(settings: Settings, _args: Any) -> int:
         finally:
             await engine.dispose()
 
+    warn_without_secret(settings)
     prepare_database(settings)
     anyio.run(work)
     return 0
@@ -323,17 +354,19 @@ def _worker(settings: Settings, _args: Any) -> int:
 
 def _demo(settings: Settings, args: Any) -> int:
     from console.app import create_app
-    from console.demo.seed import new_passwords, seed_demo
+    from console.demo.seed import new_passwords, question_page, seed_demo
     from console.demo.tracker import running_tracker
 
+    sock = bind(args.host, args.port)
     migrate.upgrade(settings.database_url)
     updates: dict[str, Any] = {"local_sign_in": True}  # the demo's people are local accounts
     if "env" not in settings.model_fields_set:
         updates["env"] = "dev"  # the demo's tracker lives on loopback http
     if settings.secret_key is None:
-        updates["secret_key"] = demo_secret(Path.cwd() / "console-demo.secret")
+        complain(f"warning: CONSOLE_SECRET_KEY is not set; the demo uses its own, kept in {DEMO_KEY_FILE}")
+        updates["secret_key"] = demo_secret(Path.cwd() / DEMO_KEY_FILE)
     if settings.audit_signing_key is None and settings.audit_signing_key_file is None:
-        updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / "console-demo-audit.key"))
+        updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / DEMO_AUDIT_KEY_FILE))
     settings = settings.model_copy(update=updates)
     passwords = new_passwords()
     with running_tracker(passwords) as tracker:
@@ -342,19 +375,16 @@ def _demo(settings: Settings, args: Any) -> int:
             settings, lambda s: seed_demo(session=s, settings=settings, passwords=passwords, tracker=tracker)
         )
 
-        def announce(url: str) -> None:
-            for line in seeded.describe(url):
+        async def announce(url: str) -> None:
+            page = await question_page(app.state.factory, app.state.signals, seeded.call_id)
+            for line in seeded.describe(url, page):
                 say(line)
 
         # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler
-        # that would end the process before the tracker is stopped, so it unwinds as an exit instead.
-        signal.signal(signal.SIGTERM, _exit_on_signal)
-        serve_app(app, args.host, args.port, on_ready=announce)
+        # that would end the process before the tracker is stopped, so it unwinds like Ctrl+C instead.
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: signal.raise_signal(signal.SIGINT))
+        serve_app(app, sock, on_ready=announce)
     return 0
-
-
-def _exit_on_signal(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
 
 
 def demo_secret(path: Path) -> SecretStr:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.cli_output import say
+from console.cli_output import complain, say
 from console.config import Settings
 from console.identity.models import ROLES
 
@@ -198,9 +197,10 @@ def _servers_test(settings: Settings, args: Any) -> int:
     for note in outcome.notes:
         say(f"note: {printable(note)}")
     if not outcome.ok:
-        print(f"error: {printable(outcome.error or 'connection failed')}", file=sys.stderr)  # noqa: T201  # CLI output
+        complain(f"error: {printable(outcome.error or 'connection failed')}")
         return 1
-    say(f"ok: {server.name} answered in {outcome.seconds:.1f} s and lists {len(outcome.tools)} tools")
+    tools = f"{len(outcome.tools)} tool{'' if len(outcome.tools) == 1 else 's'}"
+    say(f"ok: {server.name} answered in {outcome.seconds:.1f} s and lists {tools}")
     if outcome.tools and not server.trusted:
         say("the server is not trusted: policies ignore its annotations")
     for tool in outcome.tools:

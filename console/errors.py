@@ -82,7 +82,13 @@ class McpError(ConsoleError):
 
 
 class McpUnavailable(McpError):
+    """`http_status` is the HTTP server's refusal (401, 404, ...) when that is why no connection was made."""
+
     code = "mcp_unavailable"
+
+    def __init__(self, message: str, *, rpc_code: int | None = None, http_status: int | None = None) -> None:
+        super().__init__(message, rpc_code=rpc_code)
+        self.http_status = http_status
 
 
 class McpLost(McpError):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import make_url
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+from console.resources import MIGRATIONS
 
 
 def sync_url(url: str) -> str:

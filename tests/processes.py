@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -92,6 +93,78 @@ def _read_listening_line(stdout: IO[bytes], stderr_path: Path) -> str:
         if line.startswith("listening on "):
             return line.removeprefix("listening on ").strip()
     raise RuntimeError(f"server did not start: {stderr_path.read_text()[-2000:]}")
+
+
+@dataclass
+class Demo:
+    """A running `console demo` and what its banner said; once stopped, what it printed while stopping."""
+
+    process: subprocess.Popen[bytes]
+    banner: list[str]  # every line up to "Press Ctrl+C to stop."
+    url: str
+    token: str
+    passwords: dict[str, str]
+    ending: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def running_demo(
+    program: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    *,
+    timeout: float = 60,
+    with_stderr: bool = False,
+    ctrl_c: bool = True,
+) -> Iterator[Demo]:
+    """`<program> demo --port 0` in `cwd`; yields once the banner is printed, then stops it as Ctrl+C at
+    a terminal does (SIGINT to its process group: the demo and the servers it started), or with
+    `ctrl_c=False` as a process manager does (SIGTERM to the demo alone).
+
+    `program` is how `console` is started (e.g. [python, "-m", "console.cli"]); `with_stderr` puts
+    stderr into the banner as a terminal would show it (otherwise it is dropped).
+    """
+    process = subprocess.Popen(
+        [*program, "demo", "--port", "0"],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if with_stderr else subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    demo: Demo | None = None
+    try:
+        assert process.stdout is not None
+        banner: list[str] = []
+        for line in read_lines(process.stdout, timeout):
+            banner.append(line)
+            if line.startswith("Press Ctrl+C"):
+                break
+        text = "\n".join(banner)
+        assert banner[-1:] == ["Press Ctrl+C to stop."], text
+        url = re.search(r"^listening on (\S+)$", text, flags=re.M)
+        token = re.search(r"API token for dev's agent: (\S+)$", text, flags=re.M)
+        assert url, text
+        assert token, text
+        passwords = dict(re.findall(r"^  user (\w+) +password (\S+)$", text, flags=re.M))
+        demo = Demo(process, banner, url[1], token[1], passwords)
+        yield demo
+    finally:
+        with suppress(ProcessLookupError):
+            if ctrl_c:
+                os.killpg(process.pid, signal.SIGINT)
+            else:
+                process.terminate()
+        if process.stdout is not None:
+            ending = list(read_lines(process.stdout, timeout))  # until every process let go of the pipe
+            if demo is not None:
+                demo.ending = ending
+            process.stdout.close()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def read_lines(stream: IO[bytes], timeout: float) -> Iterator[str]:

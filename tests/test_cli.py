@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +13,16 @@ from pathlib import Path
 import pytest
 
 from console.cli_admin import printable
+from console.demo.tracker import running_tracker
 from tests.harness import MRTR_SERVER
+from tests.processes import read_lines
 
 TIMEOUT = 60
 
 
-def console(*args: str, url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONSOLE_DATABASE_URL": url}
+def console(*args: str, url: str, cwd: Path, **settings: str) -> subprocess.CompletedProcess[str]:
+    """`console ARGS` run to its end; `settings` are extra environment variables."""
+    env = {**os.environ, "CONSOLE_DATABASE_URL": url, **settings}
     return subprocess.run(
         [sys.executable, "-m", "console.cli", *args],
         env=env,
@@ -210,3 +214,124 @@ def test_commands_migrate_an_empty_sqlite_file_on_first_use(command: list[str], 
     done = console(*command, url=url, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "fresh.db").stat().st_size > 0
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The single line a failed command printed: exit status 1, no traceback, nothing else."""
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_a_port_in_use_is_one_line_and_nothing_is_created_before_the_socket(
+    command: str, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = console(command, "--port", str(port), url=url, cwd=tmp_path, CONSOLE_SECRET_KEY="k" * 32)
+    assert one_error_line(done) == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no database, no demo keys
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (
+            {"CONSOLE_ENV": "staging"},
+            "error: invalid settings: CONSOLE_ENV: Input should be 'production', 'dev' or 'test'",
+        ),
+        (
+            {"CONSOLE_OIDC_ISSUER": "https://id.example.com"},
+            "error: invalid settings: set both CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID, or neither",
+        ),
+        (
+            {"CONSOLE_LOCAL_SIGN_IN": "false"},
+            "error: invalid settings: CONSOLE_LOCAL_SIGN_IN=false needs single sign-on (CONSOLE_OIDC_ISSUER)",
+        ),
+    ],
+)
+def test_invalid_settings_are_one_line_naming_the_setting(
+    settings: dict[str, str], expected: str, tmp_path: Path
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
+    for command in (["serve", "--port", "0"], ["teams", "list"]):
+        assert one_error_line(console(*command, url=url, cwd=tmp_path, **settings)) == expected
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_postgresql_is_one_line_without_the_password(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens here once the socket is closed
+    url = f"postgresql+psycopg://console:s3cret-pw@127.0.0.1:{port}/console"
+    for command in (["serve", "--port", "0"], ["worker"], ["migrate"], ["teams", "add", "x"]):
+        line = one_error_line(console(*command, url=url, cwd=tmp_path, CONSOLE_SECRET_KEY="k" * 32))
+        assert line.startswith(
+            f"error: cannot use the database postgresql+psycopg://console:***@127.0.0.1:{port}/"
+        )
+        assert "Connection refused" in line
+
+
+def test_serve_warns_at_start_when_the_secret_key_is_missing(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
+    for secret in (None, "k" * 32):
+        env = {k: v for k, v in os.environ.items() if k != "CONSOLE_SECRET_KEY"}
+        env |= {"CONSOLE_DATABASE_URL": url} | ({"CONSOLE_SECRET_KEY": secret} if secret else {})
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "console.cli", "serve", "--port", "0"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            assert serve.stdout is not None
+            assert next(read_lines(serve.stdout, TIMEOUT), "").startswith("listening on ")
+        finally:
+            serve.terminate()
+            _, errors = serve.communicate(timeout=TIMEOUT)
+        warnings = [line for line in errors.decode().splitlines() if line.startswith("warning: ")]
+        if secret is None:
+            assert warnings == [
+                "warning: CONSOLE_SECRET_KEY is not set, so secrets for MCP servers (such as each user's own "
+                "credentials) cannot be stored or used; set it to 32 or more random characters"
+            ]
+        else:
+            assert warnings == []
+
+
+def test_servers_test_says_why_an_http_server_refused_and_counts_one_tool(
+    database_url: str, tmp_path: Path
+) -> None:
+    secret = {"CONSOLE_SECRET_KEY": "k" * 32}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return console(*args, url=database_url, cwd=tmp_path, **secret)
+
+    with running_tracker({"dev": "pw-dev-1234"}) as tracker:  # answers 401 without a known token
+        assert run("teams", "add", "platform").returncode == 0
+        added = run(
+            "servers", "add", "tracker", "--team", "platform", "--url", tracker.mcp_url,
+            "--per-user-credential", "Authorization",
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        per_user = run("servers", "test", "platform", "tracker")
+        assert one_error_line(per_user) == "error: 401: this server needs each user's own credentials"
+
+        wrong = "Authorization=Bearer not-a-tracker-token"
+        assert run("servers", "edit", "platform", "tracker", "--shared", "--header", wrong).returncode == 0
+        assert one_error_line(run("servers", "test", "platform", "tracker")) == (
+            "error: 401: the server refused the credentials in this server's headers"
+        )
+
+        right = f"Authorization=Bearer {tracker.tokens['dev']}"
+        assert run("servers", "edit", "platform", "tracker", "--header", right).returncode == 0
+        tested = run("servers", "test", "platform", "tracker")
+    assert tested.returncode == 0, tested.stderr
+    assert re.fullmatch(r"ok: tracker answered in \d+\.\d s and lists 1 tool", tested.stdout.splitlines()[0])

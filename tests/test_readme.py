@@ -14,11 +14,19 @@ import httpx
 import pytest
 
 from tests.harness import form_fields, html, one
-from tests.processes import read_lines
+from tests.processes import read_lines, running_demo
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
 START_TIMEOUT = 60
 BASH = shutil.which("bash") or "/bin/bash"
+MAKE = shutil.which("make")
+
+
+def commands(section: str) -> list[str]:
+    """The shell commands in the README section with this heading."""
+    body = README.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [line for block in re.findall(r"```sh\n(.*?)```", body, flags=re.S) for line in block.splitlines()]
 
 
 def walkthrough() -> str:
@@ -47,37 +55,14 @@ def alive(pid: int) -> bool:
 def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
     env = {**os.environ, "CONSOLE_DISPATCH_POLL_SECONDS": "0.2"}
     env.pop("CONSOLE_DATABASE_URL", None)
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "console.cli", "demo", "--port", "0"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    try:
-        assert demo.stdout is not None
-        printed: list[str] = []
-        for line in read_lines(demo.stdout, START_TIMEOUT):
-            printed.append(line)
-            if line.startswith("Press Ctrl+C"):
-                break
-        banner = "\n".join(printed)
-        token = re.search(r"API token for dev's agent: (\S+)", banner)
-        url = re.search(r"^listening on (\S+)$", banner, flags=re.M)
-        assert token, banner
-        assert url, banner
-        assert "a deploy of auth-service waits for an answer" in banner
-        passwords = dict(re.findall(r"^  user (\w+) +password (\S+)$", banner, flags=re.M))
-        script = walkthrough().replace("TOKEN=mcpc_...", f"TOKEN={token[1]}")
-        script = script.replace("http://127.0.0.1:8000", url[1])
-        output = run_walkthrough(script, tmp_path, url[1], passwords)
-        children = child_pids(demo.pid)
+    console = [sys.executable, "-m", "console.cli"]
+    with running_demo(console, tmp_path, env, timeout=START_TIMEOUT, ctrl_c=False) as demo:
+        assert any(line.startswith("  a deploy of auth-service waits for an answer") for line in demo.banner)
+        script = walkthrough().replace("TOKEN=mcpc_...", f"TOKEN={demo.token}")
+        script = script.replace("http://127.0.0.1:8000", demo.url)
+        output = run_walkthrough(script, tmp_path, demo.url, demo.passwords)
+        children = child_pids(demo.process.pid)
         assert children, "the demo runs the tracker as a child process"
-    finally:
-        if demo.stdout is not None:
-            demo.stdout.close()
-        demo.terminate()
-        demo.wait(timeout=30)
     assert [pid for pid in children if alive(pid)] == []  # stopping the demo stops its tracker too
     assert '"status":"awaiting_input"' in output
     assert "auth-service 2.4.1 is being deployed to production." in output
@@ -137,3 +122,46 @@ def decide_on_the_web(url: str, name: str, password: str, question: str, *, firs
             assert "production" in one(form, "#fixed-content").get_text()
         decided = browser.post(f"/elicitations/{question}", data=data)
         assert decided.status_code == 303, decided.text
+
+
+def test_readme_test_command_is_the_command_ci_runs() -> None:
+    ci = [
+        line.strip()
+        for line in (REPO / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert commands("Run the tests") == ["make test"]
+    assert ci[-1] == "make test"
+
+
+@pytest.mark.skipif(MAKE is None, reason="runs make")
+def test_make_test_creates_the_venv_and_installs_the_test_tools_when_missing(tmp_path: Path) -> None:
+    shutil.copy(REPO / "Makefile", tmp_path)
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+
+    def planned() -> list[str]:
+        done = subprocess.run(
+            [str(MAKE), "-n", "test"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+        )
+        return done.stdout.splitlines()
+
+    fresh = planned()  # as in a fresh clone: no .venv
+    setup = [line for line in fresh if not line.startswith(".venv/bin/python -m ") or " pip " in line]
+    assert setup[0] == "python3 -m venv .venv"
+    assert ".venv/bin/python -m pip install --quiet -e '.[dev]'" in setup
+    checks = fresh[len(setup) :]
+    assert checks[:3] == [
+        ".venv/bin/python -m ruff check console tests migrations benchmarks",
+        ".venv/bin/python -m ruff format --check console tests migrations benchmarks",
+        ".venv/bin/python -m mypy",
+    ]
+    assert checks[3].startswith(".venv/bin/python -m pytest")
+
+    stamp = tmp_path / ".venv" / ".installed"
+    stamp.parent.mkdir()
+    stamp.touch()
+    os.utime(tmp_path / "pyproject.toml", (0, 0))
+    assert planned() == checks  # set up already: straight to the checks
+    os.utime(stamp, (0, 0))
+    os.utime(tmp_path / "pyproject.toml")
+    assert planned() == fresh  # pyproject.toml changed: install again

@@ -552,7 +552,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"connect: refusing to start: {exc}\n")
         return 2
-    anyio.run(serve, config, args.host, args.port)
+    try:
+        anyio.run(serve, config, args.host, args.port)
+    except KeyboardInterrupt:  # Ctrl+C at the terminal reaches `console demo` and this child alike
+        return 130
     return 0
 
 

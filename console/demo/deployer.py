@@ -292,10 +292,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"deployer: refusing to start: {exc}\n")
         return 2
     server = build_server(config)
-    if args.http is None:
-        anyio.run(serve_stdio, server)
-    else:
-        anyio.run(serve_http, server, args.http)
+    try:
+        if args.http is None:
+            anyio.run(serve_stdio, server)
+        else:
+            anyio.run(serve_http, server, args.http)
+    except KeyboardInterrupt:  # Ctrl+C at the terminal reaches the console and its servers alike
+        return 130
     return 0
 
 

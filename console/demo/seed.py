@@ -5,22 +5,27 @@ from __future__ import annotations
 
 import json
 import secrets
+import string
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import anyio
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM
 from console.calls.models import Call
 from console.calls.service import create_run, start_call
 from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
+from console.dispatch.signals import Signals
+from console.elicitations.models import Elicitation
 from console.identity import authenticate_token, create_team, create_token, create_user
 from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import Membership, Team, User
 from console.identity.passwords import hash_password
+from console.identity.tokens import list_tokens, revoke_token
 from console.mcp.models import McpServer
 from console.mcp.registry import add_server
 from console.policies.service import save_rule
@@ -31,6 +36,9 @@ USERS = (("dev", "member"), ("lead", "approver"), ("ops", "approver"), ("admin",
 SITE_ADMINS = ("admin",)
 # The demo's production deploy policy: two approvers, not the requester, signed in within 5 minutes.
 DEPLOY_POLICY = {"required_approvals": 2, "no_self_approval": True, "step_up_minutes": 5}
+DEMO_AGENT_LABEL = "demo agent"  # the name of dev's API token, one per run
+# How long the banner waits for the demo's deploy to reach its question (a fresh stdio server starts).
+QUESTION_WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -40,13 +48,14 @@ class Seeded:
     call_id: str
     tracker_call_id: str | None
 
-    def describe(self, url: str) -> Iterator[str]:
+    def describe(self, url: str, deploy_page: str) -> Iterator[str]:
+        """The banner; `deploy_page` is the path of the deploy's question (see `question_page`)."""
         yield ""
         yield f"Approval console demo on {url}"
         for name, password in self.passwords.items():
             yield f"  user {name:<5} password {password}"
         yield f"  API token for dev's agent: {self.dev_token}"
-        yield f"  a deploy of auth-service waits for an answer: {url}/api/v1/calls/{self.call_id}"
+        yield f"  a deploy of auth-service waits for an answer: {url}{deploy_page}"
         yield "  its policy: two approvers (lead and ops), not the requester, signed in within 5 minutes"
         if self.tracker_call_id:
             yield (
@@ -58,7 +67,9 @@ class Seeded:
 
 
 def new_passwords() -> dict[str, str]:
-    return {name: secrets.token_urlsafe(9) for name, _ in USERS}
+    """A fresh password per user; none starts with '-', which a command line would take for an option."""
+    alphanumeric = string.ascii_letters + string.digits
+    return {name: secrets.choice(alphanumeric) + secrets.token_urlsafe(9) for name, _ in USERS}
 
 
 async def seed_demo(
@@ -80,7 +91,10 @@ async def seed_demo(
         tool_pattern="deploy",
         values=DEPLOY_POLICY,
     )
-    token = await create_token(session=session, user_name="dev", team_name=TEAM, name="demo agent")
+    for earlier in await list_tokens(session=session, user_name="dev"):
+        if (earlier.team, earlier.name, earlier.revoked_at) == (TEAM, DEMO_AGENT_LABEL, None):
+            await revoke_token(session=session, actor=SYSTEM, token_id=earlier.id)  # the last run's
+    token = await create_token(session=session, user_name="dev", team_name=TEAM, name=DEMO_AGENT_LABEL)
     call_id = await _ensure_waiting(
         session,
         token,
@@ -188,3 +202,25 @@ async def _ensure_waiting(
         session=session, principal=principal, settings=settings, pool=None, run_id=run.id, body_text=body
     )
     return started.call.id
+
+
+async def question_page(factory: async_sessionmaker[AsyncSession], signals: Signals, call_id: str) -> str:
+    """The path of the call's pending question once the dispatcher has asked it (bounded wait), or of
+    its run when the question is not there in time."""
+    with anyio.move_on_after(QUESTION_WAIT_SECONDS):
+        while True:
+            marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
+            async with factory() as session:
+                question = (
+                    await session.execute(
+                        select(Elicitation.id).where(
+                            Elicitation.call_id == call_id, Elicitation.status == "pending"
+                        )
+                    )
+                ).scalar()
+            if question is not None:
+                return f"/elicitations/{question}"
+            await signals.wait_for_call(call_id, 1.0, since=marker)
+    async with factory() as session:
+        call = await session.get(Call, call_id)
+    return f"/runs/{call.run_id}" if call is not None else "/"

@@ -49,6 +49,8 @@ class Connection:
         self.legacy_version: str | None = None
         self.tool_names: frozenset[str] = frozenset()
         self.tool_annotations: dict[str, dict[str, Any]] = {}  # as listed; trust is decided elsewhere
+        # The SDK turns an HTTP refusal into a generic JSON-RPC error; the status says why.
+        self._http_status: int | None = None
 
     @property
     def ended(self) -> anyio.Event:
@@ -102,7 +104,11 @@ class Connection:
     def _ended(self, exc: BaseException, ready: bool) -> None:
         # Before ready this is a failed start; after, the connection died and the pool replaces it.
         if not ready:
-            raise McpUnavailable(f"cannot connect to {self.endpoint.describe()}: {_first(exc)}") from None
+            status = self._http_status
+            reason = f"HTTP {status}" if status is not None else _first(exc)
+            raise McpUnavailable(
+                f"cannot connect to {self.endpoint.describe()}: {reason}", http_status=status
+            ) from None
         logger.warning("connection to %s ended", self.endpoint.describe())
 
     def _transport(self, stack: AsyncExitStack) -> Any:
@@ -111,10 +117,15 @@ class Connection:
             params = StdioServerParameters(command=program, args=args, env=dict(self.endpoint.env) or None)
             return stdio_client(params)
         http = httpx2.AsyncClient(
-            headers=dict(self.endpoint.headers), timeout=httpx2.Timeout(30, read=self._request_timeout + 5)
+            headers=dict(self.endpoint.headers),
+            timeout=httpx2.Timeout(30, read=self._request_timeout + 5),
+            event_hooks={"response": [self._note_status]},
         )
         stack.push_async_callback(http.aclose)
         return streamable_http_client(self.endpoint.url, http_client=http)
+
+    async def _note_status(self, response: httpx2.Response) -> None:
+        self._http_status = response.status_code if response.status_code >= 400 else None
 
     async def _negotiate(self, session: ClientSession, watched: WatchedReadStream) -> None:
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from http import HTTPStatus
 from typing import Any
 
 import anyio
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
-from console.errors import McpError
+from console.errors import McpError, McpUnavailable
 from console.identity.teams import actor_of
 from console.identity.viewer import Viewer
 from console.mcp.admin import server_for_admin
@@ -65,8 +66,9 @@ async def probe_server(
         NotFound, Forbidden.
     """
     server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
-    outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds)
-    if server.credential_mode == "per_user":
+    per_user = server.credential_mode == "per_user"
+    outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds, per_user=per_user)
+    if per_user:
         note = "tested with the shared settings only, without anyone's personal credential"
         outcome = replace(outcome, notes=[*outcome.notes, note])
     record_event(
@@ -81,8 +83,13 @@ async def probe_server(
     return server, outcome
 
 
-async def probe(endpoint: Endpoint, *, limit_seconds: float = PROBE_TIMEOUT_SECONDS) -> ProbeOutcome:
-    """Start, negotiate and list tools within `limit_seconds`; never raises for what the server does."""
+async def probe(
+    endpoint: Endpoint, *, limit_seconds: float = PROBE_TIMEOUT_SECONDS, per_user: bool = False
+) -> ProbeOutcome:
+    """Start, negotiate and list tools within `limit_seconds`; never raises for what the server does.
+
+    `per_user`: the server expects each user's own credential, which a test connection does not have.
+    """
     started = time.monotonic()
     connection = Connection(endpoint, request_timeout=limit_seconds)
     notes: list[str] = []
@@ -91,6 +98,10 @@ async def probe(endpoint: Endpoint, *, limit_seconds: float = PROBE_TIMEOUT_SECO
             listing = await _listing(connection)
     except TimeoutError:
         return _failed(started, f"no complete answer within {limit_seconds:g} s")
+    except McpUnavailable as exc:
+        if exc.http_status is None:
+            return _failed(started, exc.message)
+        return _failed(started, refusal(exc.http_status, endpoint, per_user=per_user))
     except McpError as exc:
         return _failed(started, exc.message)
     except ValidationError:
@@ -101,6 +112,34 @@ async def probe(endpoint: Endpoint, *, limit_seconds: float = PROBE_TIMEOUT_SECO
         notes.append(f"the server lists {len(listing)} tools; only the first {MAX_TOOLS} are shown")
     tools = [_tool(item) for item in listing[:MAX_TOOLS]]
     return ProbeOutcome(True, time.monotonic() - started, tools, None, notes)
+
+
+def refusal(status: int, endpoint: Endpoint, *, per_user: bool) -> str:
+    """'401: why', for an HTTP server that refused the connection with this status."""
+    if status == 401 and per_user:
+        why = "this server needs each user's own credentials"
+    elif status == 401 and endpoint.headers:
+        why = "the server refused the credentials in this server's headers"
+    elif status == 401:
+        why = "the server needs credentials: add a header such as Authorization, or per-user credentials"
+    elif status == 403:
+        why = "the server refuses access with these credentials"
+    elif status == 404:
+        why = "nothing answers MCP at this URL (check the path; it often ends in /mcp)"
+    elif status == 405:
+        why = "this URL does not take MCP requests"
+    elif status >= 500:
+        why = "the server failed (its own logs say why)"
+    else:
+        why = _phrase(status)
+    return f"{status}: {why}"
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase.lower()
+    except ValueError:
+        return "refused"
 
 
 def _failed(started: float, message: str) -> ProbeOutcome:

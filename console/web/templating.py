@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from fastapi import Request
@@ -13,9 +12,7 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup, escape
 
 from console.db import utcnow
-
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
-STATIC = TEMPLATES.parent / "static"
+from console.resources import TEMPLATES
 
 
 def age(moment: datetime | None) -> str:

@@ -11,7 +11,7 @@ from tests.harness import running_console
 
 pytestmark = pytest.mark.anyio
 
-PUBLIC = {"/healthz", "/api/v1/openapi.json", "/api/docs", "/api/docs/oauth2-redirect"}
+PUBLIC = {"/healthz", "/api/v1/openapi.json", "/api/docs"}
 
 
 def _routes(document: dict[str, Any]) -> list[tuple[str, str]]:

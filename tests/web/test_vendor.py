@@ -1,4 +1,5 @@
-"""The vendored htmx files are the pinned releases, unmodified, and the htmx config swaps 422 and 409."""
+"""The vendored htmx and Swagger UI files are the pinned releases, unmodified, and the htmx config swaps 422
+and 409."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ REPO = Path(__file__).resolve().parent.parent.parent
 VENDOR = REPO / "static" / "vendor"
 HTMX = VENDOR / "htmx.min.js"
 SSE = VENDOR / "htmx-ext-sse.js"
+SWAGGER_UI = VENDOR / "swagger-ui-bundle.js"
 SHA256_LINE = re.compile(r"(?P<digest>[0-9a-f]{64})  (?P<name>\S+)")
 
 
@@ -46,10 +48,21 @@ def test_vendored_sse_extension_is_a_2_x_release_that_registers_as_sse() -> None
     assert re.search(r"""htmx\.defineExtension\(\s*['"]sse['"]""", SSE.read_text())
 
 
-def test_vendored_files_match_their_pinned_sha256() -> None:
+def test_vendored_swagger_ui_is_the_pinned_5_x_release_with_its_license() -> None:
+    versions, _ = _pins()
+    embedded = re.findall(r'PACKAGE_VERSION:"([^"]+)"', SWAGGER_UI.read_text())
+    assert embedded == [versions["swagger-ui-dist"]]
+    assert versions["swagger-ui-dist"].startswith("5.")
+    assert "Apache License" in (VENDOR / "LICENSE-swagger-ui.txt").read_text()
+    assert "SmartBear" in (VENDOR / "NOTICE-swagger-ui.txt").read_text()
+
+
+def test_every_vendored_script_and_stylesheet_matches_its_pinned_sha256() -> None:
     _, digests = _pins()
-    actual = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in (HTMX, SSE)}
+    files = [*VENDOR.glob("*.js"), *VENDOR.glob("*.css")]
+    actual = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
     assert digests == actual
+    assert {HTMX.name, SSE.name, SWAGGER_UI.name, "swagger-ui.css"} <= set(actual)
 
 
 class _MetaConfig(HTMLParser):

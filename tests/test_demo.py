@@ -1,0 +1,97 @@
+"""`console demo` as a new user meets it: a clean banner whose links open in a browser, the four users it
+names, fresh secrets each run, a quiet Ctrl+C, and nothing of it for git to pick up."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from console.demo.seed import new_passwords
+from tests.harness import form_fields, html, one, text
+from tests.processes import running_demo
+
+REPO = Path(__file__).resolve().parent.parent
+CONSOLE = [sys.executable, "-m", "console.cli"]
+USERS = {"dev", "lead", "ops", "admin"}
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ")
+GIT = shutil.which("git")
+
+
+def demo_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONSOLE_")}
+    return env | {"CONSOLE_DISPATCH_POLL_SECONDS": "0.2"}
+
+
+def sign_in(browser: httpx.Client, name: str, password: str) -> None:
+    fields = form_fields(one(html(browser.get("/login")), 'form[action="/login"]'))
+    signed_in = browser.post("/login", data={**fields, "name": name, "password": password})
+    assert signed_in.status_code == 303, signed_in.text
+
+
+@pytest.mark.slow
+def test_the_demo_banner_links_the_question_page_and_names_every_user_without_library_logs(
+    tmp_path: Path,
+) -> None:
+    with running_demo(CONSOLE, tmp_path, demo_env(), with_stderr=True) as demo:
+        banner = "\n".join(demo.banner)
+        assert [line for line in demo.banner if LOG_LINE.match(line)] == []
+        assert set(demo.passwords) == USERS
+        assert [p for p in demo.passwords.values() if p.startswith("-")] == []
+        link = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
+        assert link, banner
+        assert re.fullmatch(rf"{re.escape(demo.url)}/elicitations/[0-9a-f]+", link[1])
+
+        with httpx.Client(base_url=demo.url, timeout=30) as browser:
+            hint = one(html(browser.get("/login")), "#demo-hint")
+            assert {text(code) for code in hint.select("code")} >= USERS
+            sign_in(browser, "lead", demo.passwords["lead"])
+            question = browser.get(link[1])
+            assert question.status_code == 200
+            assert "auth-service" in text(one(html(question), "h1"))
+    assert demo.process.returncode == 130
+    assert [line for line in demo.ending if "Traceback" in line or LOG_LINE.match(line)] == []
+
+
+@pytest.mark.slow
+def test_running_the_demo_again_revokes_the_last_runs_token(tmp_path: Path) -> None:
+    with running_demo(CONSOLE, tmp_path, demo_env()) as first:
+        with httpx.Client(base_url=first.url, timeout=30) as api:
+            mine = api.get("/api/v1/elicitations", headers={"Authorization": f"Bearer {first.token}"})
+        assert mine.status_code == 200
+    with running_demo(CONSOLE, tmp_path, demo_env()) as second, httpx.Client(base_url=second.url) as api:
+        for token, status in ((first.token, 401), (second.token, 200)):
+            answer = api.get("/api/v1/elicitations", headers={"Authorization": f"Bearer {token}"})
+            assert answer.status_code == status, token
+    assert first.passwords != second.passwords
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(GIT is None, reason="asks git what it ignores")
+def test_every_file_the_demo_leaves_in_its_folder_is_git_ignored(tmp_path: Path) -> None:
+    with running_demo(CONSOLE, tmp_path, demo_env()):
+        pass
+    left = sorted(path.name for path in tmp_path.iterdir())
+    assert {"console.db", "console-demo.secret", "console-demo-audit.key"} <= set(left)
+    checked = subprocess.run(
+        [str(GIT), "check-ignore", "--no-index", "--verbose", "--non-matching", *left],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    not_ignored = [line.split("\t")[1] for line in checked.stdout.splitlines() if line.startswith("::")]
+    assert not_ignored == []
+
+
+def test_generated_passwords_never_start_with_a_dash() -> None:
+    drawn = [password for _ in range(2000) for password in new_passwords().values()]
+    assert [p for p in drawn if p.startswith("-")] == []
+    assert min(len(p) for p in drawn) >= 12

@@ -1,0 +1,53 @@
+"""/api/docs in Chromium: Swagger UI from /static lists every operation, offline, under the console's CSP."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Request, expect
+
+from tests.processes import console_process
+from tests.web.browser import Watch, chromium, new_page, require_chromium, shoot
+
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+
+
+async def test_api_docs_list_every_operation_offline_without_csp_violations(
+    sqlite_template: Path, tmp_path: Path
+) -> None:
+    require_chromium()
+    path = tmp_path / "console.db"
+    shutil.copyfile(sqlite_template, path)
+    with console_process(f"sqlite+aiosqlite:///{path}", tmp_path / "console.txt") as base:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as api:
+            document = (await api.get("/api/v1/openapi.json")).json()
+        operations = sorted(
+            f"{method.upper()} {route}" for route, item in document["paths"].items() for method in item
+        )
+        async with chromium() as browser:
+            page = await new_page(browser, base)
+            watch = await Watch.install(page)
+            elsewhere: list[str] = []
+
+            async def offline(request: Request) -> None:
+                if not request.url.startswith((base, "data:")):
+                    elsewhere.append(request.url)
+
+            page.on("request", offline)
+            await page.goto("/api/docs")
+            blocks = page.locator(".opblock")
+            await expect(blocks).to_have_count(len(operations))
+            shown = sorted(
+                [
+                    f"{await block.locator('.opblock-summary-method').inner_text()} "
+                    f"{await block.locator('.opblock-summary-path').get_attribute('data-path')}"
+                    for block in await blocks.all()
+                ]
+            )
+            await shoot(page, "api-docs")
+            await watch.assert_inert(page, "/api/docs")
+    assert shown == operations
+    assert elsewhere == []
