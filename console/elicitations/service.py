@@ -17,7 +17,7 @@ from console.errors import NotFound
 from console.identity import Viewer
 from console.identity.models import User
 from console.mcp.models import McpServer
-from console.mcp.registry import endpoint_for
+from console.mcp.registry import describe_server
 
 PAGE_SIZE = 50
 
@@ -236,4 +236,4 @@ def _question_query() -> Any:
 
 def _view(row: Any) -> QuestionView:
     elicitation, server, *rest = row
-    return QuestionView(elicitation, server.name, endpoint_for(server).describe(), *rest)
+    return QuestionView(elicitation, server.name, describe_server(server), *rest)
