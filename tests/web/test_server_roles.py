@@ -41,15 +41,14 @@ async def test_a_team_admin_cannot_add_a_stdio_server_and_the_refusal_is_audited
     async with running_console(database_url, {}) as console:
         await promote(console, "lead", role="admin")
         async with signed_in(console, "lead") as lead:
-            form = html(await lead.client.get(f"{BASE}/servers/new"))
-            assert one(form, 'input[name="transport"][value="stdio"]').has_attr("disabled")
-            assert one(form, 'input[name="transport"][value="http"]').has_attr("checked")
-            assert not form.select('input[name="internal"]')
-
             stdio = {"name": "planted", "transport": "stdio", "command": PLANTED}
             refused = await post(lead, f"{BASE}/servers", stdio)
             assert refused.status_code == 403
             assert "only a site admin can add or change a stdio server" in refusal_text(refused)
+            form = html(await lead.client.get(f"{BASE}/servers/new"))
+            assert one(form, 'input[name="transport"][value="stdio"]').has_attr("disabled")
+            assert one(form, 'input[name="transport"][value="http"]').has_attr("checked")
+            assert not form.select('input[name="internal"]')
             # Marking a server internal (allowed on private addresses) is a site admin's call too.
             internal = {
                 "name": "inside",
@@ -86,11 +85,6 @@ async def test_a_team_admin_cannot_change_a_site_admins_stdio_server_but_can_dis
         await promote(console, "lead", role="admin")
         await promote(console, "lead2", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead:
-            page = html(await lead.client.get(f"{BASE}/servers/mrtr"))
-            assert "Only a site admin can change a stdio server" in text(one(page, "#stdio-locked"))
-            assert one(page, "#server-form fieldset.plain").has_attr("disabled")
-            assert not page.select('#server-form button[type="submit"]')
-
             for change in (
                 {"transport": "stdio", "command": PLANTED},
                 {"transport": "stdio", "command": command, "env_name": ["PYTHONSTARTUP"], "env_value": ["x"]},
@@ -105,6 +99,10 @@ async def test_a_team_admin_cannot_change_a_site_admins_stdio_server_but_can_dis
                 mrtr_stdio.spec.command,
             )
             assert [e["attempt"] for e in await refusals(console)] == ["change server"] * 3
+            page = html(await lead.client.get(f"{BASE}/servers/mrtr"))
+            assert "Only a site admin can change a stdio server" in text(one(page, "#stdio-locked"))
+            assert one(page, "#server-form fieldset.plain").has_attr("disabled")
+            assert not page.select('#server-form button[type="submit"]')
 
             # Enabling and disabling stay the team admin's, and so does testing the connection.
             assert (await post(lead, f"{BASE}/servers/mrtr/disable", {})).status_code == 303
@@ -139,13 +137,13 @@ async def test_a_team_admin_cannot_repoint_an_internal_server(database_url: str)
         async with signed_in(console, "lead2") as boss:
             assert (await post(boss, f"{BASE}/servers", inside)).status_code == 303
         async with signed_in(console, "lead") as lead:
-            page = html(await lead.client.get(f"{BASE}/servers/intranet"))
-            assert "Only a site admin can change where it points" in text(one(page, "#internal-note"))
             same_place = {"transport": "http", "url": "http://10.0.0.5:8080/mcp", "trusted": "on"}
             assert (await post(lead, f"{BASE}/servers/intranet", same_place)).status_code == 303
             elsewhere = {"transport": "http", "url": "http://10.0.0.6:8080/mcp"}
             refused = await post(lead, f"{BASE}/servers/intranet", elsewhere)
             assert refused.status_code == 403
             assert "only a site admin can change where an internal server points" in refusal_text(refused)
+            page = html(await lead.client.get(f"{BASE}/servers/intranet"))
+            assert "Only a site admin can change where it points" in text(one(page, "#internal-note"))
         server = await stored(console, "intranet")
         assert (server.url, server.internal, server.trusted) == ("http://10.0.0.5:8080/mcp", True, True)

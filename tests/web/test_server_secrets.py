@@ -172,18 +172,18 @@ async def test_pointing_a_server_elsewhere_drops_its_stored_header_unless_it_is_
                 await press_test_connection(lead, "remote")
                 assert set(own.api_keys()) == {API_KEY}
 
-                page = html(await lead.client.get(f"{BASE}/servers/remote"))
-                assert "drops the stored header and environment values" in shown(one(page, "#moved-note"))
                 # The team admin points the server at their own host, leaving the saved key "unchanged".
                 moved = {"transport": "http", "url": attacker.url, "header_name": ["X-Api-Key"]}
                 location = await edit(lead, "remote", {**moved, "header_value": [""]})
-                assert location == f"{BASE}/servers/remote?dropped=X-Api-Key"
-                notice = shown(one(html(await lead.client.get(location)), "#dropped-notice"))
-                assert "Stored values dropped: X-Api-Key" in notice
                 await press_test_connection(lead, "remote")
                 assert attacker.seen
                 assert set(attacker.api_keys()) == {None}
                 assert opened_headers(console, await stored(console, "remote")) == {}
+                # The page said it would, and says what it dropped.
+                assert location == f"{BASE}/servers/remote?dropped=X-Api-Key"
+                page = html(await lead.client.get(location))
+                assert "Stored values dropped: X-Api-Key" in shown(one(page, "#dropped-notice"))
+                assert "drops the stored header and environment values" in shown(one(page, "#moved-note"))
 
                 # Entered again for the new place, it is sent there.
                 await edit(lead, "remote", {**moved, "header_value": ["typed-again-5d1"]})
@@ -218,12 +218,12 @@ async def test_pointing_a_per_user_server_elsewhere_deletes_everyones_saved_cred
             assert [row[0] for row in kept] == [await user_id(console, "dev")]
 
             location = await edit(lead, "tracker", {**same, "url": "https://tracker.example.net/mcp"})
+            async with console.app.state.factory() as session:
+                left = (await session.execute(sql("SELECT user_id FROM identity_server_credential"))).all()
+            assert left == []
             assert location == f"{BASE}/servers/tracker?credentials=deleted"
             notice = shown(one(html(await lead.client.get(location)), "#dropped-notice"))
             assert "Everyone's saved credentials for this server were deleted" in notice
-        async with console.app.state.factory() as session:
-            left = (await session.execute(sql("SELECT user_id FROM identity_server_credential"))).all()
-        assert left == []
         assert '"credentials_dropped":1' in await audit_text(console)
 
 
