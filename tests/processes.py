@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from tests.harness import SECRET_KEY
+
 START_TIMEOUT = 30.0
 
 
@@ -58,14 +60,16 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
     """`console serve --port 0` as its own process against `database_url`; yields its base URL.
 
     `env` adds or overrides environment variables (e.g. CONSOLE_SESSION_IDLE_MINUTES="1"). The dispatcher
-    polls every 0.1 s unless `env` says otherwise. On exit the process is killed with SIGKILL (a crash,
-    not a clean shutdown), which is what restart tests need and all that other tests need. Its stderr is
-    appended to `stderr_path`, so one file can collect several runs.
+    polls every 0.1 s and the harness's CONSOLE_SECRET_KEY is set unless `env` says otherwise. On exit the
+    process is killed with SIGKILL (a crash, not a clean shutdown), which is what restart tests need and
+    all that other tests need. Its stderr is appended to `stderr_path`, so one file can collect several
+    runs.
     """
     full_env = {
         **os.environ,
         "CONSOLE_DATABASE_URL": database_url,
         "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
+        "CONSOLE_SECRET_KEY": SECRET_KEY,  # what `seed` sealed the servers' values with
         **env,
     }
     with stderr_path.open("ab") as stderr:
