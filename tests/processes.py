@@ -8,10 +8,12 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
 
@@ -124,3 +126,42 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 def requests_with(log: Path, key: str, value: object) -> list[dict[str, Any]]:
     """The requests a test server logged whose arguments carry `key` = `value` (unique per test)."""
     return [r for r in read_log(log) if (r["arguments"] or {}).get(key) == value]
+
+
+@dataclass
+class Recorder:
+    """A plain HTTP server that writes down the headers of every request it gets and answers 401."""
+
+    url: str
+    seen: list[dict[str, str]] = field(default_factory=list)
+
+    def api_keys(self) -> list[str | None]:
+        return [headers.get("x-api-key") for headers in self.seen]
+
+
+@contextmanager
+def recorder() -> Iterator[Recorder]:
+    """A `Recorder` on a free loopback port, served from a thread until the block ends."""
+    found: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # the name http.server calls
+            found.append({k.lower(): v for k, v in self.headers.items()})
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST  # likewise
+
+        def log_message(self, format: str, *args: object) -> None:  # http.server's name
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Recorder(f"http://127.0.0.1:{server.server_address[1]}/mcp", found)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 import anyio
@@ -17,6 +17,7 @@ import httpcore2
 import httpx2
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Refusal = Callable[[IPAddress], str | None]
 RESOLVE_SECONDS = 5.0
 UNIQUE_LOCAL = ipaddress.IPv6Network("fc00::/7")
 NOT_ALLOWED = "only a server a site admin marks internal may use one"
@@ -60,11 +61,11 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-def first_refusal(host: str, addresses: Iterable[IPAddress]) -> str | None:
+def first_refusal(host: str, addresses: Iterable[IPAddress], refuse: Refusal = refusal) -> str | None:
     """Why `host` may not be used (naming the first non-public address it has), or None."""
     literal = _literal(host)
     for address in addresses:
-        kind = refusal(address)
+        kind = refuse(address)
         if kind is not None:
             if literal is not None:
                 return f"{host.strip('[]')} is {kind}: {NOT_ALLOWED}"
@@ -100,8 +101,9 @@ class PublicOnlyBackend(httpcore2.AsyncNetworkBackend):
     its addresses is not public, and connects to an address it checked, so no second lookup can swap in
     another one."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse: Refusal = refusal) -> None:
         self._backend = httpcore2.AnyIOBackend()
+        self._refuse = refuse
 
     async def connect_tcp(
         self,
@@ -118,7 +120,7 @@ class PublicOnlyBackend(httpcore2.AsyncNetworkBackend):
             raise httpcore2.ConnectTimeout(f"resolving {host} timed out") from None
         except OSError as exc:
             raise httpcore2.ConnectError(f"cannot resolve {host}: {exc}") from None
-        reason = first_refusal(host, addresses)
+        reason = first_refusal(host, addresses, self._refuse)
         if reason is not None:
             raise httpcore2.ConnectError(f"refused: {reason}")
         failure = httpcore2.ConnectError(f"{host} has no address")
@@ -147,9 +149,10 @@ class PublicOnlyBackend(httpcore2.AsyncNetworkBackend):
         await anyio.sleep(seconds)
 
 
-def public_only_transport() -> httpx2.AsyncHTTPTransport:
+def public_only_transport(refuse: Refusal = refusal) -> httpx2.AsyncHTTPTransport:
     """An HTTP transport whose every connection goes through `PublicOnlyBackend`; it ignores proxy
-    settings from the environment, since a proxy would connect on our behalf without this check."""
+    settings from the environment, since a proxy would connect on our behalf without this check.
+    (`refuse` lets a test on a machine without public addresses see a connection go through.)"""
     transport = httpx2.AsyncHTTPTransport(trust_env=False)
     # httpx2 takes no network backend, so its pool is replaced by one with ours and the same limits.
     transport._pool = httpcore2.AsyncConnectionPool(
@@ -157,6 +160,6 @@ def public_only_transport() -> httpx2.AsyncHTTPTransport:
         max_connections=100,
         max_keepalive_connections=20,
         keepalive_expiry=5.0,
-        network_backend=PublicOnlyBackend(),
+        network_backend=PublicOnlyBackend(refuse),
     )
     return transport

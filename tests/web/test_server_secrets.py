@@ -4,11 +4,7 @@ they were not entered for, and sealed on the first start when an earlier version
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -34,50 +30,12 @@ from tests.harness import (
 )
 from tests.harness import text as shown
 from tests.identity.test_credentials import raw_token, save_for
-from tests.processes import read_log
+from tests.processes import read_log, recorder
 from tests.web.test_admin_servers import add, audit_text, opened_headers, press_test_connection, stored
 
 pytestmark = pytest.mark.anyio
 BASE = f"/admin/teams/{TEAM}"
 API_KEY = "sk-live-4f9c2b7e-never-in-plain"  # a stand-in secret
-
-
-@dataclass
-class Recorder:
-    """A plain HTTP server that writes down the headers of every request it gets and answers 401."""
-
-    url: str
-    seen: list[dict[str, str]] = field(default_factory=list)
-
-    def api_keys(self) -> list[str | None]:
-        return [headers.get("x-api-key") for headers in self.seen]
-
-
-@contextmanager
-def recorder() -> Iterator[Recorder]:
-    found: list[dict[str, str]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # the name http.server calls
-            found.append({k.lower(): v for k, v in self.headers.items()})
-            self.send_response(401)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_GET = do_POST  # likewise
-
-        def log_message(self, format: str, *args: object) -> None:  # http.server's name
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Recorder(f"http://127.0.0.1:{server.server_address[1]}/mcp", found)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 async def raw_rows(console: Console) -> str:
