@@ -12,8 +12,10 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from console.db import create_engine, session_factory
-from console.identity import create_team, create_token, create_user, team_by_name
-from console.mcp.registry import add_server
+from console.identity import create_team, create_token, create_user
+from console.identity.credentials import CredentialCipher
+from console.mcp.admin import ServerSettings, create_server
+from console.mcp.sealed import Outbound
 from console.migrate import upgrade
 
 TEAM = "bench"
@@ -56,9 +58,15 @@ async def seed(database_url: str, servers: dict[str, str]) -> str:
             await create_team(session=session, name=TEAM)
             await create_user(session=session, name=AGENT, team_name=TEAM, role="member", password=PASSWORD)
             token = await create_token(session=session, user_name=AGENT, team_name=TEAM)
-            team = await team_by_name(session=session, name=TEAM)
             for name, url in servers.items():
-                await add_server(session=session, team_id=team.id, name=name, url=url)
+                await create_server(
+                    session=session,
+                    by=None,
+                    team_name=TEAM,
+                    name=name,
+                    settings=ServerSettings(transport="http", url=url, internal=True),  # on this machine
+                    outbound=Outbound(CredentialCipher(None)),
+                )
             return token
     finally:
         await engine.dispose()

@@ -11,11 +11,13 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import session_info
-from console.config import Settings, get_settings
+from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
+from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
+from console.mcp.sealed import seal_plain_values
 from console.resources import STATIC
 from console.web import (
     admin,
@@ -65,6 +67,8 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
         engine = create_engine(settings.database_url)
         app.state.factory = session_factory(engine, info=session_info(settings))
         app.state.signals = Signals()
+        async with app.state.factory() as session:
+            await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
                 app.state.pool = pool

@@ -23,6 +23,7 @@ from console.cli_startup import bind, configure_logging, database_problem, load_
 from console.config import Settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
+from console.files import write_private
 
 T = TypeVar("T")
 DEMO_KEY_FILE = "console-demo.secret"
@@ -122,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         help="each user's calls carry their own credential, set on the Connections page, as this HTTP header "
         "(Authorization gets 'Bearer <token>') or, for stdio, this environment variable",
     )
+    servers_add.add_argument(
+        "--internal", action="store_true", help="it may be on a loopback, link-local or private address"
+    )
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
@@ -186,7 +190,15 @@ def _pairs(items: list[str]) -> dict[str, str]:
 
 
 def _migrate(settings: Settings, _args: Any) -> int:
+    from console.config import secret_text
+    from console.identity.credentials import CredentialCipher
+    from console.mcp.sealed import seal_plain_values
+
     migrate.upgrade(settings.database_url)
+    cipher = CredentialCipher(secret_text(settings))
+    sealed = run_with_session(settings, lambda s: seal_plain_values(session=s, cipher=cipher))
+    if sealed:
+        say(f"sealed the stored header and environment values of {', '.join(sealed)}")
     say("database is up to date")
     return 0
 
@@ -252,23 +264,29 @@ def _tokens_revoke(settings: Settings, args: Any) -> int:
 
 
 def _servers_add(settings: Settings, args: Any) -> int:
-    from console.identity import team_by_name
-    from console.mcp.registry import add_server
+    from console.mcp.admin import ServerSettings, create_server
+    from console.mcp.sealed import Outbound
 
-    async def add(session: AsyncSession) -> None:
-        team = await team_by_name(session=session, name=args.team)
-        await add_server(
-            session=session,
-            team_id=team.id,
+    server = ServerSettings(
+        transport="stdio" if args.command is not None else "http",
+        command=args.command or "",
+        url=args.url or "",
+        env=_pairs(args.env),
+        headers=_pairs(args.header),
+        credential_name=args.per_user_credential or "",
+        internal=args.internal,
+    )
+    run_with_session(
+        settings,
+        lambda s: create_server(
+            session=s,
+            by=None,
+            team_name=args.team,
             name=args.name,
-            command=args.command,
-            url=args.url,
-            headers=_pairs(args.header),
-            env=_pairs(args.env),
-            per_user_credential=args.per_user_credential,
-        )
-
-    run_with_session(settings, add)
+            settings=server,
+            outbound=Outbound.of(settings),
+        ),
+    )
     say(f"server {args.name} registered in {args.team}")
     return 0
 
@@ -277,12 +295,12 @@ def _servers_list(settings: Settings, _args: Any) -> int:
     from sqlalchemy import select
 
     from console.identity.models import Team
-    from console.mcp.registry import endpoint_for, list_servers
+    from console.mcp.registry import describe_server, list_servers
 
     async def rows(session: AsyncSession) -> list[str]:
         teams = {t.id: t.name for t in (await session.execute(select(Team))).scalars()}
         return [
-            f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{endpoint_for(s).describe()}"
+            f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{describe_server(s)}"
             + ("\tdisabled" if s.disabled else "")
             for s in await list_servers(session=session)
         ]
@@ -390,8 +408,7 @@ def _demo(settings: Settings, args: Any) -> int:
 def demo_secret(path: Path) -> SecretStr:
     """The demo's console secret, kept in a file beside its database so saved credentials stay readable."""
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(32))
-        path.chmod(0o600)
+        write_private(path, secrets.token_urlsafe(32))
     return SecretStr(path.read_text().strip())
 
 
@@ -400,8 +417,7 @@ def demo_audit_key(path: Path) -> Path:
     if not path.exists():
         from console.audit.signing import new_private_key_text
 
-        path.touch(mode=0o600)
-        path.write_text(new_private_key_text() + "\n")
+        write_private(path, new_private_key_text() + "\n")
     return path
 
 

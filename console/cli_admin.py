@@ -62,6 +62,11 @@ def add_server_commands(servers: Subcommands) -> None:
     edit.add_argument(
         "--idempotent", action=argparse.BooleanOptionalAction, help="resend interrupted requests"
     )
+    edit.add_argument(
+        "--internal",
+        action=argparse.BooleanOptionalAction,
+        help="the server may be on a loopback, link-local or private address",
+    )
     edit.set_defaults(handler=_servers_edit)
     for verb, disabled in (("disable", True), ("enable", False)):
         toggle = servers.add_parser(
@@ -140,9 +145,10 @@ def _members_remove(settings: Settings, args: Any) -> int:
 def _servers_edit(settings: Settings, args: Any) -> int:
     from console.cli import _pairs as pairs
     from console.cli import run_with_session
-    from console.mcp.admin import edit_server, server_for_admin, settings_of
+    from console.mcp.admin import Edited, edit_server, server_for_admin, settings_of
+    from console.mcp.sealed import Outbound
 
-    async def edit(session: AsyncSession) -> None:
+    async def edit(session: AsyncSession) -> Edited:
         server = await server_for_admin(session=session, by=None, team_name=args.team, name=args.name)
         current = settings_of(server)
         env = {**current.env, **pairs(args.env)}
@@ -157,19 +163,28 @@ def _servers_edit(settings: Settings, args: Any) -> int:
             changes.update(transport="http", url=args.url)
         if args.per_user_credential is not None or args.shared:
             changes["credential_name"] = args.per_user_credential or ""
-        for flag in ("trusted", "idempotent"):
+        for flag in ("trusted", "idempotent", "internal"):
             if getattr(args, flag) is not None:
                 changes[flag] = getattr(args, flag)
-        await edit_server(
+        return await edit_server(
             session=session,
             by=None,
             team_name=args.team,
             name=args.name,
             settings=replace(current, **changes),
+            outbound=Outbound.of(settings),
         )
 
-    run_with_session(settings, edit)
+    edited = run_with_session(settings, edit)
     say(f"server {args.name} in {args.team} saved")
+    if edited.dropped:
+        say(
+            f"it points elsewhere now, so the stored values of {', '.join(sorted(edited.dropped))} were "
+            "dropped: give them again with --header or --env"
+        )
+    if edited.credentials_dropped:
+        count = edited.credentials_dropped
+        say(f"{count} people's own credentials for it were deleted: they must connect again")
     return 0
 
 
@@ -190,9 +205,13 @@ def _servers_toggle(settings: Settings, args: Any) -> int:
 def _servers_test(settings: Settings, args: Any) -> int:
     from console.cli import run_with_session
     from console.mcp.probe import probe_server
+    from console.mcp.sealed import Outbound
 
     server, outcome = run_with_session(
-        settings, lambda s: probe_server(session=s, by=None, team_name=args.team, name=args.name)
+        settings,
+        lambda s: probe_server(
+            session=s, by=None, team_name=args.team, name=args.name, outbound=Outbound.of(settings)
+        ),
     )
     for note in outcome.notes:
         say(f"note: {printable(note)}")

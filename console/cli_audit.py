@@ -24,6 +24,7 @@ from console.audit.verify import Report
 from console.cli_output import say
 from console.config import Settings
 from console.errors import InvalidInput
+from console.files import write_private
 from console.identity import team_by_name
 
 
@@ -57,8 +58,7 @@ def _keygen(_settings: Settings, args: Any) -> int:
     private = new_private_key_text()
     public = public_key_text(load_private_key(private).public_key())
     if args.out is not None:
-        args.out.touch(mode=0o600, exist_ok=False)
-        args.out.write_text(private + "\n")
+        write_private(args.out, private + "\n")
         say(f"private key written to {args.out}; set CONSOLE_AUDIT_SIGNING_KEY_FILE to it")
     else:
         say(f"CONSOLE_AUDIT_SIGNING_KEY={private}")

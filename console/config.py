@@ -27,7 +27,11 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = Field(
         default=None,
         min_length=32,
-        description="at least 32 random characters; the key that seals per-user server credentials",
+        description="at least 32 random characters; seals server header/env values and users' credentials",
+    )
+    allow_private_server_urls: bool = Field(
+        default=False,
+        description="let every HTTP server use loopback, link-local and private addresses, not only internal",
     )
     base_url: str = Field(default="http://127.0.0.1:8000", description="public URL used in answer links")
     round_cap: int = Field(default=10, ge=1, description="most input_required rounds one call may take")

@@ -33,8 +33,10 @@ from console.elicitations.decisions import answer
 from console.elicitations.models import Elicitation
 from console.errors import ConsoleError
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
+from console.mcp.admin import ServerSettings, create_server
 from console.mcp.pool import ConnectionPool
-from console.mcp.registry import add_server, endpoint_for, server_by_name
+from console.mcp.registry import endpoint_for, server_by_name
+from console.mcp.sealed import Outbound
 
 TEAM = "conformance"
 SERVER = "scenario"
@@ -126,14 +128,21 @@ class Harness:
             team = await create_team(session=session, name=TEAM)
             await create_user(session=session, name="agent", team_name=TEAM, role="member")
             token = await create_token(session=session, user_name="agent", team_name=TEAM)
-            await add_server(session=session, team_id=team.id, name=SERVER, url=url)
+            await create_server(
+                session=session,
+                by=None,
+                team_name=team.name,
+                name=SERVER,
+                settings=ServerSettings(transport="http", url=url, internal=True),  # the suite runs locally
+                outbound=Outbound.of(self._settings),
+            )
             return await authenticate_token(session=session, token=token)
 
     async def listed_tools(self, principal: Principal) -> list[dict[str, Any]]:
         async with self._factory() as session:
             server = await server_by_name(session=session, team_id=principal.team_id, name=SERVER)
             await session.commit()
-        return await self._pool.list_tools(endpoint_for(server))
+        return await self._pool.list_tools(endpoint_for(server, Outbound.of(self._settings)))
 
     async def call(
         self, principal: Principal, tool: ToolCall, *, check_listed: bool = True

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import DateTime, MetaData, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
 from console.errors import Conflict
+from console.files import create_private
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -82,9 +84,24 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+def private_sqlite_file(url: str) -> None:
+    """Create a SQLite database file that does not exist yet with mode 0600 (SQLite would make it 0644).
+
+    SQLite gives its -wal and -shm files the database file's mode, so they stay private too.
+    """
+    if not is_sqlite(url):
+        return
+    database = make_url(url).database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        path = Path(database)
+        if path.parent.is_dir():
+            create_private(path)
+
+
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """An async engine; SQLite gets WAL, a busy timeout and write-locking transactions."""
     if is_sqlite(url):
+        private_sqlite_file(url)
         engine = create_async_engine(
             url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0, pool_timeout=30, **kwargs
         )

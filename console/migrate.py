@@ -7,6 +7,7 @@ from alembic.config import Config
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import make_url
 
+from console.db import private_sqlite_file
 from console.resources import MIGRATIONS
 
 
@@ -27,11 +28,13 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str) -> None:
     """Bring the database to the newest schema."""
+    private_sqlite_file(url)
     command.upgrade(alembic_config(url), "head")
 
 
 def needs_schema(url: str) -> bool:
     """True when the database has no console tables yet (a fresh SQLite file, say)."""
+    private_sqlite_file(url)
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as connection:

@@ -16,13 +16,17 @@ import httpx
 from bs4 import BeautifulSoup, Tag
 from fastapi import FastAPI
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.app import create_app
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.identity import create_team, create_token, create_user, team_by_name
+from console.identity.credentials import CredentialCipher
 from console.identity.models import Membership, User
-from console.mcp.registry import add_server
+from console.mcp.admin import ServerSettings, create_server
+from console.mcp.models import McpServer
+from console.mcp.sealed import Outbound
 
 REPO = Path(__file__).resolve().parent.parent
 MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
@@ -36,6 +40,7 @@ PEOPLE = (
     ("outsider", "elsewhere", "approver"),
 )
 WAIT = 20.0
+SECRET_KEY = "harness-console-secret-" + "h" * 32  # CONSOLE_SECRET_KEY of every console under test
 
 
 @dataclass
@@ -43,6 +48,7 @@ class ServerSpec:
     command: list[str] | None = None
     url: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    credential_name: str = ""  # each user's own credential, as this header (HTTP) or variable (stdio)
 
 
 def stdio_deployer(key: str, **env: str) -> ServerSpec:
@@ -63,8 +69,11 @@ def stdio_mrtr(log: Path, **env: str) -> ServerSpec:
     return ServerSpec(command=[sys.executable, MRTR_SERVER], env={"MRTR_LOG": str(log), **env})
 
 
-async def seed(database_url: str, servers: dict[str, ServerSpec]) -> dict[str, str]:
-    """Teams, people (with API tokens) and servers; returns each person's token."""
+async def seed(
+    database_url: str, servers: dict[str, ServerSpec], *, secret_key: str | None = SECRET_KEY
+) -> dict[str, str]:
+    """Teams, people (with API tokens) and servers, registered by the operator as internal (they run on
+    this machine) with their values sealed under `secret_key`; returns each person's token."""
     engine = create_engine(database_url)
     factory = session_factory(engine)
     tokens: dict[str, str] = {}
@@ -77,20 +86,29 @@ async def seed(database_url: str, servers: dict[str, ServerSpec]) -> dict[str, s
                     session=session, name=name, team_name=team, role=role, password=f"{name}-pw-1"
                 )
                 tokens[name] = await create_token(session=session, user_name=name, team_name=team)
-            platform = await team_by_name(session=session, name=TEAM)
             for name, spec in servers.items():
-                command = shlex.join(spec.command) if spec.command else None
-                await add_server(
-                    session=session,
-                    team_id=platform.id,
-                    name=name,
-                    command=command,
-                    url=spec.url,
-                    env=spec.env,
-                )
+                await register_server(session, name, spec, secret_key=secret_key)
     finally:
         await engine.dispose()
     return tokens
+
+
+async def register_server(
+    session: AsyncSession, name: str, spec: ServerSpec, *, secret_key: str | None = SECRET_KEY
+) -> McpServer:
+    """Register a server of the platform team as the operator does; internal: it runs on this machine."""
+    settings = ServerSettings(
+        transport="stdio" if spec.command else "http",
+        command=shlex.join(spec.command or []),
+        url=spec.url or "",
+        env=spec.env,
+        credential_name=spec.credential_name,
+        internal=True,
+    )
+    outbound = Outbound(CredentialCipher(secret_key))
+    return await create_server(
+        session=session, by=None, team_name=TEAM, name=name, settings=settings, outbound=outbound
+    )
 
 
 @dataclass
@@ -198,7 +216,12 @@ def result_text(call: dict[str, Any]) -> str:
 
 
 def test_settings(database_url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"env": "test", "base_url": "http://console.test", **overrides}
+    values: dict[str, Any] = {
+        "env": "test",
+        "base_url": "http://console.test",
+        "secret_key": SECRET_KEY,
+        **overrides,
+    }
     return Settings(database_url=database_url, **values)
 
 
@@ -213,7 +236,7 @@ async def running_console(
 ) -> AsyncIterator[Console]:
     """The app with its lifespan (pool and dispatcher) running, reachable through an in-process client."""
     if tokens is None:
-        tokens = await seed(database_url, servers)
+        tokens = await seed(database_url, servers, secret_key=overrides.get("secret_key", SECRET_KEY))
     app = create_app(test_settings(database_url, **overrides), dispatcher=dispatcher)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

@@ -9,12 +9,16 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
+
+from tests.harness import SECRET_KEY
 
 START_TIMEOUT = 30.0
 
@@ -59,14 +63,16 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
     """`console serve --port 0` as its own process against `database_url`; yields its base URL.
 
     `env` adds or overrides environment variables (e.g. CONSOLE_SESSION_IDLE_MINUTES="1"). The dispatcher
-    polls every 0.1 s unless `env` says otherwise. On exit the process is killed with SIGKILL (a crash,
-    not a clean shutdown), which is what restart tests need and all that other tests need. Its stderr is
-    appended to `stderr_path`, so one file can collect several runs.
+    polls every 0.1 s and the harness's CONSOLE_SECRET_KEY is set unless `env` says otherwise. On exit the
+    process is killed with SIGKILL (a crash, not a clean shutdown), which is what restart tests need and
+    all that other tests need. Its stderr is appended to `stderr_path`, so one file can collect several
+    runs.
     """
     full_env = {
         **os.environ,
         "CONSOLE_DATABASE_URL": database_url,
         "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
+        "CONSOLE_SECRET_KEY": SECRET_KEY,  # what `seed` sealed the servers' values with
         **env,
     }
     with stderr_path.open("ab") as stderr:
@@ -193,3 +199,42 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 def requests_with(log: Path, key: str, value: object) -> list[dict[str, Any]]:
     """The requests a test server logged whose arguments carry `key` = `value` (unique per test)."""
     return [r for r in read_log(log) if (r["arguments"] or {}).get(key) == value]
+
+
+@dataclass
+class Recorder:
+    """A plain HTTP server that writes down the headers of every request it gets and answers 401."""
+
+    url: str
+    seen: list[dict[str, str]] = field(default_factory=list)
+
+    def api_keys(self) -> list[str | None]:
+        return [headers.get("x-api-key") for headers in self.seen]
+
+
+@contextmanager
+def recorder() -> Iterator[Recorder]:
+    """A `Recorder` on a free loopback port, served from a thread until the block ends."""
+    found: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # the name http.server calls
+            found.append({k.lower(): v for k, v in self.headers.items()})
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST  # likewise
+
+        def log_message(self, format: str, *args: object) -> None:  # http.server's name
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Recorder(f"http://127.0.0.1:{server.server_address[1]}/mcp", found)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -14,15 +14,21 @@ import pytest
 
 from console.cli_admin import printable
 from console.demo.tracker import running_tracker
-from tests.harness import MRTR_SERVER
+from tests.harness import MRTR_SERVER, SECRET_KEY
 from tests.processes import read_lines
 
 TIMEOUT = 60
 
 
-def console(*args: str, url: str, cwd: Path, **settings: str) -> subprocess.CompletedProcess[str]:
+def console(
+    *args: str, url: str, cwd: Path, secret_key: str | None = SECRET_KEY, **settings: str
+) -> subprocess.CompletedProcess[str]:
     """`console ARGS` run to its end; `settings` are extra environment variables."""
-    env = {**os.environ, "CONSOLE_DATABASE_URL": url, **settings}
+    env = {**os.environ, "CONSOLE_DATABASE_URL": url}
+    env.pop("CONSOLE_SECRET_KEY", None)
+    if secret_key is not None:
+        env["CONSOLE_SECRET_KEY"] = secret_key
+    env |= settings
     return subprocess.run(
         [sys.executable, "-m", "console.cli", *args],
         env=env,
@@ -102,6 +108,20 @@ def test_cli_refuses_bad_input_with_a_clear_message(database_url: str, tmp_path:
     )
     assert bad_url.returncode == 1
     assert "http(s)" in bad_url.stderr
+    no_key = console(
+        *("servers", "add", "remote", "--team", "platform", "--url", "https://mcp.example.com/mcp"),
+        *("--header", "X-Api-Key=secret-value"),
+        url=database_url,
+        cwd=tmp_path,
+        secret_key=None,
+    )
+    assert no_key.returncode == 1
+    assert "set CONSOLE_SECRET_KEY to store header or environment values" in no_key.stderr
+    loopback = ("servers", "add", "local", "--team", "platform", "--url", "http://127.0.0.1:9/mcp")
+    refused = console(*loopback, url=database_url, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "127.0.0.1 is a loopback address" in refused.stderr
+    assert console(*loopback, "--internal", url=database_url, cwd=tmp_path).returncode == 0
 
 
 def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:
@@ -157,7 +177,11 @@ def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: st
     assert ok("servers", "disable", "platform", "mrtr") == "server mrtr in platform disabled\n"
     assert ok("servers", "list").splitlines()[0].endswith("\tdisabled")
     assert ok("servers", "enable", "platform", "mrtr") == "server mrtr in platform enabled\n"
-    ok("servers", "edit", "platform", "mrtr", "--command", "/nonexistent/mcp-server")
+    moved = ok("servers", "edit", "platform", "mrtr", "--command", "/nonexistent/mcp-server")
+    assert moved.splitlines()[1:] == [
+        "it points elsewhere now, so the stored values of MRTR_LOG were dropped: give them again with "
+        "--header or --env"
+    ]
     broken = console("servers", "test", "platform", "mrtr", url=database_url, cwd=tmp_path)
     assert broken.returncode == 1
     assert "cannot connect to /nonexistent/mcp-server" in broken.stderr
@@ -234,7 +258,7 @@ def test_a_port_in_use_is_one_line_and_nothing_is_created_before_the_socket(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = console(command, "--port", str(port), url=url, cwd=tmp_path, CONSOLE_SECRET_KEY="k" * 32)
+        done = console(command, "--port", str(port), url=url, cwd=tmp_path)
     assert one_error_line(done) == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no database, no demo keys
 
@@ -271,7 +295,7 @@ def test_an_unreachable_postgresql_is_one_line_without_the_password(tmp_path: Pa
         port = closed.getsockname()[1]  # nothing listens here once the socket is closed
     url = f"postgresql+psycopg://console:s3cret-pw@127.0.0.1:{port}/console"
     for command in (["serve", "--port", "0"], ["worker"], ["migrate"], ["teams", "add", "x"]):
-        line = one_error_line(console(*command, url=url, cwd=tmp_path, CONSOLE_SECRET_KEY="k" * 32))
+        line = one_error_line(console(*command, url=url, cwd=tmp_path))
         assert line.startswith(
             f"error: cannot use the database postgresql+psycopg://console:***@127.0.0.1:{port}/"
         )

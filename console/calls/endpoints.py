@@ -5,10 +5,11 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.errors import ConsoleError
-from console.identity.credentials import CredentialCipher, credential_for
+from console.identity.credentials import credential_for
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
+from console.mcp.sealed import Outbound
 
 
 class CredentialMissing(ConsoleError):
@@ -16,18 +17,21 @@ class CredentialMissing(ConsoleError):
 
 
 async def endpoint_for_owner(
-    *, session: AsyncSession, cipher: CredentialCipher, server: McpServer, owner_id: str, owner_name: str
+    *, session: AsyncSession, outbound: Outbound, server: McpServer, owner_id: str, owner_name: str
 ) -> Endpoint:
     """The endpoint for a call owned by `owner_id` — never anyone else's credential.
 
     Raises:
         CredentialMissing: the server wants a per-user credential and the owner has none.
+        SecretMissing: a stored value or the credential cannot be opened.
     """
     if server.credential_mode != "per_user":
-        return endpoint_for(server)
-    secret = await credential_for(session=session, cipher=cipher, user_id=owner_id, server_id=server.id)
+        return endpoint_for(server, outbound)
+    secret = await credential_for(
+        session=session, cipher=outbound.cipher, user_id=owner_id, server_id=server.id
+    )
     if secret is None:
         raise CredentialMissing(
             f"{owner_name} has no credential for server {server.name!r}; add it on the Connections page"
         )
-    return endpoint_for(server, secret)
+    return endpoint_for(server, outbound, secret)

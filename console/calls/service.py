@@ -15,17 +15,18 @@ from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import METHODS, TERMINAL, Call, Run
 from console.calls.rawjson import member_text
-from console.config import Settings, secret_text
+from console.config import Settings
 from console.db import utcnow
 from console.dispatch.models import DispatchJob
 from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
-from console.identity.credentials import CredentialCipher, SecretMissing
+from console.identity.credentials import SecretMissing
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import server_by_name
+from console.mcp.sealed import Outbound
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -127,7 +128,7 @@ async def start_call(
     try:
         endpoint = await endpoint_for_owner(
             session=session,
-            cipher=CredentialCipher(secret_text(settings)),
+            outbound=Outbound.of(settings),
             server=server,
             owner_id=run.owner_id,
             owner_name=principal.user_name,

@@ -26,8 +26,9 @@ from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import Membership, Team, User
 from console.identity.passwords import hash_password
 from console.identity.tokens import list_tokens, revoke_token
+from console.mcp.admin import ServerSettings, create_server
 from console.mcp.models import McpServer
-from console.mcp.registry import add_server
+from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
 
 TEAM = "platform"
@@ -81,7 +82,7 @@ async def seed_demo(
         team = await create_team(session=session, name=TEAM)
     for name, role in USERS:
         await _ensure_user(session, team, name, role, passwords[name])
-    deployer = await _ensure_deployer(session, team)
+    deployer = await _ensure_deployer(session, team, settings)
     await save_rule(
         session=session,
         actor=SYSTEM,
@@ -135,7 +136,7 @@ async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, 
     await session.commit()
 
 
-async def _ensure_deployer(session: AsyncSession, team: Team) -> McpServer:
+async def _ensure_deployer(session: AsyncSession, team: Team, settings: Settings) -> McpServer:
     existing = (
         await session.execute(
             select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "deployer")
@@ -143,12 +144,18 @@ async def _ensure_deployer(session: AsyncSession, team: Team) -> McpServer:
     ).scalar_one_or_none()
     if existing is not None:
         return existing
-    return await add_server(
-        session=session,
-        team_id=team.id,
-        name="deployer",
+    deployer = ServerSettings(
+        transport="stdio",
         command=f"{sys.executable} -m console.demo.deployer",
         env={"DEPLOY_STATE_KEY": secrets.token_urlsafe(32)},
+    )
+    return await create_server(
+        session=session,
+        by=None,
+        team_name=team.name,
+        name="deployer",
+        settings=deployer,
+        outbound=Outbound.of(settings),
     )
 
 
@@ -159,15 +166,20 @@ async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, s
         )
     ).scalar_one_or_none()
     if server is None:
-        server = await add_server(
+        # The demo's tracker runs beside the console, on loopback: internal.
+        tracker_server = ServerSettings(
+            transport="http", url=tracker.mcp_url, credential_name="Authorization", internal=True
+        )
+        server = await create_server(
             session=session,
-            team_id=team.id,
+            by=None,
+            team_name=team.name,
             name="tracker",
-            url=tracker.mcp_url,
-            per_user_credential="Authorization",
+            settings=tracker_server,
+            outbound=Outbound.of(settings),
         )
     else:
-        server.url = tracker.mcp_url  # a new port every run
+        server.url, server.internal = tracker.mcp_url, True  # a new port every run
         await session.commit()
     cipher = CredentialCipher(secret_text(settings))
     for name, tracker_token in tracker.tokens.items():

@@ -18,18 +18,19 @@ from console.audit import SYSTEM, record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import Call, CallRound, Run
 from console.calls.outcomes import fail_call, record_error, record_lost, record_reply
-from console.config import Settings, secret_text
+from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.models import DispatchJob
 from console.dispatch.signals import Signals
 from console.elicitations.decisions import expire_due, response_for
 from console.elicitations.models import Elicitation
 from console.errors import McpError, McpLost, McpUnavailable
-from console.identity.credentials import CredentialCipher, SecretMissing
+from console.identity.credentials import SecretMissing
 from console.identity.models import User
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
+from console.mcp.sealed import Outbound
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class Dispatcher:
         self._settings = settings
         self._signals = signals
         self.worker_id = f"{os.getpid()}-{secrets.token_hex(4)}"
-        self._cipher = CredentialCipher(secret_text(settings))
+        self._outbound = Outbound.of(settings)
         self._slots = anyio.Semaphore(concurrency)
         self._tasks: TaskGroup | None = None
 
@@ -211,7 +212,11 @@ class Dispatcher:
         request = await _request_for(session, job, call)
         try:
             endpoint = await endpoint_for_owner(
-                session=session, cipher=self._cipher, server=server, owner_id=run.owner_id, owner_name=owner
+                session=session,
+                outbound=self._outbound,
+                server=server,
+                owner_id=run.owner_id,
+                owner_name=owner,
             )
         except (CredentialMissing, SecretMissing) as exc:
             await self._fail_unsendable(session, job, call, exc.message)

@@ -1,5 +1,7 @@
 """Per-user credentials for MCP servers, encrypted at rest with AES-GCM under a key from the console's secret.
 
+The same cipher seals servers' own header and environment values (`console/mcp/secrets.py`).
+
 Each row is bound to its (user, server) pair as associated data, so a ciphertext copied onto another
 row does not decrypt. `kind` and `details_json` leave room for OAuth grants (refresh tokens, expiry,
 scopes) next to plain bearer tokens.
@@ -41,20 +43,39 @@ class CredentialCipher:
         ).derive(console_secret.encode())
         self._aead = AESGCM(key)
 
+    @property
+    def ready(self) -> bool:
+        """Whether a console secret is configured, so that values can be sealed and opened."""
+        return self._aead is not None
+
     def _require(self) -> AESGCM:
         if self._aead is None:
-            raise SecretMissing("set CONSOLE_SECRET_KEY to store or use per-user server credentials")
+            raise SecretMissing(
+                "set CONSOLE_SECRET_KEY to store or use server secrets and personal credentials"
+            )
         return self._aead
 
     def seal(self, secret: str, *, user_id: str, server_id: str) -> str:
-        nonce = secrets.token_bytes(12)
-        sealed = self._require().encrypt(nonce, secret.encode(), f"{user_id}:{server_id}".encode())
-        return base64.b64encode(nonce + sealed).decode()
+        return self.seal_bound(secret, f"{user_id}:{server_id}")
 
     def open(self, sealed: str, *, user_id: str, server_id: str) -> str:
+        return self.open_bound(sealed, f"{user_id}:{server_id}")
+
+    def seal_bound(self, secret: str, bound_to: str) -> str:
+        """`secret` encrypted so that it opens only with the same `bound_to` (the associated data)."""
+        nonce = secrets.token_bytes(12)
+        sealed = self._require().encrypt(nonce, secret.encode(), bound_to.encode())
+        return base64.b64encode(nonce + sealed).decode()
+
+    def open_bound(self, sealed: str, bound_to: str) -> str:
+        """The value `seal_bound` sealed with the same `bound_to`.
+
+        Raises:
+            SecretMissing: no console secret, or the value was sealed under another secret or binding.
+        """
         raw = base64.b64decode(sealed)
         try:
-            plain = self._require().decrypt(raw[:12], raw[12:], f"{user_id}:{server_id}".encode())
+            plain = self._require().decrypt(raw[:12], raw[12:], bound_to.encode())
         except InvalidTag:
             raise SecretMissing(
                 "a stored credential cannot be decrypted (was the console secret changed?)"
@@ -121,6 +142,14 @@ async def delete_credential(*, session: AsyncSession, actor: Actor, user_id: str
         payload={"user": user_id},
     )
     await session.commit()
+
+
+async def forget_server_credentials(*, session: AsyncSession, server_id: str) -> list[str]:
+    """Delete every user's credential for the server inside the caller's transaction; whose they were."""
+    query = select(ServerCredential.user_id).where(ServerCredential.server_id == server_id)
+    users = list((await session.execute(query)).scalars())
+    await session.execute(delete(ServerCredential).where(ServerCredential.server_id == server_id))
+    return users
 
 
 async def credential_for(

@@ -76,6 +76,11 @@ async def require_team_admin(*, session: AsyncSession, by: Viewer | None, team_n
     return team
 
 
+async def is_site_admin(*, session: AsyncSession, by: Viewer | None) -> bool:
+    """Whether `by` is the operator (`None`) or a site admin, read inside the caller's transaction."""
+    return by is None or await _is_site_admin(session, by.user_id)
+
+
 async def administered_teams(*, session: AsyncSession, by: Viewer | None) -> list[TeamRow]:
     """The teams `by` may manage, by name; every team for a site admin and the operator.
 

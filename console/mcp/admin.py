@@ -1,8 +1,14 @@
 """Team admins manage their MCP servers: add, edit, disable and enable, with every change audited.
 
-Header and environment values may be credentials: they are stored, sent to the server, and never handed
-back. `ServerSettings` read from a server carries their names with `None` values; `None` in an edit
-keeps the value already stored.
+`by` is the person acting; `None` is the operator (the CLI, the demo's seed), who may do anything a site
+admin may. Only site admins and the operator add or change stdio servers (they run a program on the
+console's host) and mark servers internal (allowed on loopback and private addresses); team admins add
+and change HTTP servers on public addresses, and enable or disable any server of their team.
+
+Header and environment values may be credentials: they are stored sealed, sent to the server, and never
+handed back. `ServerSettings` read from a server carries their names with `None` values; `None` in an
+edit keeps the value already stored, unless the edit changes where the server points: then only the
+values entered again are kept.
 """
 
 from __future__ import annotations
@@ -18,12 +24,23 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
-from console.db import flush_unique
-from console.errors import InvalidInput, NotFound
-from console.identity.teams import MemberRow, actor_of, check_name, members_of, require_team_admin
+from console.db import flush_unique, new_id
+from console.errors import Forbidden, InvalidInput, NotFound
+from console.identity.credentials import SecretMissing, forget_server_credentials
+from console.identity.models import Team
+from console.identity.teams import (
+    MemberRow,
+    actor_of,
+    check_name,
+    is_site_admin,
+    members_of,
+    require_team_admin,
+)
 from console.identity.viewer import Viewer
+from console.mcp.addresses import url_refusal
 from console.mcp.models import McpServer
-from console.mcp.registry import endpoint_for
+from console.mcp.registry import describe_server
+from console.mcp.sealed import NO_KEY, Outbound, seal_value, stored_map
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
@@ -43,6 +60,14 @@ class ServerSettings:
     credential_name: str = ""  # empty: shared settings; else each user's own credential under this name
     trusted: bool = False
     idempotent: bool = False
+    internal: bool | None = None  # None: as it is (a new server is not internal)
+
+
+@dataclass(frozen=True)
+class Edited:
+    server: McpServer
+    dropped: list[str]  # stored values left out because the server points elsewhere now
+    credentials_dropped: int  # people's own credentials deleted for the same reason
 
 
 @dataclass(frozen=True)
@@ -59,11 +84,12 @@ def settings_of(server: McpServer) -> ServerSettings:
         transport=server.transport,
         command=shlex.join(json.loads(server.command_json or "[]")),
         url=server.url or "",
-        env=dict.fromkeys(json.loads(server.env_json)),
-        headers=dict.fromkeys(json.loads(server.headers_json)),
+        env=dict.fromkeys(stored_map(server.env_json)),
+        headers=dict.fromkeys(stored_map(server.headers_json)),
         credential_name=(server.credential_name or "") if server.credential_mode == "per_user" else "",
         trusted=server.trusted,
         idempotent=server.idempotent,
+        internal=server.internal,
     )
 
 
@@ -89,25 +115,34 @@ async def server_for_admin(
     Raises:
         NotFound, Forbidden.
     """
-    server = await _server(session, by, team_name, name)
+    _team, server = await _server(session, by, team_name, name)
     await session.commit()
     return server
 
 
 async def create_server(
-    *, session: AsyncSession, by: Viewer | None, team_name: str, name: str, settings: ServerSettings
+    *,
+    session: AsyncSession,
+    by: Viewer | None,
+    team_name: str,
+    name: str,
+    settings: ServerSettings,
+    outbound: Outbound,
 ) -> McpServer:
-    """Register a server in the team.
+    """Register a server in the team; the one way servers are added (pages, CLI, demo, tests).
 
     Raises:
-        NotFound, Forbidden, InvalidInput (with field errors), Conflict (name taken).
+        NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors), Conflict
+        (name taken).
     """
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     name = check_name("server", name)
     if name in RESERVED_NAMES:
         raise InvalidInput("invalid server name", {"name": f"{name!r} is reserved"})
-    server = McpServer(team_id=team.id, name=name)
-    changed = _apply(server, settings)
+    server = McpServer(id=new_id(), team_id=team.id, name=name, internal=False)
+    await _authorize(session, by, team, server, settings, new=True)
+    url_error = await _address_error(server, settings, outbound)
+    changed, _dropped = _apply(server, settings, outbound, url_error)
     session.add(server)
     await flush_unique(session, f"server {name!r} already exists in {team_name}")
     _record(session, by, "server_added", server, team_name, changed=changed)
@@ -116,19 +151,41 @@ async def create_server(
 
 
 async def edit_server(
-    *, session: AsyncSession, by: Viewer | None, team_name: str, name: str, settings: ServerSettings
-) -> McpServer:
-    """Change a server's settings; a header or environment value of `None` keeps the stored one.
+    *,
+    session: AsyncSession,
+    by: Viewer | None,
+    team_name: str,
+    name: str,
+    settings: ServerSettings,
+    outbound: Outbound,
+) -> Edited:
+    """Change a server's settings; a header or environment value of `None` keeps the stored one, unless
+    the server now points elsewhere (another URL, command or transport): then every value not entered
+    again is dropped, and so are the people's own credentials for it.
 
     Raises:
-        NotFound, Forbidden, InvalidInput (with field errors).
+        NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors).
     """
-    server = await _server(session, by, team_name, name)
-    changed = _apply(server, settings)
+    team, server = await _server(session, by, team_name, name)
+    await _authorize(session, by, team, server, settings, new=False)
+    url_error = await _address_error(server, settings, outbound)
+    changed, dropped = _apply(server, settings, outbound, url_error)
+    forgotten: list[str] = []
+    if _moved(changed):
+        forgotten = await forget_server_credentials(session=session, server_id=server.id)
     if changed:
-        _record(session, by, "server_changed", server, team_name, changed=changed)
+        _record(
+            session,
+            by,
+            "server_changed",
+            server,
+            team_name,
+            changed=changed,
+            dropped=dropped,
+            credentials_dropped=len(forgotten),
+        )
     await session.commit()
-    return server
+    return Edited(server, dropped, len(forgotten))
 
 
 async def set_disabled(
@@ -139,7 +196,7 @@ async def set_disabled(
     Raises:
         NotFound, Forbidden.
     """
-    server = await _server(session, by, team_name, name)
+    _team, server = await _server(session, by, team_name, name)
     if server.disabled != disabled:
         server.disabled = disabled
         _record(session, by, "server_disabled" if disabled else "server_enabled", server, team_name)
@@ -147,24 +204,81 @@ async def set_disabled(
     return server
 
 
-async def _server(session: AsyncSession, by: Viewer | None, team_name: str, name: str) -> McpServer:
+async def _server(
+    session: AsyncSession, by: Viewer | None, team_name: str, name: str
+) -> tuple[Team, McpServer]:
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == name)
     server = (await session.execute(query)).scalar_one_or_none()
     if server is None:
         await session.rollback()
         raise NotFound(f"no server {name!r} in {team_name}")
-    return server
+    return team, server
 
 
-def _apply(server: McpServer, settings: ServerSettings) -> list[str]:
-    """Validate `settings` and set them on `server`; the names of the fields that changed."""
+async def _authorize(
+    session: AsyncSession,
+    by: Viewer | None,
+    team: Team,
+    server: McpServer,
+    settings: ServerSettings,
+    *,
+    new: bool,
+) -> None:
+    """Refuse (and record) what only a site admin may do, then end the transaction: the address check
+    that follows may wait on name resolution.
+
+    Raises:
+        Forbidden.
+    """
+    if await is_site_admin(session=session, by=by):
+        await session.commit()
+        return
+    reason = None
+    if settings.transport == "stdio" or (not new and server.transport == "stdio"):
+        reason = (
+            "only a site admin can add or change a stdio server: it runs a program on the console's host "
+            "(team admins can enable or disable it)"
+        )
+    elif settings.internal is not None and settings.internal != server.internal:
+        reason = "only a site admin can mark a server internal (allowed on private addresses)"
+    elif server.internal and settings.url.strip() != (server.url or ""):
+        reason = "only a site admin can change where an internal server points"
+    if reason is None:
+        await session.commit()
+        return
+    record_event(
+        session=session,
+        actor=actor_of(by),
+        action="access_refused",
+        subject_type="team" if new else "server",
+        subject_id=team.id if new else server.id,
+        team_id=team.id,
+        payload={
+            "attempt": "add server" if new else "change server",
+            "server": server.name,
+            "reason": reason,
+        },
+    )
+    await session.commit()
+    raise Forbidden(reason)
+
+
+async def _address_error(server: McpServer, settings: ServerSettings, outbound: Outbound) -> str | None:
+    """Why the URL may not be used by this server (not internal, private addresses not allowed), or None."""
+    internal = server.internal if settings.internal is None else settings.internal
+    if settings.transport != "http" or internal or outbound.allow_private:
+        return None
+    return await url_refusal(settings.url.strip())
+
+
+def _apply(
+    server: McpServer, settings: ServerSettings, outbound: Outbound, url_error: str | None
+) -> tuple[list[str], list[str]]:
+    """Validate `settings` and set them on `server`, sealing new values; the names of the fields that
+    changed, and of the stored values dropped because the server points elsewhere now."""
     errors: dict[str, str] = {}
     before = _snapshot(server)
-    env = _merge(json.loads(server.env_json or "{}"), settings.env, ENV_NAME, "env", errors)
-    headers = _merge(
-        json.loads(server.headers_json or "{}"), settings.headers, HEADER_NAME, "headers", errors
-    )
     credential = settings.credential_name.strip()
     pattern = HEADER_NAME if settings.transport == "http" else ENV_NAME
     if credential and not pattern.fullmatch(credential):
@@ -178,49 +292,95 @@ def _apply(server: McpServer, settings: ServerSettings) -> list[str]:
             argv, errors["command"] = [], f"cannot split the command: {exc}"
         if not argv and "command" not in errors:
             errors["command"] = "give the program to run and its arguments"
-        command_json, headers = json.dumps(argv), {}
+        command_json = json.dumps(argv)
     elif settings.transport == "http":
         url = settings.url.strip()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             errors["url"] = "must be an http(s) URL"
-        env = {}
+        elif url_error is not None:
+            errors["url"] = url_error
     else:
         errors["transport"] = "choose stdio or http"
+    # Values entered for one place are not sent to another: when the server points elsewhere now, only
+    # the values entered again are kept.
+    moved = (server.transport, server.command_json, server.url) != (settings.transport, command_json, url)
+    dropped: list[str] = []
+    sealer = _Sealer(outbound, server.id, errors)
+    env = sealer.merge(stored_map(server.env_json), settings.env, "env", keep=not moved, dropped=dropped)
+    headers = sealer.merge(
+        stored_map(server.headers_json), settings.headers, "headers", keep=not moved, dropped=dropped
+    )
     if errors:
         raise InvalidInput("the server settings are not valid", errors)
+    if settings.transport == "stdio":
+        dropped.extend(headers)
+        headers = {}
+    else:
+        dropped.extend(env)
+        env = {}
     # Only valid settings reach the row: a refused edit leaves nothing for a later flush to write.
     server.transport, server.command_json, server.url = settings.transport, command_json, url
     server.env_json, server.headers_json = json.dumps(env), json.dumps(headers)
     server.credential_mode = "per_user" if credential else "shared"
     server.credential_name = credential or None
     server.trusted, server.idempotent = settings.trusted, settings.idempotent
+    if settings.internal is not None:
+        server.internal = settings.internal
     after = _snapshot(server)
-    return [key for key in after if before.get(key) != after[key]]
+    return [key for key in after if before.get(key) != after[key]], dropped
 
 
-def _merge(
-    old: dict[str, str],
-    new: Mapping[str, str | None],
-    pattern: re.Pattern[str],
-    field_name: str,
-    errors: dict[str, str],
-) -> dict[str, str]:
-    merged: dict[str, str] = {}
-    for raw_name, value in new.items():
-        name = raw_name.strip()
-        if not pattern.fullmatch(name):
-            errors[field_name] = f"{name!r} is not a valid name"
-        elif value is None or value == "":
-            if name not in old:
-                errors[field_name] = f"give a value for {name}"
+class _Sealer:
+    """Merges entered values into stored ones for one server, sealing what it stores."""
+
+    def __init__(self, outbound: Outbound, server_id: str, errors: dict[str, str]) -> None:
+        self._cipher, self._server_id, self._errors = outbound.cipher, server_id, errors
+
+    def merge(
+        self,
+        old: Mapping[str, object],
+        new: Mapping[str, str | None],
+        field_name: str,
+        *,
+        keep: bool,
+        dropped: list[str],
+    ) -> dict[str, object]:
+        kind = "env" if field_name == "env" else "header"
+        pattern = ENV_NAME if kind == "env" else HEADER_NAME
+        merged: dict[str, object] = {}
+        for raw_name, value in new.items():
+            name = raw_name.strip()
+            if not pattern.fullmatch(name):
+                self._errors[field_name] = f"{name!r} is not a valid name"
+            elif value is None or value == "":
+                if name not in old:
+                    self._errors[field_name] = f"give a value for {name}"
+                elif keep:
+                    merged[name] = self._kept(kind, name, old[name])
+                else:
+                    dropped.append(name)
+            elif len(value) > MAX_VALUE or any(c in value for c in "\r\n\0"):
+                self._errors[field_name] = f"the value of {name} is too long or has line breaks"
             else:
-                merged[name] = old[name]
-        elif len(value) > MAX_VALUE or any(c in value for c in "\r\n\0"):
-            errors[field_name] = f"the value of {name} is too long or has line breaks"
-        else:
-            merged[name] = value
-    return merged
+                merged[name] = self._sealed(kind, name, value, field_name)
+        return merged
+
+    def _sealed(self, kind: str, name: str, value: str, field_name: str) -> object:
+        try:
+            return seal_value(self._cipher, self._server_id, kind, name, value)
+        except SecretMissing:
+            self._errors[field_name] = NO_KEY
+            return None
+
+    def _kept(self, kind: str, name: str, stored: object) -> object:
+        if isinstance(stored, dict) or not self._cipher.ready:
+            return stored  # sealed already, or plain from an earlier version until there is a key
+        return seal_value(self._cipher, self._server_id, kind, name, str(stored))
+
+
+def _moved(changed: list[str]) -> bool:
+    return any(key in changed for key in ("transport", "command", "url"))
 
 
 def _snapshot(server: McpServer) -> dict[str, object]:
@@ -233,6 +393,7 @@ def _snapshot(server: McpServer) -> dict[str, object]:
         "credential": (server.credential_mode, server.credential_name),
         "trusted": server.trusted,
         "idempotent": server.idempotent,
+        "internal": server.internal,
     }
 
 
@@ -243,14 +404,17 @@ def _record(
     server: McpServer,
     team_name: str,
     changed: list[str] | None = None,
+    **extra: object,
 ) -> None:
     payload: dict[str, object] = {"name": server.name, "team": team_name, "transport": server.transport}
     if changed is not None:
         payload["changed"] = changed
-        payload["where"] = endpoint_for(server).describe()
-        payload["env_names"] = sorted(json.loads(server.env_json))
-        payload["header_names"] = sorted(json.loads(server.headers_json))
+        payload["where"] = describe_server(server)
+        payload["env_names"] = sorted(stored_map(server.env_json))
+        payload["header_names"] = sorted(stored_map(server.headers_json))
         payload["trusted"], payload["idempotent"] = server.trusted, server.idempotent
+        payload["internal"] = server.internal
+        payload.update({key: value for key, value in extra.items() if value})
     record_event(
         session=session,
         actor=actor_of(by),

@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
 
 from console.errors import McpLost, McpProtocolError, McpUnavailable
+from console.mcp.addresses import public_only_transport
 from console.mcp.endpoint import Complete, Endpoint, InputRequired, McpRequest, Reply
 from console.mcp.watch import WatchedReadStream
 
@@ -120,6 +121,7 @@ class Connection:
             headers=dict(self.endpoint.headers),
             timeout=httpx2.Timeout(30, read=self._request_timeout + 5),
             event_hooks={"response": [self._note_status]},
+            transport=public_only_transport() if self.endpoint.public_only else None,
         )
         stack.push_async_callback(http.aclose)
         return streamable_http_client(self.endpoint.url, http_client=http)

@@ -17,14 +17,15 @@ class Endpoint:
     env: tuple[tuple[str, str], ...] = ()
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
+    public_only: bool = False  # connect only to public addresses (console/mcp/addresses.py)
 
     @classmethod
     def stdio(cls, command: list[str], env: dict[str, str] | None = None) -> Endpoint:
         return cls("stdio", command=tuple(command), env=tuple(sorted((env or {}).items())))
 
     @classmethod
-    def http(cls, url: str, headers: dict[str, str] | None = None) -> Endpoint:
-        return cls("http", url=url, headers=tuple(sorted((headers or {}).items())))
+    def http(cls, url: str, headers: dict[str, str] | None = None, *, public_only: bool = False) -> Endpoint:
+        return cls("http", url=url, headers=tuple(sorted((headers or {}).items())), public_only=public_only)
 
     def describe(self) -> str:
         """Where the server runs, for people and the audit log: never header values, URL user info or
@@ -33,7 +34,8 @@ class Endpoint:
             return shlex.join(self.command)
         parts = urlsplit(self.url)
         port = f":{parts.port}" if parts.port else ""
-        return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
+        host = parts.hostname or ""
+        return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{port}{parts.path}"
 
 
 @dataclass(frozen=True)

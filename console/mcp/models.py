@@ -19,9 +19,12 @@ class McpServer(Base):
     name: Mapped[str] = mapped_column(String(100))
     transport: Mapped[str] = mapped_column(String(10))  # "stdio" | "http"
     command_json: Mapped[str | None] = mapped_column(Text, default=None)  # JSON list: program + args
+    # {name: {"sealed": ...}}: values sealed under the console secret (console/mcp/secrets.py).
     env_json: Mapped[str] = mapped_column(Text, default="{}")
     url: Mapped[str | None] = mapped_column(Text, default=None)
     headers_json: Mapped[str] = mapped_column(Text, default="{}")
+    # Set only by a site admin or the operator: the server may be on a loopback or private address.
+    internal: Mapped[bool] = mapped_column(Boolean, default=False)
     # "shared": every call uses the headers/env above; "per_user": each call also carries its owner's own
     # credential, sent as the header (HTTP) or environment variable (stdio) named by `credential_name`.
     credential_mode: Mapped[str] = mapped_column(String(10), default="shared")

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
 from console.errors import McpError, McpUnavailable
+from console.identity.credentials import SecretMissing
 from console.identity.teams import actor_of
 from console.identity.viewer import Viewer
 from console.mcp.admin import server_for_admin
@@ -24,6 +25,7 @@ from console.mcp.connection import MODERN, Connection
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
+from console.mcp.sealed import Outbound
 
 PROBE_TIMEOUT_SECONDS = 15.0
 MAX_TOOLS = 500
@@ -58,16 +60,24 @@ async def probe_server(
     by: Viewer | None,
     team_name: str,
     name: str,
+    outbound: Outbound,
     limit_seconds: float = PROBE_TIMEOUT_SECONDS,
 ) -> tuple[McpServer, ProbeOutcome]:
     """Connect to the team's server afresh (disabled or not), list its tools, and record that it was tested.
+
+    The connection is held to the same rules as calls: public addresses only unless the server is internal.
 
     Raises:
         NotFound, Forbidden.
     """
     server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
     per_user = server.credential_mode == "per_user"
-    outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds, per_user=per_user)
+    try:
+        endpoint = endpoint_for(server, outbound)
+    except SecretMissing as exc:
+        outcome = ProbeOutcome(False, 0.0, error=exc.message)
+    else:
+        outcome = await probe(endpoint, limit_seconds=limit_seconds, per_user=per_user)
     if per_user:
         note = "tested with the shared settings only, without anyone's personal credential"
         outcome = replace(outcome, notes=[*outcome.notes, note])

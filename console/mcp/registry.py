@@ -1,64 +1,17 @@
-"""Registered servers: adding, listing and turning a row into an endpoint."""
+"""Registered servers: listing them and turning a row into an endpoint (servers are added in `admin.py`)."""
 
 from __future__ import annotations
 
 import json
 import shlex
-from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, record_event
-from console.db import flush_unique
-from console.errors import Conflict, InvalidInput, NotFound
+from console.errors import Conflict, NotFound
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
-
-
-async def add_server(
-    *,
-    session: AsyncSession,
-    team_id: str,
-    name: str,
-    command: str | None = None,
-    url: str | None = None,
-    headers: dict[str, str] | None = None,
-    env: dict[str, str] | None = None,
-    per_user_credential: str | None = None,
-) -> McpServer:
-    """Register a stdio server (`command`, split like a shell would) or an HTTP server (`url`).
-
-    Raises:
-        InvalidInput: neither or both of command and url, or a URL that is not http(s).
-        Conflict: the team already has a server of that name.
-    """
-    if (command is None) == (url is None):
-        raise InvalidInput("give exactly one of command or url")
-    server = McpServer(team_id=team_id, name=name, env_json=json.dumps(env or {}))
-    if per_user_credential is not None:
-        server.credential_mode, server.credential_name = "per_user", per_user_credential
-    if command is not None:
-        argv = shlex.split(command)
-        if not argv:
-            raise InvalidInput("command is empty")
-        server.transport, server.command_json = "stdio", json.dumps(argv)
-    elif url is not None:
-        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
-            raise InvalidInput("url must be an http(s) URL")
-        server.transport, server.url, server.headers_json = "http", url, json.dumps(headers or {})
-    session.add(server)
-    await flush_unique(session, f"server {name!r} already exists in this team")
-    record_event(
-        session=session,
-        actor=SYSTEM,
-        action="server_added",
-        subject_type="server",
-        subject_id=server.id,
-        payload={"name": name, "transport": server.transport, "where": endpoint_for(server).describe()},
-    )
-    await session.commit()
-    return server
+from console.mcp.sealed import Outbound, open_values, stored_map
 
 
 async def list_servers(*, session: AsyncSession, team_id: str | None = None) -> list[McpServer]:
@@ -83,10 +36,23 @@ async def server_by_name(*, session: AsyncSession, team_id: str, name: str) -> M
     return server
 
 
-def endpoint_for(server: McpServer, credential: str | None = None) -> Endpoint:
-    """How to reach the server; with `credential`, as the one user it belongs to (per-user servers)."""
-    env: dict[str, str] = json.loads(server.env_json)
-    headers: dict[str, str] = json.loads(server.headers_json)
+def describe_server(server: McpServer) -> str:
+    """Where the server runs, for people and the audit log, without opening any stored value."""
+    if server.transport == "stdio":
+        return shlex.join(json.loads(server.command_json or "[]"))
+    return Endpoint.http(server.url or "").describe()
+
+
+def endpoint_for(server: McpServer, outbound: Outbound, credential: str | None = None) -> Endpoint:
+    """How to reach the server, its stored values opened with the console's key; with `credential`, as the
+    one user it belongs to (per-user servers). Unless the server is internal or the settings allow
+    private addresses, the endpoint connects to public addresses only.
+
+    Raises:
+        SecretMissing: a stored value cannot be opened (no key, or another key sealed it).
+    """
+    env = open_values(outbound.cipher, server.id, "env", stored_map(server.env_json))
+    headers = open_values(outbound.cipher, server.id, "header", stored_map(server.headers_json))
     if credential is not None and server.credential_mode == "per_user":
         name = server.credential_name or ("Authorization" if server.transport == "http" else "MCP_TOKEN")
         if server.transport == "http":
@@ -95,7 +61,8 @@ def endpoint_for(server: McpServer, credential: str | None = None) -> Endpoint:
             env[name] = credential
     if server.transport == "stdio":
         return Endpoint.stdio(json.loads(server.command_json or "[]"), env)
-    return Endpoint.http(server.url or "", headers)
+    public_only = not (server.internal or outbound.allow_private)
+    return Endpoint.http(server.url or "", headers, public_only=public_only)
 
 
 async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> list[McpServer]:

@@ -13,7 +13,7 @@ from console.identity.models import ROLES
 from console.identity.team_tokens import revoke_team_token, team_tokens
 from console.identity.teams import add_member, administered_teams, change_role, new_team, remove_member
 from console.mcp.admin import team_overview
-from console.mcp.registry import endpoint_for
+from console.mcp.registry import describe_server
 from console.policies.service import list_rules
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
@@ -58,7 +58,7 @@ async def _team(request: Request, session: DbSession, user: WebUser, team_name: 
         "base": team_url(overview.team),
         "overview": overview,
         "roles": ROLES,
-        "where": {s.id: endpoint_for(s).describe() for s in overview.servers},
+        "where": {s.id: describe_server(s) for s in overview.servers},
         "rules": await list_rules(session=session, team_id=overview.team_id),
     }
     return render(request, "admin/team.html", context, block="member_list" if is_htmx(request) else None)

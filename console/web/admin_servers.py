@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import zip_longest
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
@@ -23,6 +23,7 @@ from console.mcp.admin import (
 )
 from console.mcp.models import McpServer
 from console.mcp.probe import ProbeOutcome, probe_server
+from console.mcp.sealed import Outbound
 from console.web.admin import team_url
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
@@ -39,7 +40,9 @@ def server_url(team_name: str, server_name: str, tail: str = "") -> str:
 
 
 def settings_from(form: FormData) -> ServerSettings:
-    """The settings a server form describes; a blank value keeps the stored one."""
+    """The settings a server form describes; a blank value keeps the stored one. The internal checkbox
+    counts only when the form showed it (to site admins)."""
+    internal = _one(form, "internal") == "on" if "internal_shown" in form else None
     return ServerSettings(
         transport=_one(form, "transport"),
         command=_one(form, "command"),
@@ -49,6 +52,7 @@ def settings_from(form: FormData) -> ServerSettings:
         credential_name=_one(form, "credential_name"),
         trusted=_one(form, "trusted") == "on",
         idempotent=_one(form, "idempotent") == "on",
+        internal=internal,
     )
 
 
@@ -76,6 +80,7 @@ def _context(
     server: McpServer | None = None,
     errors: dict[str, str] | None = None,
     outcome: ProbeOutcome | None = None,
+    dropped: list[str] | None = None,
 ) -> dict[str, Any]:
     masked = replace(settings, env=dict.fromkeys(settings.env), headers=dict.fromkeys(settings.headers))
     return {
@@ -86,6 +91,7 @@ def _context(
         "settings": masked,  # never a header or environment value, not even one just typed
         "errors": errors or {},
         "outcome": outcome,
+        "dropped": dropped or [],
     }
 
 
@@ -102,7 +108,12 @@ async def create(team_name: str, request: Request, session: DbSession, user: Csr
     settings, name = settings_from(form), _one(form, "name")
     try:
         await create_server(
-            session=session, by=user.viewer, team_name=team_name, name=name, settings=settings
+            session=session,
+            by=user.viewer,
+            team_name=team_name,
+            name=name,
+            settings=settings,
+            outbound=Outbound.of(request.app.state.settings),
         )
     except (InvalidInput, Conflict) as exc:
         # A taken name is shown next to the name field, like any other mistake in the form.
@@ -120,7 +131,11 @@ async def detail(
     team_name: str, server_name: str, request: Request, session: DbSession, user: WebUser
 ) -> Response:
     server = await server_for_admin(session=session, by=user.viewer, team_name=team_name, name=server_name)
-    return render(request, PAGE, _context(user, team_name, settings_of(server), server=server))
+    # Names only, shown after an edit that dropped them (never a value).
+    dropped = [v for v in request.query_params.getlist("dropped") if v][:50]
+    context = _context(user, team_name, settings_of(server), server=server, dropped=dropped)
+    context["credentials_dropped"] = request.query_params.get("credentials") == "deleted"
+    return render(request, PAGE, context)
 
 
 @router.post("/admin/teams/{team_name}/servers/{server_name}")
@@ -129,8 +144,13 @@ async def edit(
 ) -> Response:
     settings = settings_from(await request.form())
     try:
-        await edit_server(
-            session=session, by=user.viewer, team_name=team_name, name=server_name, settings=settings
+        edited = await edit_server(
+            session=session,
+            by=user.viewer,
+            team_name=team_name,
+            name=server_name,
+            settings=settings,
+            outbound=Outbound.of(request.app.state.settings),
         )
     except InvalidInput as exc:
         server = await server_for_admin(
@@ -140,7 +160,12 @@ async def edit(
             user, team_name, settings, server=server, errors=exc.fields or {"form": exc.message}
         )
         return render(request, PAGE, context, status=422)
-    return RedirectResponse(server_url(team_name, server_name), status_code=303)
+    notice: dict[str, list[str]] = {"dropped": sorted(edited.dropped)}
+    if edited.credentials_dropped:
+        notice["credentials"] = ["deleted"]
+    query = urlencode(notice, doseq=True)
+    query = f"?{query}" if query else ""
+    return RedirectResponse(server_url(team_name, server_name, query), status_code=303)
 
 
 @router.post("/admin/teams/{team_name}/servers/{server_name}/disable")
@@ -160,7 +185,11 @@ async def test_connection(
     team_name: str, server_name: str, request: Request, session: DbSession, user: CsrfUser
 ) -> Response:
     server, outcome = await probe_server(
-        session=session, by=user.viewer, team_name=team_name, name=server_name
+        session=session,
+        by=user.viewer,
+        team_name=team_name,
+        name=server_name,
+        outbound=Outbound.of(request.app.state.settings),
     )
     context = _context(user, team_name, settings_of(server), server=server, outcome=outcome)
     return render(request, PAGE, context, block="probe_outcome" if is_htmx(request) else None)

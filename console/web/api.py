@@ -14,7 +14,8 @@ from console.dispatch.worker import Claimed, Dispatcher
 from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.errors import InvalidInput, NotFound
-from console.mcp.registry import endpoint_for, list_servers, server_by_name
+from console.mcp.registry import describe_server, endpoint_for, list_servers, server_by_name
+from console.mcp.sealed import Outbound
 from console.web.deps import ANSWER_BODY_LIMIT, DbSession, PrincipalDep, SettingsDep, read_body
 from console.web.schemas import (
     AnswerIn,
@@ -258,7 +259,7 @@ async def servers(session: DbSession, principal: PrincipalDep) -> list[ServerOut
         ServerOut(
             name=s.name,
             transport=s.transport,  # type: ignore[arg-type]  # stored as stdio|http
-            where=endpoint_for(s).describe(),
+            where=describe_server(s),
         )
         for s in rows
         if not s.disabled
@@ -271,7 +272,8 @@ async def server_tools(
 ) -> list[ToolOut]:
     server = await server_by_name(session=session, team_id=principal.team_id, name=name)
     await session.commit()  # asking the server may start it: hold no transaction meanwhile
-    tools = await request.app.state.pool.list_tools(endpoint_for(server))
+    endpoint = endpoint_for(server, Outbound.of(request.app.state.settings))
+    tools = await request.app.state.pool.list_tools(endpoint)
     return [ToolOut.model_validate(t) for t in tools]
 
 

@@ -9,7 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from console.config import secret_text
 from console.identity.credentials import CredentialCipher, delete_credential, save_credential, saved_servers
-from console.mcp.registry import endpoint_for, per_user_servers
+from console.mcp.registry import describe_server, per_user_servers
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
 from console.web.templating import render
@@ -24,7 +24,7 @@ async def connections(request: Request, session: DbSession, user: WebUser) -> Re
     rows = [
         {
             "server": s,
-            "where": endpoint_for(s).describe(),
+            "where": describe_server(s),
             "team": user.viewer.team_names.get(s.team_id, ""),
             "saved": saved.get(s.id),
         }

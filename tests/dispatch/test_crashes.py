@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from console.calls.models import Call
-from tests.harness import running_console, stdio_mrtr
+from tests.harness import SECRET_KEY, running_console, stdio_mrtr
 from tests.processes import console_process, read_log
 
 pytestmark = pytest.mark.anyio
@@ -32,6 +32,7 @@ def _worker(database_url: str, log: Path, *, fault: str = "") -> subprocess.Pope
         "CONSOLE_LEASE_SECONDS": "1",
         "CONSOLE_REQUEST_TIMEOUT_SECONDS": "2",
         "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
+        "CONSOLE_SECRET_KEY": SECRET_KEY,  # opens the values `running_console` sealed
     }
     with (log.parent / f"worker-{fault or 'ok'}.txt").open("wb") as output:
         return subprocess.Popen(

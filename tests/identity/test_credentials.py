@@ -28,11 +28,20 @@ from console.audit import Actor
 from console.audit.models import AuditEvent
 from console.calls.models import Call
 from console.db import create_engine, session_factory
-from console.identity import team_by_name
 from console.identity.credentials import CredentialCipher, SecretMissing, credential_for, save_credential
 from console.identity.models import ServerCredential, User
-from console.mcp.registry import add_server
-from tests.harness import TEAM, Console, form_fields, html, one, result_text, running_console, seed, signed_in
+from tests.harness import (
+    Console,
+    ServerSpec,
+    form_fields,
+    html,
+    one,
+    register_server,
+    result_text,
+    running_console,
+    seed,
+    signed_in,
+)
 from tests.processes import ServerProcess, start_http_server
 
 pytestmark = pytest.mark.anyio
@@ -68,12 +77,8 @@ async def user_id(database_url: str, name: str) -> str:
 async def add_per_user_server(database_url: str, name: str, url: str, header: str = "Authorization") -> str:
     """Register an HTTP server of team `platform` that wants each user's own credential; its id."""
     async with db_session(database_url) as session:
-        platform = await team_by_name(session=session, name=TEAM)
-        server = await add_server(
-            session=session, team_id=platform.id, name=name, url=url, per_user_credential=header
-        )
+        server = await register_server(session, name, ServerSpec(url=url, credential_name=header))
         server_id: str = server.id
-        await session.commit()
         return server_id
 
 

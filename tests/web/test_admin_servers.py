@@ -3,7 +3,6 @@ never show a secret back."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
@@ -18,6 +17,8 @@ from sqlalchemy import select
 
 from console.audit.models import AuditEvent
 from console.mcp.models import McpServer
+from console.mcp.registry import endpoint_for
+from console.mcp.sealed import Outbound
 from tests.harness import (
     TEAM,
     Browser,
@@ -57,6 +58,11 @@ async def stored(console: Console, name: str) -> McpServer:
     return server
 
 
+def opened_headers(console: Console, server: McpServer) -> dict[str, str]:
+    """The server's header values, opened with the console's key as a connection would."""
+    return dict(endpoint_for(server, Outbound.of(console.app.state.settings)).headers)
+
+
 async def audit_text(console: Console) -> str:
     async with console.app.state.factory() as session:
         return "\n".join(e.payload_json for e in (await session.execute(select(AuditEvent))).scalars())
@@ -81,7 +87,7 @@ async def test_servers_added_on_the_pages_connect_over_stdio_and_http_and_list_a
     database_url: str, mrtr_stdio: Mrtr, mrtr_http: ServerProcess
 ) -> None:
     async with running_console(database_url, {}) as console:
-        await promote(console, "lead", role="admin")
+        await promote(console, "lead", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead:
             form_page = await lead.client.get(f"{BASE}/servers/new")
             assert form_page.status_code == 200
@@ -100,6 +106,8 @@ async def test_servers_added_on_the_pages_connect_over_stdio_and_http_and_list_a
                 "url": str(mrtr_http.url),
                 "header_name": ["X-Api-Key", ""],
                 "header_value": [SECRET, ""],
+                "internal_shown": "1",
+                "internal": "on",  # the test server listens on loopback
             }
             assert await add(lead, stdio) == 303
             assert await add(lead, http) == 303
@@ -153,11 +161,11 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
             assert names == ["X-Api-Key", "X-Other"]
             assert all(not i.get("value") for i in html(page).select('input[name="header_value"]'))
 
-            # Blank keeps X-Api-Key, the checkbox drops X-Other, trusted turns on.
+            # Blank keeps X-Api-Key (the URL stays), the checkbox drops X-Other, trusted turns on.
             edit = {
                 "csrf_token": lead.csrf,
                 "transport": "http",
-                "url": "https://mcp.example.com/v2/mcp",
+                "url": "https://mcp.example.com/mcp",
                 "header_name": ["X-Api-Key", "X-Other"],
                 "header_value": ["", ""],
                 "header_remove": ["X-Other"],
@@ -165,8 +173,8 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
             }
             assert (await lead.client.post(f"{BASE}/servers/remote", data=edit)).status_code == 303
             server = await stored(console, "remote")
-            assert json.loads(server.headers_json) == {"X-Api-Key": SECRET}
-            assert (server.url, server.trusted) == ("https://mcp.example.com/v2/mcp", True)
+            assert opened_headers(console, server) == {"X-Api-Key": SECRET}
+            assert (server.url, server.trusted) == ("https://mcp.example.com/mcp", True)
 
             # An invalid edit comes back with field errors, but never with what was typed as a value.
             bad = {**edit, "url": "ftp://nope", "header_value": ["typed-secret-9c1", ""]}
@@ -176,8 +184,8 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
             assert SECRET not in refused.text
             assert "http(s)" in one(html(refused), "#server-url ~ .field-error").get_text()
             unchanged = await stored(console, "remote")
-            assert json.loads(unchanged.headers_json) == {"X-Api-Key": SECRET}
-            assert unchanged.url == "https://mcp.example.com/v2/mcp"
+            assert opened_headers(console, unchanged) == {"X-Api-Key": SECRET}
+            assert unchanged.url == "https://mcp.example.com/mcp"
             new_header = {**edit, "header_name": ["X-Api-Key", "X-New"], "header_value": ["", ""]}
             missing = await lead.client.post(f"{BASE}/servers/remote", data=new_header)
             assert missing.status_code == 422
@@ -194,7 +202,7 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
 
 async def test_a_server_that_cannot_start_reports_a_clear_error(database_url: str) -> None:
     async with running_console(database_url, {}) as console:
-        await promote(console, "lead", role="admin")
+        await promote(console, "lead", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead:
             broken = {"name": "broken", "transport": "stdio", "command": "/nonexistent/mcp-server --flag"}
             assert await add(lead, broken) == 303
@@ -244,7 +252,7 @@ async def test_tool_text_from_a_server_stays_inert_on_the_test_connection_page(
     assert mrtr_stdio.spec.command is not None
     command = shlex.join(mrtr_stdio.spec.command)
     async with running_console(database_url, {}) as console:
-        await promote(console, "lead", role="admin")
+        await promote(console, "lead", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead:
             pages: dict[str, BeautifulSoup] = {}
             for name, text in (("plain", BENIGN), ("odd", " ".join(PAYLOADS))):
@@ -270,7 +278,7 @@ async def test_a_server_that_never_answers_holds_up_nobody_while_it_is_tested_or
     says_up = f"import sys; open({str(up)!r}, 'w').write('up'); sys.stdin.read()"  # until the console goes
     mute = shlex.join([sys.executable, "-c", says_up])  # starts, then never speaks MCP
     async with running_console(database_url, {}) as console:
-        await promote(console, "lead", role="admin")
+        await promote(console, "lead", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead, anyio.create_task_group() as tg:
             assert await add(lead, {"name": "mute", "transport": "stdio", "command": mute}) == 303
             reader = os.open(up, os.O_RDONLY | os.O_NONBLOCK)

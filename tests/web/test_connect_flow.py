@@ -32,11 +32,9 @@ from sqlalchemy import select
 from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.db import create_engine, session_factory
-from console.identity import team_by_name
 from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import User
-from console.mcp.registry import add_server
-from tests.harness import TEAM, WAIT, seed
+from tests.harness import WAIT, ServerSpec, register_server, seed
 from tests.processes import ServerProcess, console_process, start_http_server
 from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, Site, chromium, new_page, shoot, sign_in
 
@@ -88,15 +86,8 @@ async def register_tracker(database_url: str, tracker: Tracker) -> None:
     engine = create_engine(database_url)
     try:
         async with session_factory(engine)() as session:
-            platform = await team_by_name(session=session, name=TEAM)
-            server = await add_server(
-                session=session,
-                team_id=platform.id,
-                name="tracker",
-                url=tracker.process.url,
-                per_user_credential="Authorization",
-            )
-            await session.commit()
+            spec = ServerSpec(url=tracker.process.url, credential_name="Authorization")
+            server = await register_server(session, "tracker", spec)
             for name, token in tracker.tokens.items():
                 user = (await session.execute(select(User).where(User.name == name))).scalar_one()
                 await save_credential(

@@ -25,18 +25,19 @@ from console.identity import team_by_name
 from console.identity.models import Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.models import McpServer
-from console.mcp.registry import add_server
 from console.policies.service import RuleView, list_rules, save_rule
 from tests.harness import (
     TEAM,
     Browser,
     Console,
     Mrtr,
+    ServerSpec,
     browser,
     form_fields,
     html,
     one,
     promote,
+    register_server,
     running_console,
     signed_in,
     submit_login,
@@ -140,14 +141,8 @@ async def open_link_target(console: Console, who: Browser) -> Target:
 async def credential_target(console: Console, who: Browser) -> Target:
     """Lead saves a personal token for a team server that wants one per person."""
     async with console.app.state.factory() as session:
-        platform = await team_by_name(session=session, name=TEAM)
-        server = await add_server(
-            session=session,
-            team_id=platform.id,
-            name=f"personal-{secrets.token_hex(4)}",
-            url="http://127.0.0.1:9/mcp",
-            per_user_credential="API_TOKEN",
-        )
+        spec = ServerSpec(url="http://127.0.0.1:9/mcp", credential_name="API_TOKEN")
+        server = await register_server(session, f"personal-{secrets.token_hex(4)}", spec)
         server_id = server.id
 
     async def happened() -> bool:
@@ -292,10 +287,7 @@ async def _admin_server(console: Console, *, disabled: bool = False) -> str:
     await promote(console, "lead", role="admin")
     name = f"srv-{secrets.token_hex(4)}"
     async with console.app.state.factory() as session:
-        platform = await team_by_name(session=session, name=TEAM)
-        server = await add_server(
-            session=session, team_id=platform.id, name=name, url="http://127.0.0.1:9/mcp"
-        )
+        server = await register_server(session, name, ServerSpec(url="http://127.0.0.1:9/mcp"))
         server.disabled = disabled
         await session.commit()
     return name
@@ -365,7 +357,7 @@ async def add_server_target(console: Console, who: Browser) -> Target:
     async def happened() -> bool:
         return await _server_row(console, name) is not None
 
-    body = {"name": name, "transport": "http", "url": "http://127.0.0.1:9/mcp"}
+    body = {"name": name, "transport": "http", "url": "https://mcp.example.com/mcp"}
     return Target(f"/admin/teams/{TEAM}/servers", body, happened)
 
 
