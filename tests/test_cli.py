@@ -333,15 +333,13 @@ def test_serve_warns_at_start_when_the_secret_key_is_missing(tmp_path: Path) -> 
 def test_servers_test_says_why_an_http_server_refused_and_counts_one_tool(
     database_url: str, tmp_path: Path
 ) -> None:
-    secret = {"CONSOLE_SECRET_KEY": "k" * 32}
-
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return console(*args, url=database_url, cwd=tmp_path, **secret)
+        return console(*args, url=database_url, cwd=tmp_path)
 
     with running_tracker({"dev": "pw-dev-1234"}) as tracker:  # answers 401 without a known token
         assert run("teams", "add", "platform").returncode == 0
         added = run(
-            "servers", "add", "tracker", "--team", "platform", "--url", tracker.mcp_url,
+            "servers", "add", "tracker", "--team", "platform", "--url", tracker.mcp_url, "--internal",
             "--per-user-credential", "Authorization",
         )  # fmt: skip
         assert added.returncode == 0, added.stderr
