@@ -49,6 +49,7 @@ class ProbeOutcome:
     tools: list[ToolInfo] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    protocol: str | None = None  # the MCP version negotiated, once the server answered
 
 
 async def probe_server(
@@ -66,6 +67,8 @@ async def probe_server(
     """
     server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
     outcome = await probe(endpoint_for(server), limit_seconds=limit_seconds)
+    if outcome.protocol is not None:
+        server.protocol_version = outcome.protocol
     if server.credential_mode == "per_user":
         note = "tested with the shared settings only, without anyone's personal credential"
         outcome = replace(outcome, notes=[*outcome.notes, note])
@@ -96,11 +99,14 @@ async def probe(endpoint: Endpoint, *, limit_seconds: float = PROBE_TIMEOUT_SECO
     except ValidationError:
         return _failed(started, "the server sent a tool list that is not valid MCP")
     if connection.legacy_version is not None:
-        notes.append(f"the server speaks MCP {connection.legacy_version}; queued questions need {MODERN}")
+        notes.append(
+            f"the server speaks MCP {connection.legacy_version}: calls work, but a question it pushes "
+            f"in the middle of a call fails that call (questions are queued with MCP {MODERN})"
+        )
     if len(listing) > MAX_TOOLS:
         notes.append(f"the server lists {len(listing)} tools; only the first {MAX_TOOLS} are shown")
     tools = [_tool(item) for item in listing[:MAX_TOOLS]]
-    return ProbeOutcome(True, time.monotonic() - started, tools, None, notes)
+    return ProbeOutcome(True, time.monotonic() - started, tools, None, notes, connection.protocol_version)
 
 
 def _failed(started: float, message: str) -> ProbeOutcome:
