@@ -16,8 +16,6 @@ from tests.processes import read_log, requests_with
 pytestmark = pytest.mark.anyio
 
 
-
-
 def error_of(response: Any, status: int) -> dict[str, Any]:
     assert response.status_code == status, f"{response.status_code} {response.text[:2000]}"
     error: dict[str, Any] = response.json()["error"]

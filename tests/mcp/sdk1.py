@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 SDK_VERSION = "1.30.0"
 SERVER = REPO / "tests/servers/sdk1_server.py"
 REQUIRE_ENV = "CONSOLE_REQUIRE_LEGACY_SDK"
-INSTALL_TIMEOUT = 600.0
+INSTALL_TIMEOUT = 600.0  # see the module timeout of tests/mcp/test_legacy_servers.py
 
 
 def install() -> Path:

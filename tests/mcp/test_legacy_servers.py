@@ -15,7 +15,7 @@ from tests.harness import WAIT, Console, Mrtr, ServerSpec, result_text, running_
 from tests.mcp.sdk1 import SERVER, install
 from tests.processes import ServerProcess, start_http_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(900)]  # the first one installs mcp 1.x (pip)
 
 
 @pytest.fixture(scope="module")
