@@ -31,6 +31,7 @@ class Report:
     problem: Problem | None = None
     events: int = 0
     omitted: int = 0
+    redacted: int = 0
     legacy: int = 0
     last_seq: int | None = None
     head_hash: str | None = None
@@ -54,6 +55,11 @@ class Report:
         out = [head, f"events checked: {self.events}"]
         if self.omitted:
             out.append(f"events outside the export (only their hash links checked): {self.omitted}")
+        if self.redacted:
+            out.append(
+                "events shown without the query of a link an older version recorded whole "
+                f"(only their hash links checked): {self.redacted}"
+            )
         if self.legacy:
             out.append(f"events written before the chain existed (not protected): {self.legacy}")
         if self.signed_seq is not None:
@@ -143,6 +149,8 @@ class ChainVerifier:
                 self.fail(seq, "edited", "its content does not match its hash")
                 return
             self.report.events += 1
+        elif record.get("type") == "redacted":
+            self.report.redacted += 1
         else:
             self.report.omitted += 1
         self._expected, self._last = record["hash"], seq
