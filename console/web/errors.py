@@ -23,6 +23,7 @@ from console.errors import (
 )
 from console.web.auth import SignInRequired, sign_in_redirect
 from console.web.htmx import is_htmx
+from console.web.invisible import reveal
 from console.web.security import HEADERS
 
 logger = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def _page(request: Request, status: int, message: str) -> Response:
     if is_htmx(request):
         # A fragment for the #flash area; the page around it stays as it was.
         return HTMLResponse(
-            f'<p class="field-error" role="alert">{escape(heading)}: {escape(message)}</p>',
+            reveal(f'<p class="field-error" role="alert">{escape(heading)}: {escape(message)}</p>'),
             status_code=status,
             headers={"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"},
         )

@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 
 from console.db import utcnow
+from console.web.invisible import reveal
 
 TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
 STATIC = TEMPLATES.parent / "static"
@@ -48,8 +49,21 @@ def shorten(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class Pages(Jinja2Blocks):
+    """Templates whose pages and fragments show hidden characters as markers (console/web/invisible.py)."""
+
+    def TemplateResponse(self, *args: Any, **kwargs: Any) -> Response:
+        response: Response = super().TemplateResponse(*args, **kwargs)
+        body = bytes(response.body)
+        shown = reveal(body.decode()).encode()
+        if shown != body:
+            response.body = shown
+            response.headers["content-length"] = str(len(shown))
+        return response
+
+
 def make_templates() -> Jinja2Blocks:
-    templates = Jinja2Blocks(directory=str(TEMPLATES))
+    templates = Pages(directory=str(TEMPLATES))
     env = templates.env
     env.autoescape = True
     env.filters.update(age=age, time_left=time_left, pretty_json=pretty_json, shorten=shorten)

@@ -20,8 +20,9 @@ data {"reason": "invalid_request_state"}:
                            "r2:<name>" (the name rides in the state); then "<name> <amount> <count>"
     state_only(n)          n results with only a requestState "s1".."s<n>", then
                            "done after <n> state-only rounds"
-    form_and_url()         "approve" (form, boolean ok) + "connect" (url) in one round, no requestState;
-                           then "approve=<action> ok=<ok> connect=<action>"
+    form_and_url(message?) "approve" (form, boolean ok) + "connect" (url; its message is `message` when
+                           given) in one round, no requestState; then
+                           "approve=<action> ok=<ok> connect=<action>"
     echo_state(state, with_state=true)   asks "go" with requestState = `state` verbatim (none when
                            with_state is false); then JSON {"received_state", "has_request_state",
                            "matches"} as text and structuredContent
@@ -286,7 +287,8 @@ def form_and_url(call: Call) -> ToolResult:
                     "Approve the example action?", {"ok": {"type": "boolean", "title": "OK"}}, ["ok"]
                 ),
                 "connect": url_request(
-                    "Connect your example account", "https://connect.example.com/start?flow=abc"
+                    str(call.arguments.get("message", "Connect your example account")),
+                    "https://connect.example.com/start?flow=abc",
                 ),
             }
         )
@@ -521,6 +523,7 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             form_and_url,
             "One round with a form and a URL question.",
+            _schema({"message": STRING}),
             annotations=types.ToolAnnotations(read_only_hint=True),  # so policy tests have a read-only tool
         ),
         _spec(
