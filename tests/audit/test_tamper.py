@@ -71,6 +71,16 @@ def delete_checkpoint(seq: int) -> Callable[[Connection], None]:
     return go
 
 
+def rehash_last(db: Connection) -> None:
+    """Edit the newest event and recompute its hash, but not the head row's."""
+    with Session(bind=db) as session:
+        last = session.get(AuditEvent, COUNT)
+        assert last is not None
+        last.payload_json = '{"n":99}'
+        last.hash = chain_hash(last.prev_hash or "", event_content(last))
+        session.flush()
+
+
 def append_event(db: Connection) -> None:
     """A well-chained event after the last one, written without moving the head row."""
     with Session(bind=db) as session:
@@ -142,6 +152,7 @@ def rewrite_chain(resign: Signer | None) -> Callable[[Connection], None]:
         (delete_checkpoint(6), 11, "deleted"),
         (delete_checkpoint(16), 16, "deleted"),
         (append_event, COUNT + 1, "edited"),
+        (rehash_last, COUNT, "edited"),
     ],
     ids=[
         "edit",
@@ -158,6 +169,7 @@ def rewrite_chain(resign: Signer | None) -> Callable[[Connection], None]:
         "delete-checkpoint",
         "delete-latest-checkpoint",
         "append",
+        "rehash-last",
     ],
 )
 async def test_verify_names_the_first_tampered_event(
