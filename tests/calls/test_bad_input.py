@@ -280,6 +280,16 @@ async def test_a_server_breaking_the_protocol_fails_the_call_with_a_clear_error(
     assert [r["has_request_state"] for r in requests_with(mrtr.log, "tag", tag)] == [False]
 
 
+async def test_a_refused_link_is_named_without_its_query(database_url: str, mrtr_stdio: Mrtr) -> None:
+    """The error reaches the audit log and the run page, which the link's owner does not see alone."""
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        call = await console.call("mrtr", "bad_url", {"url": "myapp://callback?code=one-time#state"})
+        assert call["status"] == "failed", call
+        message = call["error"]["message"]
+        assert "'myapp://callback'" in message, message
+        assert "one-time" not in message, message
+
+
 async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(
     database_url: str, mrtr_stdio: Mrtr
 ) -> None:

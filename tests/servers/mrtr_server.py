@@ -29,8 +29,9 @@ data {"reason": "invalid_request_state"}:
     signed(item)           asks "confirm" (boolean ok) with an HMAC-signed state (MRTR_STATE_KEY), so the
                            process may be restarted in between; then "signed <item> ok=<ok>"
     pid()                  this process id as text
-    ask_sampling(), ask_roots(), bad_schema(), bad_url()   deliberate protocol violations (sampling and
-                           roots requests, a nested object in a form, a javascript: URL); a retry with
+    ask_sampling(), ask_roots(), bad_schema(), bad_url(url?)   deliberate protocol violations (sampling
+                           and roots requests, a nested object in a form, a URL that is not http(s):
+                           `url`, by default a javascript: one); a retry with
                            their state returns "<tool> answered: <action or 'no answer'>"
     many_rounds()          asks "q1", "q2", ... forever (state "many:<n>")
     complete_now(x)        "hello <x>", no questions
@@ -407,7 +408,8 @@ def bad_schema(call: Call) -> ToolResult:
 def bad_url(call: Call) -> ToolResult:
     if call.state is not None:
         return _second_round_summary(call, "bad_url", "link")
-    return ask({"link": url_request("Open this link", "javascript:alert(1)")}, "bad_url")
+    url = call.arguments.get("url", "javascript:alert(1)")
+    return ask({"link": url_request("Open this link", str(url))}, "bad_url")
 
 
 def many_rounds(call: Call) -> ToolResult:
