@@ -12,6 +12,7 @@ import mcp.types as types
 from anyio.abc import TaskStatus
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client import ClientRequestContext
+from mcp.client._probe import negotiate_auto  # ClientSession has no public entry to it
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
@@ -120,15 +121,12 @@ class Connection:
         return streamable_http_client(self.endpoint.url, http_client=http)
 
     async def _negotiate(self, session: ClientSession, watched: WatchedReadStream) -> None:
-        try:
-            await session.discover()
-        except MCPError:
-            # Not a 2026-07-28 server: the handshake of the older protocols.
-            result = await session.initialize()
-            self.protocol_version = result.protocol_version
-        else:
-            self.protocol_version = session.protocol_version
-            watched.modern = self.protocol_version == MODERN
+        # The SDK's own policy (what Client(mode="auto") runs): server/discover, and the older
+        # initialize handshake unless the server showed it speaks 2026-07-28, with a second probe for
+        # a slow server whose first answer came too late.
+        await negotiate_auto(session)
+        self.protocol_version = session.protocol_version
+        watched.modern = self.protocol_version == MODERN
         # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
         listing = await session.list_tools()
         self._remember_tools(listing.tools)
