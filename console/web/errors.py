@@ -25,6 +25,7 @@ from console.web.auth import SignInRequired, sign_in_redirect
 from console.web.htmx import is_htmx
 from console.web.invisible import reveal
 from console.web.security import HEADERS
+from console.web.templating import render
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +81,8 @@ def _page(request: Request, status: int, message: str) -> Response:
             status_code=status,
             headers={"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"},
         )
-    templates = request.app.state.templates
-    return templates.TemplateResponse(  # type: ignore[no-any-return]  # jinja2-fragments is untyped here
-        request,
-        "errors/error.html",
-        {"user": None, "status": status, "heading": heading, "message": message},
-        status_code=status,
-    )
+    context = {"user": None, "status": status, "heading": heading, "message": message}
+    return render(request, "errors/error.html", context, status=status)
 
 
 def install(app: FastAPI) -> None:

@@ -49,21 +49,8 @@ def shorten(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Pages(Jinja2Blocks):
-    """Templates whose pages and fragments show hidden characters as markers (console/web/invisible.py)."""
-
-    def TemplateResponse(self, *args: Any, **kwargs: Any) -> Response:
-        response: Response = super().TemplateResponse(*args, **kwargs)
-        body = bytes(response.body)
-        shown = reveal(body.decode()).encode()
-        if shown != body:
-            response.body = shown
-            response.headers["content-length"] = str(len(shown))
-        return response
-
-
 def make_templates() -> Jinja2Blocks:
-    templates = Pages(directory=str(TEMPLATES))
+    templates = Jinja2Blocks(directory=str(TEMPLATES))
     env = templates.env
     env.autoescape = True
     env.filters.update(age=age, time_left=time_left, pretty_json=pretty_json, shorten=shorten)
@@ -73,9 +60,15 @@ def make_templates() -> Jinja2Blocks:
 def render(
     request: Request, name: str, context: dict[str, Any], *, status: int = 200, block: str | None = None
 ) -> Response:
-    """A page, or with `block` just that named fragment of it."""
+    """A page, or with `block` just that named fragment of it; hidden characters in its text are shown as
+    markers (console/web/invisible.py)."""
     templates: Jinja2Blocks = request.app.state.templates
     response: Response = templates.TemplateResponse(
         request, name, context, status_code=status, block_name=block
     )
+    body = bytes(response.body)
+    shown = reveal(body.decode()).encode()
+    if shown != body:
+        response.body = shown
+        response.headers["content-length"] = str(len(shown))
     return response
