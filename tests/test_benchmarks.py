@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import POSTGRES_ENV, REPO
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the run itself may take 600 s
 
 
 def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ def suite() -> Suite:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # the first test installs Node 22 and the suite (npm, up to 300 s each)
 @pytest.mark.parametrize("scenario", SOLO)
 def test_scenario_passes_solo_and_the_client_exits_cleanly(
     suite: Suite, scenario: str, tmp_path: Path
@@ -46,6 +47,7 @@ def test_scenario_passes_solo_and_the_client_exits_cleanly(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # the whole requirement set runs up to 600 s, after the install
 def test_requirement_set_fails_only_the_listed_authorization_scenarios(suite: Suite, tmp_path: Path) -> None:
     outcome = run_client(
         suite, tmp_path, "--requirements", SPEC_VERSION, "--expected-failures", str(EXPECTED_FAILURES)

@@ -2,9 +2,10 @@
 
 An export holds the selected events in full, a stub (seq and hashes only) for every other event between
 them, and the signed checkpoints that anchor its first and last event, so the hash links can be followed
-without the rest of the log. Every line is canonical JSON (for CSV: the `record` column), and a final
-`end` record carries the SHA-256 of everything before it, signed when the console has a signing key: an
-edit of any byte shows.
+without the rest of the log. A selected event that an older version recorded with the whole of a URL-mode
+link is a `redacted` copy instead: the link's origin and path and its SHA-256 (console/audit/links.py).
+Every line is canonical JSON (for CSV: the `record` column), and a final `end` record carries the SHA-256
+of everything before it, signed when the console has a signing key: an edit of any byte shows.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ STUB_FIELDS = ("seq", "prev_hash", "hash")
 def stub(record: dict[str, Any]) -> dict[str, Any]:
     """An event outside the export's filter: only what is needed to follow the chain past it."""
     return {"type": "omitted", **{name: record[name] for name in STUB_FIELDS}}
+
+
+def redacted(record: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    """A selected event that an older version recorded with a whole link, shown with `payload` instead.
+
+    Its hash cannot be recomputed from what is shown, so verification follows only its links, as for
+    a stub; the rest of the chain and the checkpoints around it are checked as usual.
+    """
+    return {**record, "type": "redacted", "payload": payload}
 
 
 def render(records: Iterable[dict[str, Any]], fmt: Format, signer: Signer | None) -> bytes:

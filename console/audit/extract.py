@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit.export import Format, header, render, stub
+from console.audit.export import Format, header, redacted, render, stub
+from console.audit.links import redact_payload
 from console.audit.records import checkpoint_record, event_record, timestamp
 from console.audit.signing import Signer
 from console.audit.store import AuditFilter, chain_start, checkpoints, events_between, matching_seqs
@@ -53,7 +54,11 @@ async def _span(session: AsyncSession, selected: set[int], first: int, last: int
     out: list[dict[str, Any]] = [checkpoint_record(anchor)] if anchor else []
     async for row in events_between(session=session, start=start, end=end):
         record = event_record(row)
-        out.append(record if row.seq in selected else stub(record))
+        if row.seq not in selected:
+            out.append(stub(record))
+        else:
+            cut = redact_payload(row.action, record["payload"])
+            out.append(record if cut is None else redacted(record, cut))
         if row.seq in by_seq:
             out.append(checkpoint_record(by_seq[row.seq]))
     return out

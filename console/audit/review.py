@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit.export import Format
 from console.audit.extract import export_events
+from console.audit.links import redact_payload
 from console.audit.models import AuditEvent
 from console.audit.service import record_event
 from console.audit.signing import Signer
@@ -54,8 +55,10 @@ class AuditPage:
 
 @dataclass
 class DecisionView:
-    """What the approver was shown and what the console sent back, all from chained events."""
+    """An event's payload as auditors see it (links cut down to origin and path), and for a decision what
+    the approver was shown and what the console sent back, all from chained events."""
 
+    payload: dict[str, Any] = field(default_factory=dict)
     started: dict[str, Any] | None = None
     question: dict[str, Any] | None = None
     sent: list[dict[str, Any]] = field(default_factory=list)
@@ -144,7 +147,7 @@ async def event_detail(*, session: AsyncSession, viewer: Viewer, seq: int) -> tu
     event = await session.get(AuditEvent, seq)
     if event is None or (teams is not None and event.team_id not in teams):
         raise NotFound(f"no audit event {seq}")
-    view = DecisionView()
+    view = DecisionView(payload=shown_payload(event))
     if event.call_id is None or event.action not in DECISIONS:
         return event, view
     related = (
@@ -152,9 +155,9 @@ async def event_detail(*, session: AsyncSession, viewer: Viewer, seq: int) -> tu
             select(AuditEvent).where(AuditEvent.call_id == event.call_id).order_by(AuditEvent.seq)
         )
     ).scalars()
-    key = json.loads(event.payload_json).get("key")
+    key = view.payload.get("key")
     for other in related:
-        payload = json.loads(other.payload_json)
+        payload = shown_payload(other)
         if other.action == "call_started":
             view.started = payload
         elif other.action == "round_received" and other.seq < event.seq:
@@ -166,6 +169,12 @@ async def event_detail(*, session: AsyncSession, viewer: Viewer, seq: int) -> tu
         elif other.action in ("call_completed", "call_failed") and other.seq > event.seq and not view.outcome:
             view.outcome = {"seq": other.seq, "action": other.action, **payload}
     return event, view
+
+
+def shown_payload(event: AuditEvent) -> dict[str, Any]:
+    """The payload without the whole links that versions before links were redacted recorded."""
+    payload: dict[str, Any] = json.loads(event.payload_json)
+    return redact_payload(event.action, payload) or payload
 
 
 async def export_for(

@@ -111,10 +111,13 @@ async def events_between(*, session: AsyncSession, start: int, end: int | None) 
 
 async def verify_database(*, session: AsyncSession, public_key: Ed25519PublicKey | None) -> Report:
     """Recompute the whole chain and check every checkpoint and the head row."""
-    verifier = ChainVerifier(public_key)
-    checkpoints_iter = iter(await checkpoints(session=session))
+    # The head first, and only what it vouches for: events and checkpoints commit together with the
+    # head, so under READ COMMITTED rows written while this runs neither look missing nor unvouched for.
+    head = await get_head(session=session)
+    verifier = ChainVerifier(public_key, from_genesis=True)
+    checkpoints_iter = iter(await checkpoints(session=session, end=head.seq))
     waiting = next(checkpoints_iter, None)
-    async for row in events_between(session=session, start=0, end=None):
+    async for row in events_between(session=session, start=0, end=head.seq):
         while waiting is not None and waiting.seq < row.seq:
             verifier.feed(checkpoint_record(waiting))
             waiting = next(checkpoints_iter, None)
@@ -123,13 +126,29 @@ async def verify_database(*, session: AsyncSession, public_key: Ed25519PublicKey
         verifier.feed(checkpoint_record(waiting))
         waiting = next(checkpoints_iter, None)
     report = verifier.finish()
-    head = await get_head(session=session)
     last = report.last_seq or 0
-    if report.ok and (head.seq, head.hash) != (last, report.head_hash or GENESIS):
-        if head.seq > last:
-            verifier.fail(last + 1, "truncated", f"the head row says the chain reaches seq {head.seq}")
-        else:
-            verifier.fail(
-                head.seq + 1, "edited", "events after the head row's seq were added outside the console"
-            )
+    if report.ok and head.seq > last:
+        verifier.fail(last + 1, "truncated", f"the head row says the chain reaches seq {head.seq}")
+    elif report.ok and head.hash != (report.head_hash or GENESIS):
+        verifier.fail(head.seq, "edited", "the chain's last hash differs from the one in the head row")
+    if report.ok and head.checkpoint_signature and head.checkpoint_signature != report.last_signature:
+        verifier.fail(
+            head.checkpoint_seq,
+            "deleted",
+            f"the head row names a signed checkpoint at seq {head.checkpoint_seq} that is missing",
+        )
+    if report.ok:
+        await _check_nothing_beyond(session, verifier)
     return report
+
+
+async def _check_nothing_beyond(session: AsyncSession, verifier: ChainVerifier) -> None:
+    """Events past the head row were written outside the console (the head, read again, covers new ones)."""
+    newest: int | None = (await session.execute(select(func.max(AuditEvent.seq)))).scalar_one()
+    if newest is None:
+        return
+    head_seq: int = (await session.execute(select(AuditHead.seq).where(AuditHead.id == 1))).scalar_one()
+    if newest > head_seq:
+        verifier.fail(
+            head_seq + 1, "edited", "events after the head row's seq were added outside the console"
+        )

@@ -31,12 +31,14 @@ class Report:
     problem: Problem | None = None
     events: int = 0
     omitted: int = 0
+    redacted: int = 0
     legacy: int = 0
     last_seq: int | None = None
     head_hash: str | None = None
     checkpoints: int = 0
     signed_seq: int | None = None
     signed_at: str | None = None
+    last_signature: str | None = None
     signatures_checked: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -53,6 +55,11 @@ class Report:
         out = [head, f"events checked: {self.events}"]
         if self.omitted:
             out.append(f"events outside the export (only their hash links checked): {self.omitted}")
+        if self.redacted:
+            out.append(
+                "events shown without the query of a link an older version recorded whole "
+                f"(only their hash links checked): {self.redacted}"
+            )
         if self.legacy:
             out.append(f"events written before the chain existed (not protected): {self.legacy}")
         if self.signed_seq is not None:
@@ -71,8 +78,11 @@ class Report:
 class ChainVerifier:
     """Feed records in order, then `finish()`; the report holds the first problem found."""
 
-    def __init__(self, public_key: Ed25519PublicKey | None) -> None:
+    def __init__(self, public_key: Ed25519PublicKey | None, *, from_genesis: bool = False) -> None:
+        """`from_genesis`: the records are the whole chain (a database), not an export that may start
+        later, anchored by the checkpoint before its first event."""
         self.report = Report(signatures_checked=public_key is not None)
+        self._from_genesis = from_genesis
         self._key = public_key
         self._key_id = key_id(public_key) if public_key is not None else None
         self._queue: deque[dict[str, Any]] = deque()
@@ -139,6 +149,8 @@ class ChainVerifier:
                 self.fail(seq, "edited", "its content does not match its hash")
                 return
             self.report.events += 1
+        elif record.get("type") == "redacted":
+            self.report.redacted += 1
         else:
             self.report.omitted += 1
         self._expected, self._last = record["hash"], seq
@@ -152,6 +164,10 @@ class ChainVerifier:
             if not signature_valid(self._key, checkpoint_message(record), str(record.get("signature"))):
                 self.fail(seq, "forged_checkpoint", "its signature does not match")
                 return
+        if not self._started and self._from_genesis:
+            first = (self._last or 0) + 1
+            self.fail(first, "deleted", f"the chain's first events are missing (signed up to seq {seq})")
+            return
         if not self._started and self._expected is None:
             # An export that starts after the chain's beginning is anchored by the checkpoint before it.
             self._expected, self._last, self._started = record["hash"], seq, True
@@ -163,12 +179,15 @@ class ChainVerifier:
             if record.get("hash") != self._expected:
                 self.fail(seq, "rewritten", "the chain's hash here differs from the signed checkpoint's")
                 return
+            # Each checkpoint signs its predecessor's signature, so one that names another predecessor
+            # than the last one seen (or any, when none was seen) had a signed checkpoint removed before it.
             if self._prev_signature is not None and record.get("prev_signature") != self._prev_signature:
-                self.fail(seq, "forged_checkpoint", "it does not follow the previous checkpoint")
+                self.fail(seq, "deleted", "the signed checkpoint before this one is missing")
                 return
             if self._prev_signature is None and self.report.checkpoints == 0 and record.get("prev_signature"):
                 self.fail(seq, "deleted", "an earlier checkpoint is missing")
                 return
         self._prev_signature = str(record.get("signature"))
+        self.report.last_signature = self._prev_signature
         self.report.checkpoints += 1
         self.report.signed_seq, self.report.signed_at = seq, str(record.get("at"))

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, fingerprint, record_event
+from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
 from console.calls.models import Call, CallRound, Run
 from console.config import Settings
 from console.db import utcnow
@@ -189,7 +189,7 @@ async def _open_round(
         call_id=call.id,
         payload={
             "round": round_.n,
-            "input_requests": reply.input_requests,
+            "input_requests": redact_input_requests(reply.input_requests),  # a link is its owner's alone
             "request_state": fingerprint(reply.request_state) if reply.request_state is not None else None,
         },
     )

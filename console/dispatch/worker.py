@@ -192,9 +192,10 @@ class Dispatcher:
         except McpError as exc:
             reply = exc
         self._fault("crash_after_send")
+        protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
             async with self._factory() as session:
-                await self._record(session, claimed, reply, server)
+                await self._record(session, claimed, reply, server, protocol)
 
     async def _prepare(
         self, session: AsyncSession, claimed: Claimed
@@ -263,10 +264,15 @@ class Dispatcher:
         await session.commit()
 
     async def _record(
-        self, session: AsyncSession, claimed: Claimed, reply: Reply | McpError, server: str
+        self,
+        session: AsyncSession,
+        claimed: Claimed,
+        reply: Reply | McpError,
+        server: str,
+        protocol: str | None,
     ) -> None:
         # The server row rides along so the audit event's context needs no query of its own.
-        job, call, run, _server = (
+        job, call, run, server_row = (
             await session.execute(
                 select(DispatchJob, Call, Run, McpServer)
                 .join(Call, Call.id == DispatchJob.call_id)
@@ -280,6 +286,8 @@ class Dispatcher:
             await session.rollback()
             return  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
+        if protocol is not None and server_row.protocol_version != protocol:
+            server_row.protocol_version = protocol
         if isinstance(reply, McpUnavailable):
             self._retry_or_fail(session, call, job, reply)
         elif isinstance(reply, McpLost):

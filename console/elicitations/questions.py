@@ -86,7 +86,9 @@ def _question(key: str, request: Any) -> Question:
     if mode == "url":
         url = params.get("url")
         if not isinstance(url, str) or not _is_web_url(url):
-            raise McpProtocolError(f"elicitation {key!r} has a URL that is not http(s): {str(url)[:200]!r}")
+            # Without its query or fragment: the message reaches the audit log and the run page.
+            shown = str(url).split("?", 1)[0].split("#", 1)[0][:200]
+            raise McpProtocolError(f"elicitation {key!r} has a URL that is not http(s): {shown!r}")
         return Question(key, "url", params["message"], None, url, request)
     raise McpProtocolError(f"elicitation {key!r} has unknown mode {str(mode)[:50]!r}")
 

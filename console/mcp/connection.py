@@ -12,6 +12,7 @@ import mcp.types as types
 from anyio.abc import TaskStatus
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client import ClientRequestContext
+from mcp.client._probe import negotiate_auto  # ClientSession has no public entry to it
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import ValidationError
@@ -26,17 +27,13 @@ logger = logging.getLogger(__name__)
 CLIENT_INFO = types.Implementation(name="approval-console", version="0.1.0")
 MODERN = "2026-07-28"
 CONNECT_TIMEOUT_SECONDS = 20.0
-
-
-async def _refuse_inline(
-    context: ClientRequestContext, params: types.ElicitRequestParams
-) -> types.ElicitResult | types.ErrorData:
-    # Passing a callback is what makes the SDK advertise elicitation {form, url}. Questions arrive
-    # inside results (MRTR) and are parked; only a legacy server would push one here, and we
-    # refuse to talk to those before any call reaches them.
-    return types.ErrorData(
-        code=types.INVALID_REQUEST, message="this client answers elicitations asynchronously"
-    )
+# A pushed question names no request, so a 2025-11-25 connection carries one request at a time; a
+# request waits this long for its turn, then is sent later (nothing went out, so that is safe).
+LEGACY_TURN_SECONDS = 10.0
+PUSHED_QUESTION = (
+    "the server pushed a question in the middle of the call (elicitation/create, MCP {version}); "
+    "the console answers only questions returned in results (MCP " + MODERN + "), so the call failed"
+)
 
 
 class Connection:
@@ -47,7 +44,9 @@ class Connection:
         self._request_timeout = request_timeout
         self._stop = anyio.Event()
         self._session: ClientSession | None = None
-        self.legacy_version: str | None = None
+        self.protocol_version: str | None = None  # as negotiated; None until then
+        self._turn = anyio.Lock()
+        self._pushed = False
         self.tool_names: frozenset[str] = frozenset()
         self.tool_annotations: dict[str, dict[str, Any]] = {}  # as listed; trust is decided elsewhere
         # The SDK turns an HTTP refusal into a generic JSON-RPC error; the status says why.
@@ -57,6 +56,11 @@ class Connection:
     def ended(self) -> anyio.Event:
         """Set once the connection is closed or its server went away."""
         return self._stop
+
+    @property
+    def legacy_version(self) -> str | None:
+        """The older protocol the server speaks (one without results that ask), or None."""
+        return self.protocol_version if self.protocol_version not in (None, MODERN) else None
 
     @property
     def alive(self) -> bool:
@@ -81,7 +85,7 @@ class Connection:
                         watched,
                         write,
                         read_timeout_seconds=self._request_timeout,
-                        elicitation_callback=_refuse_inline,
+                        elicitation_callback=self._refuse_pushed,
                         client_info=CLIENT_INFO,
                     )
                 )
@@ -130,20 +134,27 @@ class Connection:
         self._http_status = response.status_code if response.status_code >= 400 else None
 
     async def _negotiate(self, session: ClientSession, watched: WatchedReadStream) -> None:
-        try:
-            await session.discover()
-        except MCPError:
-            # Not a modern server: find out what it speaks so calls can say so clearly.
-            result = await session.initialize()
-            self.legacy_version = result.protocol_version
-            return
-        if session.protocol_version != MODERN:
-            self.legacy_version = session.protocol_version
-            return
-        watched.modern = True
+        # The SDK's own policy (what Client(mode="auto") runs): server/discover, and the older
+        # initialize handshake unless the server showed it speaks 2026-07-28, with a second probe for
+        # a slow server whose first answer came too late.
+        await negotiate_auto(session)
+        self.protocol_version = session.protocol_version
+        watched.modern = self.protocol_version == MODERN
         # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
         listing = await session.list_tools()
         self._remember_tools(listing.tools)
+
+    async def _refuse_pushed(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        # Passing a callback is what makes the SDK advertise elicitation {form, url}. On 2026-07-28
+        # questions arrive inside results and are parked; only an older server pushes one here, in
+        # the middle of the one request its connection carries. Holding that request open for a
+        # person is not supported yet: the server is told no, and that request fails.
+        self._pushed = True
+        return types.ErrorData(
+            code=types.INVALID_REQUEST, message="this client answers elicitations asynchronously"
+        )
 
     async def send(self, request: McpRequest) -> Reply:
         """Send one request and classify the reply.
@@ -156,11 +167,29 @@ class Connection:
         session = self._session
         if session is None or self._stop.is_set():
             raise McpUnavailable("connection closed before sending", rpc_code=types.CONNECTION_CLOSED)
-        if self.legacy_version is not None:
-            raise McpProtocolError(
-                f"server speaks {self.legacy_version}; queued elicitation needs {MODERN}",
-                rpc_code=types.UNSUPPORTED_PROTOCOL_VERSION,
-            )
+        legacy = self.legacy_version
+        if legacy is None:
+            return await self._send(session, request)
+        try:
+            with anyio.fail_after(LEGACY_TURN_SECONDS):
+                await self._turn.acquire()
+        except TimeoutError:
+            raise McpUnavailable(f"the server (MCP {legacy}) is busy with another request") from None
+        try:
+            self._pushed = False
+            try:
+                reply = await self._send(session, request)
+            except McpProtocolError:
+                if self._pushed:
+                    raise _pushed_question(legacy) from None
+                raise
+            if self._pushed:
+                raise _pushed_question(legacy)
+            return reply
+        finally:
+            self._turn.release()
+
+    async def _send(self, session: ClientSession, request: McpRequest) -> Reply:
         try:
             result = await _send(session, request)
         except MCPError as exc:
@@ -223,6 +252,10 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
             params["uri"], input_responses=responses, request_state=state, allow_input_required=True
         )
     raise ValueError(f"unsupported method {request.method}")
+
+
+def _pushed_question(version: str) -> McpProtocolError:
+    return McpProtocolError(PUSHED_QUESTION.format(version=version), rpc_code=types.INVALID_REQUEST)
 
 
 def _typed_responses(responses: dict[str, dict[str, Any]] | None) -> types.InputResponses | None:

@@ -32,4 +32,6 @@ class McpServer(Base):
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)
     idempotent: Mapped[bool] = mapped_column(Boolean, default=False)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    # What the server spoke when the console last connected (e.g. "2026-07-28"); None before that.
+    protocol_version: Mapped[str | None] = mapped_column(String(20), default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

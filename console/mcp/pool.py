@@ -78,11 +78,14 @@ class ConnectionPool:
         connection = self._connections.get(endpoint)
         if connection is None or not connection.alive:
             return None
-        if connection.legacy_version is not None:
-            return KnownTool(annotations=None)
         if name not in connection.tool_names:
             return None
         return KnownTool(annotations=connection.tool_annotations.get(name))
+
+    def protocol(self, endpoint: Endpoint) -> str | None:
+        """The protocol version the endpoint's connection negotiated, if it has connected."""
+        connection = self._connections.get(endpoint)
+        return connection.protocol_version if connection is not None else None
 
     async def _connection(self, endpoint: Endpoint) -> Connection:
         if self._task_group is None:

@@ -52,6 +52,7 @@ class ProbeOutcome:
     tools: list[ToolInfo] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    protocol: str | None = None  # the MCP version negotiated, once the server answered
 
 
 async def probe_server(
@@ -78,6 +79,8 @@ async def probe_server(
         outcome = ProbeOutcome(False, 0.0, error=exc.message)
     else:
         outcome = await probe(endpoint, limit_seconds=limit_seconds, per_user=per_user)
+    if outcome.protocol is not None:
+        server.protocol_version = outcome.protocol
     if per_user:
         note = "tested with the shared settings only, without anyone's personal credential"
         outcome = replace(outcome, notes=[*outcome.notes, note])
@@ -117,11 +120,14 @@ async def probe(
     except ValidationError:
         return _failed(started, "the server sent a tool list that is not valid MCP")
     if connection.legacy_version is not None:
-        notes.append(f"the server speaks MCP {connection.legacy_version}; queued questions need {MODERN}")
+        notes.append(
+            f"the server speaks MCP {connection.legacy_version}: calls work, but a question it pushes "
+            f"in the middle of a call fails that call (questions are queued with MCP {MODERN})"
+        )
     if len(listing) > MAX_TOOLS:
         notes.append(f"the server lists {len(listing)} tools; only the first {MAX_TOOLS} are shown")
     tools = [_tool(item) for item in listing[:MAX_TOOLS]]
-    return ProbeOutcome(True, time.monotonic() - started, tools, None, notes)
+    return ProbeOutcome(True, time.monotonic() - started, tools, None, notes, connection.protocol_version)
 
 
 def refusal(status: int, endpoint: Endpoint, *, per_user: bool) -> str:

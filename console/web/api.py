@@ -260,6 +260,7 @@ async def servers(session: DbSession, principal: PrincipalDep) -> list[ServerOut
             name=s.name,
             transport=s.transport,  # type: ignore[arg-type]  # stored as stdio|http
             where=describe_server(s),
+            protocol=s.protocol_version or "unknown",
         )
         for s in rows
         if not s.disabled

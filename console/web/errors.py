@@ -23,7 +23,9 @@ from console.errors import (
 )
 from console.web.auth import SignInRequired, sign_in_redirect
 from console.web.htmx import is_htmx
+from console.web.invisible import reveal
 from console.web.security import HEADERS
+from console.web.templating import render
 
 logger = logging.getLogger(__name__)
 
@@ -75,17 +77,12 @@ def _page(request: Request, status: int, message: str) -> Response:
     if is_htmx(request):
         # A fragment for the #flash area; the page around it stays as it was.
         return HTMLResponse(
-            f'<p class="field-error" role="alert">{escape(heading)}: {escape(message)}</p>',
+            reveal(f'<p class="field-error" role="alert">{escape(heading)}: {escape(message)}</p>'),
             status_code=status,
             headers={"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"},
         )
-    templates = request.app.state.templates
-    return templates.TemplateResponse(  # type: ignore[no-any-return]  # jinja2-fragments is untyped here
-        request,
-        "errors/error.html",
-        {"user": None, "status": status, "heading": heading, "message": message},
-        status_code=status,
-    )
+    context = {"user": None, "status": status, "heading": heading, "message": message}
+    return render(request, "errors/error.html", context, status=status)
 
 
 def install(app: FastAPI) -> None:

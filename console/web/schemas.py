@@ -197,6 +197,10 @@ class ServerOut(BaseModel):
     name: str
     transport: Literal["stdio", "http"]
     where: str
+    protocol: str = Field(
+        description='the MCP version the server spoke when the console last reached it ("2026-07-28", '
+        '"2025-11-25", ...); "unknown" until the console has reached it'
+    )
 
 
 class ToolOut(BaseModel):

@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 
 from console.db import utcnow
 from console.resources import TEMPLATES
+from console.web.invisible import reveal
 
 
 def age(moment: datetime | None) -> str:
@@ -89,9 +90,15 @@ def make_templates() -> Jinja2Blocks:
 def render(
     request: Request, name: str, context: dict[str, Any], *, status: int = 200, block: str | None = None
 ) -> Response:
-    """A page, or with `block` just that named fragment of it."""
+    """A page, or with `block` just that named fragment of it; hidden characters in its text are shown as
+    markers (console/web/invisible.py)."""
     templates: Jinja2Blocks = request.app.state.templates
     response: Response = templates.TemplateResponse(
         request, name, context, status_code=status, block_name=block
     )
+    body = bytes(response.body)
+    shown = reveal(body.decode()).encode()
+    if shown != body:
+        response.body = shown
+        response.headers["content-length"] = str(len(shown))
     return response

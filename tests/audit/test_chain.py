@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from console.audit.export import verify_file
+from console.audit.export import render, verify_file
 from console.audit.extract import export_events
 from console.audit.store import AuditFilter, verify_database
 from console.db import create_engine, session_factory
@@ -18,6 +19,7 @@ from tests.audit.chain_setup import new_signer, write_events
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.timeout(420)  # 4,000 chained commits within 240 s, plus set-up
 @pytest.mark.postgres  # SQLite serialises writers with BEGIN IMMEDIATE; the head-row lock is PostgreSQL's
 async def test_eight_concurrent_writers_make_one_unbroken_chain(postgres_url: str) -> None:
     database_url = postgres_url
@@ -61,6 +63,18 @@ async def test_export_verifies_offline_and_one_changed_byte_does_not(database_ur
         edited[position] = ord("0") if edited[position] != ord("0") else ord("1")
         assert not verify_file(bytes(edited), SIGNER.key.public_key()).ok, position
     assert not verify_file(data, new_signer().key.public_key()).ok
+
+
+async def test_an_export_missing_a_signed_checkpoint_fails_even_when_resealed(database_url: str) -> None:
+    """Whoever drops a checkpoint from an export can recompute its digest, not sign it: the gap shows."""
+    await write_events(database_url, SIGNER, 12, label="a")  # checkpoints at seq 1, 6 and 11
+    data = await export(database_url, "jsonl", AuditFilter())
+    records = [json.loads(line) for line in data.decode().splitlines()][:-1]  # without the seal
+    assert [r["seq"] for r in records if r["type"] == "checkpoint"] == [1, 6, 11]
+    kept = [r for r in records if not (r["type"] == "checkpoint" and r["seq"] == 6)]
+    report = verify_file(render(kept, "jsonl", None), SIGNER.key.public_key())
+    assert report.problem is not None, report.lines()
+    assert (report.problem.seq, report.problem.kind) == (11, "deleted"), report.lines()
 
 
 async def test_filtered_export_keeps_the_chain_checkable_across_left_out_events(database_url: str) -> None:

@@ -37,6 +37,14 @@ def delete_row(db: Connection) -> None:
     db.execute(text("DELETE FROM audit_event WHERE seq = 7"))
 
 
+def delete_first_row(db: Connection) -> None:
+    db.execute(text("DELETE FROM audit_event WHERE seq = 1"))
+
+
+def remove_hash(db: Connection) -> None:
+    db.execute(text("UPDATE audit_event SET hash = NULL, prev_hash = NULL WHERE seq = 7"))
+
+
 def swap_rows(db: Connection) -> None:
     with Session(bind=db) as session:
         a, b = (session.get(AuditEvent, seq) for seq in (7, 8))
@@ -54,6 +62,44 @@ def drop_tail_after_checkpoint(db: Connection) -> None:
 
 def drop_tail_beyond_last_checkpoint(db: Connection) -> None:
     db.execute(text("DELETE FROM audit_event WHERE seq >= 17"))
+
+
+def delete_checkpoint(seq: int) -> Callable[[Connection], None]:
+    def go(db: Connection) -> None:
+        db.execute(text("DELETE FROM audit_checkpoint WHERE seq = :seq"), {"seq": seq})
+
+    return go
+
+
+def rehash_last(db: Connection) -> None:
+    """Edit the newest event and recompute its hash, but not the head row's."""
+    with Session(bind=db) as session:
+        last = session.get(AuditEvent, COUNT)
+        assert last is not None
+        last.payload_json = '{"n":99}'
+        last.hash = chain_hash(last.prev_hash or "", event_content(last))
+        session.flush()
+
+
+def append_event(db: Connection) -> None:
+    """A well-chained event after the last one, written without moving the head row."""
+    with Session(bind=db) as session:
+        last = session.get(AuditEvent, COUNT)
+        assert last is not None
+        added = AuditEvent(
+            seq=COUNT + 1,
+            at=last.at,
+            actor_type="user",
+            actor_id="u1",
+            action="probe",
+            subject_type="test",
+            subject_id="forged",
+            payload_json='{"n":99}',
+            prev_hash=last.hash,
+        )
+        added.hash = chain_hash(last.hash or "", event_content(added))
+        session.add(added)
+        session.flush()
 
 
 def replace_signature(db: Connection) -> None:
@@ -94,14 +140,37 @@ def rewrite_chain(resign: Signer | None) -> Callable[[Connection], None]:
     [
         (edit_field, 7, "edited"),
         (delete_row, 7, "deleted"),
+        (delete_first_row, 1, "deleted"),
+        (remove_hash, 7, "edited"),
         (swap_rows, 7, "reordered"),
         (drop_tail_after_checkpoint, 14, "truncated"),
         (drop_tail_beyond_last_checkpoint, 17, "truncated"),
         (replace_signature, 11, "forged_checkpoint"),
         (rewrite_chain(None), 11, "rewritten"),
         (rewrite_chain(new_signer()), 1, "forged_checkpoint"),
+        (delete_checkpoint(1), 6, "deleted"),
+        (delete_checkpoint(6), 11, "deleted"),
+        (delete_checkpoint(16), 16, "deleted"),
+        (append_event, COUNT + 1, "edited"),
+        (rehash_last, COUNT, "edited"),
     ],
-    ids=["edit", "delete", "swap", "truncate", "truncate-unsigned-tail", "signature", "recompute", "resign"],
+    ids=[
+        "edit",
+        "delete",
+        "delete-first",
+        "unhash",
+        "swap",
+        "truncate",
+        "truncate-unsigned-tail",
+        "signature",
+        "recompute",
+        "resign",
+        "delete-first-checkpoint",
+        "delete-checkpoint",
+        "delete-latest-checkpoint",
+        "append",
+        "rehash-last",
+    ],
 )
 async def test_verify_names_the_first_tampered_event(
     database_url: str, tamper: Callable[[Connection], None], seq: int, kind: str

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from tests.harness import REPO, TEAM, Mrtr, ServerSpec, result_text, running_console
+from tests.harness import TEAM, Mrtr, result_text, running_console
 from tests.processes import read_log, requests_with
 
 pytestmark = pytest.mark.anyio
-
-
-LEGACY_SERVER = str(REPO / "tests/servers/legacy_server.py")
 
 
 def error_of(response: Any, status: int) -> dict[str, Any]:
@@ -284,6 +280,16 @@ async def test_a_server_breaking_the_protocol_fails_the_call_with_a_clear_error(
     assert [r["has_request_state"] for r in requests_with(mrtr.log, "tag", tag)] == [False]
 
 
+async def test_a_refused_link_is_named_without_its_query(database_url: str, mrtr_stdio: Mrtr) -> None:
+    """The error reaches the audit log and the run page, which the link's owner does not see alone."""
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        call = await console.call("mrtr", "bad_url", {"url": "myapp://callback?code=one-time#state"})
+        assert call["status"] == "failed", call
+        message = call["error"]["message"]
+        assert "'myapp://callback'" in message, message
+        assert "one-time" not in message, message
+
+
 async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(
     database_url: str, mrtr_stdio: Mrtr
 ) -> None:
@@ -306,14 +312,3 @@ async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(
         assert await console.pending_questions("dev") == []  # the fourth question was never parked
     sent = read_log(mrtr_stdio.log)
     assert [r["request_state"] for r in sent] == [None, "many:1", "many:2", "many:3"]
-
-
-async def test_a_server_that_only_speaks_an_older_protocol_fails_the_call(database_url: str) -> None:
-    legacy = ServerSpec(command=[sys.executable, LEGACY_SERVER])
-    async with running_console(database_url, {"legacy": legacy}) as console:
-        response = await console.start("legacy", "tools/call", {"name": "hello", "arguments": {"name": "x"}})
-        assert response.status_code == 200, response.text
-        call = response.json()
-        assert call["status"] == "failed"
-        assert call["result"] is None
-        assert call["error"]["message"] == "server speaks 2025-11-25; queued elicitation needs 2026-07-28"

@@ -20,16 +20,18 @@ data {"reason": "invalid_request_state"}:
                            "r2:<name>" (the name rides in the state); then "<name> <amount> <count>"
     state_only(n)          n results with only a requestState "s1".."s<n>", then
                            "done after <n> state-only rounds"
-    form_and_url()         "approve" (form, boolean ok) + "connect" (url) in one round, no requestState;
-                           then "approve=<action> ok=<ok> connect=<action>"
+    form_and_url(message?) "approve" (form, boolean ok) + "connect" (url; its message is `message` when
+                           given) in one round, no requestState; then
+                           "approve=<action> ok=<ok> connect=<action>"
     echo_state(state, with_state=true)   asks "go" with requestState = `state` verbatim (none when
                            with_state is false); then JSON {"received_state", "has_request_state",
                            "matches"} as text and structuredContent
     signed(item)           asks "confirm" (boolean ok) with an HMAC-signed state (MRTR_STATE_KEY), so the
                            process may be restarted in between; then "signed <item> ok=<ok>"
     pid()                  this process id as text
-    ask_sampling(), ask_roots(), bad_schema(), bad_url()   deliberate protocol violations (sampling and
-                           roots requests, a nested object in a form, a javascript: URL); a retry with
+    ask_sampling(), ask_roots(), bad_schema(), bad_url(url?)   deliberate protocol violations (sampling
+                           and roots requests, a nested object in a form, a URL that is not http(s):
+                           `url`, by default a javascript: one); a retry with
                            their state returns "<tool> answered: <action or 'no answer'>"
     many_rounds()          asks "q1", "q2", ... forever (state "many:<n>")
     complete_now(x)        "hello <x>", no questions
@@ -286,7 +288,8 @@ def form_and_url(call: Call) -> ToolResult:
                     "Approve the example action?", {"ok": {"type": "boolean", "title": "OK"}}, ["ok"]
                 ),
                 "connect": url_request(
-                    "Connect your example account", "https://connect.example.com/start?flow=abc"
+                    str(call.arguments.get("message", "Connect your example account")),
+                    "https://connect.example.com/start?flow=abc",
                 ),
             }
         )
@@ -405,7 +408,8 @@ def bad_schema(call: Call) -> ToolResult:
 def bad_url(call: Call) -> ToolResult:
     if call.state is not None:
         return _second_round_summary(call, "bad_url", "link")
-    return ask({"link": url_request("Open this link", "javascript:alert(1)")}, "bad_url")
+    url = call.arguments.get("url", "javascript:alert(1)")
+    return ask({"link": url_request("Open this link", str(url))}, "bad_url")
 
 
 def many_rounds(call: Call) -> ToolResult:
@@ -521,6 +525,7 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             form_and_url,
             "One round with a form and a URL question.",
+            _schema({"message": STRING}),
             annotations=types.ToolAnnotations(read_only_hint=True),  # so policy tests have a read-only tool
         ),
         _spec(

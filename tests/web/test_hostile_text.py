@@ -239,3 +239,80 @@ async def test_hostile_text_in_the_runs_and_decided_lists_stays_text(
             if found:
                 problems[(payload, "lists")] = found
         assert problems == {}
+
+
+# --- hidden and direction-changing characters ---------------------------------------------------
+
+# Embeddings and overrides, isolates, marks (LRM, RLM, ALM), zero-width space/joiners, word joiner, BOM,
+# a soft hyphen, a tag character and two C0 controls: each one hides or reorders what a person reads.
+HIDDEN = (
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+    "\u200b\u200c\u200d\u2060\ufeff\u00ad\U000e0041\x07\x1b"
+)
+BIDI_PAYLOAD = "invoice\u202efdp.exe " + "".join(f"{c}|" for c in HIDDEN)
+
+
+def marked(text: str) -> str:
+    """`text` as a page must show it: each hidden character as its code point."""
+    return "".join(f"⟦U+{ord(c):04X}⟧" if c in HIDDEN else c for c in text)
+
+
+def hidden_in_text(soup: BeautifulSoup) -> list[str]:
+    return [repr(str(node))[:80] for node in soup.find_all(string=True) if any(c in node for c in HIDDEN)]
+
+
+def hidden_in_attributes(soup: BeautifulSoup) -> list[str]:
+    """Attributes other than form values (which go back to the server exactly) holding a hidden character."""
+    return [
+        f"<{tag.name} {name}>"
+        for tag in soup.find_all(True)
+        for name, value in tag.attrs.items()
+        if name not in TEXT_ATTRIBUTES and any(c in str(value) for c in HIDDEN)
+    ]
+
+
+def shown(soup: BeautifulSoup, selector: str) -> str:
+    """The text of the one element `selector` matches, checking that every marker in it is a marked span."""
+    element = one(soup, selector)
+    spans = element.select("span.invisible-char")
+    assert [span.get_text() for span in spans] == re.findall(r"⟦U\+[0-9A-F]{4,6}⟧", element.get_text())
+    return element.get_text()
+
+
+async def test_hidden_and_direction_changing_characters_show_as_code_points_on_every_page(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    payload = BIDI_PAYLOAD
+    async with (
+        running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console,
+        signed_in(console, "lead") as lead,
+    ):
+        pages = await renderings(console, lead, payload)  # answered through the form: the values round-trip
+        link_call = await console.call("mrtr", "form_and_url", {"message": payload})
+        connect = next(p["id"] for p in link_call["pending"] if p["key"] == "connect")
+        assert (await console.question(connect, who="dev"))["message"] == payload  # data stays exact
+        async with signed_in(console, "dev") as dev:
+            pages["consent"] = await dev.client.get(f"/connect/{connect}")
+        async with signed_in(console, "viewer") as auditor:
+            listing = await auditor.client.get(
+                "/audit", params={"action": "question_answered", "tool": "hostile"}
+            )
+            detail = one(html(listing), "#audit-events tbody tr td a")["href"]
+            pages["audit event"] = await auditor.client.get(str(detail))
+
+        problems = {}
+        for name, response in pages.items():
+            soup = html(response)
+            found = hidden_in_text(soup) + hidden_in_attributes(soup)
+            if found:
+                problems[name] = found
+        assert problems == {}
+        soups = {name: html(response) for name, response in pages.items()}
+        assert shown(soups["question"], "h1.question-message") == f"Hostile: {marked(payload)}"
+        assert shown(soups["inbox"], "a.question-link") == f"Hostile: {marked(payload)}"
+        result = f"hostile accept: {marked(payload)} echoed=True"
+        assert shown(soups["run"], "pre.result") == result
+        assert shown(soups["run"], "h1") == marked(payload)  # the agent's run title
+        assert one(soups["run"], "title").get_text().startswith(f"Run {marked(payload)}")  # plain text there
+        assert shown(soups["consent"], "h1.question-message") == marked(payload)
+        assert shown(soups["audit event"], "#saw-message") == f"Hostile: {marked(payload)}"

@@ -36,7 +36,8 @@ from tests.oidc.provider import OpenIdProvider, install, openid_provider
 from tests.processes import console_process
 from tests.web.browser import ACTION_TIMEOUT_MS, chromium, new_page, require_chromium
 
-pytestmark = [pytest.mark.anyio, pytest.mark.browser, pytest.mark.slow]
+# The provider's npm install (first run) happens in the module's first test.
+pytestmark = [pytest.mark.anyio, pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
 
 CLIENT_ID = "approval-console"
 CLIENT_SECRET = "client-secret-" + secrets.token_urlsafe(24)

@@ -1,0 +1,79 @@
+"""Test MCP server "sdk1-test": protocol 2025-11-25 only, built with the official `mcp` 1.x SDK (FastMCP).
+
+It runs under the mcp 1.x interpreter that tests/mcp/sdk1.py installs into `.cache/`, never under the
+console's own environment (mcp 2.x has no `mcp.server.fastmcp`).
+
+Run:
+    <mcp 1.x python> tests/servers/sdk1_server.py              # stdio
+    <mcp 1.x python> tests/servers/sdk1_server.py --http 0     # Streamable HTTP on 127.0.0.1, any free port
+
+With `--http PORT` it prints exactly one line to stdout once it accepts connections:
+`listening on http://127.0.0.1:<port>/mcp`.
+
+Tools:
+    hello(name)     "hello <name>"; asks nothing
+    confirm(item)   pushes elicitation/create ("Confirm <item>?", boolean ok) in the middle of the call,
+                    as 2025-11-25 servers do, then returns "<item>: <action>"; when the client refuses
+                    the push, the tool fails with that error
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from collections.abc import Sequence
+
+import anyio
+import uvicorn
+from mcp.server.fastmcp import Context, FastMCP
+from pydantic import BaseModel
+
+server = FastMCP("sdk1-test")
+
+
+class Confirmation(BaseModel):
+    ok: bool
+
+
+@server.tool()
+def hello(name: str = "world") -> str:
+    """Says hello."""
+    return f"hello {name}"
+
+
+@server.tool()
+async def confirm(item: str, ctx: Context) -> str:
+    """Asks the user to confirm `item` by pushing elicitation/create."""
+    answer = await ctx.elicit(message=f"Confirm {item}?", schema=Confirmation)
+    return f"{item}: {answer.action}"
+
+
+async def serve_http(port: int) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    web = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve, [sock])
+        while not web.started:  # uvicorn offers a flag, not an event
+            if web.should_exit:
+                return
+            await anyio.sleep(0.01)
+        sys.stdout.write(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp\n")
+        sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="2025-11-25 test MCP server (mcp 1.x).")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT")
+    args = parser.parse_args(argv)
+    if args.http is None:
+        server.run("stdio")
+    else:
+        anyio.run(serve_http, args.http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
