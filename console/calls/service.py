@@ -14,6 +14,7 @@ from console.audit import record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import METHODS, TERMINAL, Call, Run
 from console.calls.rawjson import member_text
+from console.calls.wellformed import parse_json
 from console.config import Settings, secret_text
 from console.db import utcnow
 from console.dispatch.models import DispatchJob
@@ -170,13 +171,10 @@ async def _tool_annotations(
 
 
 def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:
-    try:
-        body = json.loads(body_text)
-        params_text = member_text(body_text, "params")
-    except ValueError:
-        raise InvalidInput("body must be a JSON object") from None
+    body = parse_json(body_text, "call")
     if not isinstance(body, dict):
-        raise InvalidInput("body must be a JSON object")
+        raise InvalidInput("invalid call", {"body": "must be a JSON object"})
+    params_text = member_text(body_text, "params")
     errors: dict[str, str] = {}
     server, method, params = body.get("server"), body.get("method"), body.get("params")
     if not isinstance(server, str) or not server:
