@@ -33,6 +33,7 @@ from console.web import (
     runs,
     tokens,
 )
+from console.web.limits import BodyLimits, limits
 from console.web.security import SecurityHeaders
 from console.web.templating import STATIC, make_templates
 
@@ -98,4 +99,5 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
+    app.add_middleware(BodyLimits, limit_for=limits(max_params_bytes=settings.max_params_bytes))
     return app

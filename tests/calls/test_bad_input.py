@@ -285,6 +285,34 @@ async def test_a_lone_surrogate_is_refused_with_422_and_the_shared_connection_ke
 
 
 @pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"action": "accept", "content": {"name": "\\ud800"}}', "content.name"),
+        ('{"action": "accept", "content": {"name": ' + "[" * DEEP + "]" * DEEP + "}}", "body"),
+        ('{"action": "accept", "content": {"name": ' + "[" * 100 + "]" * 100 + "}}", "content"),
+        ('{"action": "decline", ', "body"),
+    ],
+    ids=["surrogate", "100k deep", "100 deep", "cut short"],
+)
+async def test_an_answer_that_is_not_plain_json_is_refused_and_the_question_stays_open(
+    database_url: str, mrtr_stdio: Mrtr, body: str, field: str
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        call = await console.call("mrtr", "two_rounds", {"topic": "t"})
+        question_id = call["pending"][0]["id"]
+        response = await console.client.post(
+            f"/api/v1/elicitations/{question_id}/answer",
+            content=body,
+            headers={**console.auth("lead"), "Content-Type": "application/json"},
+        )
+        assert field in error_of(response, 422)["fields"]
+        assert (await console.question(question_id))["status"] == "pending"
+
+        second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
+        assert [p["key"] for p in second["pending"]] == ["second"]
+
+
+@pytest.mark.parametrize(
     "name", [b"%ED%A0%80", b"\xed\xa0\x80", b"%ED%A0%80" * 1000], ids=["escaped", "raw", "many"]
 )
 async def test_a_web_answer_carrying_a_surrogates_bytes_is_taken_as_text_and_breaks_nothing(
@@ -307,6 +335,20 @@ async def test_a_web_answer_carrying_a_surrogates_bytes_is_taken_as_text_and_bre
         second = await console.settle(call["id"], after_round=1)
         assert [p["key"] for p in second["pending"]] == ["second"]
         assert result_text(await console.call("mrtr", "pid", {}, who="lead")) == server_process
+
+
+async def test_a_run_body_that_is_not_json_names_the_body_not_a_character_offset(
+    database_url: str,
+) -> None:
+    async with running_console(database_url, {}) as console:
+        headers = {**console.auth("dev"), "Content-Type": "application/json"}
+        for body in ('{"team": "platform", "title": ', "{'team': 'platform'}", ""):
+            error = error_of(await console.client.post("/api/v1/runs", content=body, headers=headers), 422)
+            assert list(error["fields"]) == ["body"], (body, error)
+            assert error["fields"]["body"].startswith("is not JSON")
+        surrogate = '{"team": "platform", "title": "\\ud800"}'
+        error = error_of(await console.client.post("/api/v1/runs", content=surrogate, headers=headers), 422)
+        assert list(error["fields"]) == ["title"]
 
 
 # --- who may ------------------------------------------------------------------------------
