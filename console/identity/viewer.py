@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from console.audit import Actor
 
 ANSWERING_ROLES = ("approver", "admin")
+OUTSIDER = "the caller is not a member of its team"  # why another team's run, call or question is refused
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from console.calls import service as calls
 from console.dispatch.worker import Claimed, Dispatcher
 from console.elicitations import decisions
 from console.elicitations import service as questions
-from console.errors import NotFound
 from console.mcp.registry import endpoint_for, list_servers, server_by_name
 from console.web.deps import DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
 from console.web.schemas import (
@@ -202,11 +201,9 @@ async def list_elicitations(
 async def get_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
-    view = await questions.look_at_question(
+    view = await questions.read_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
-    if view.elicitation.mode == "url" and view.elicitation.owner_id != principal.user_id:
-        raise NotFound(f"no question {elicitation_id!r}")  # a link is its owner's alone, even to read
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
 
 

@@ -49,9 +49,14 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
 
 @router.get("/elicitations/{elicitation_id}/outcome")
 async def outcome(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
-    view = await questions.look_at_question(
-        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    view = await questions.read_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="view_outcome"
     )
+    if view.elicitation.status == "pending":
+        raise InvalidInput(
+            "this question is still pending: it has no outcome yet",
+            {"elicitation_id": "is still pending"},
+        )
     context = await _context(request, session, user, view)
     return render(request, TEMPLATE, context, block="outcome")
 
@@ -61,7 +66,7 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
     # Anyone who may see the question gets this far; who may not answer is refused (403, audited) here and
     # again inside the decision's transaction.
     view = await questions.look_at_question(
-        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="answer:web"
     )
     refusal = decisions.answer_refusal(user.viewer, view.elicitation)
     if refusal is not None:  # before validating: a refused person learns nothing about the form
