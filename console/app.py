@@ -38,6 +38,7 @@ from console.web import (
     runs,
     tokens,
 )
+from console.web.limits import BodyLimits, limits
 from console.web.security import SecurityHeaders
 from console.web.templating import make_templates
 
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
+    app.add_middleware(BodyLimits, limit_for=limits(max_params_bytes=settings.max_params_bytes))
     if settings.trusted_proxy_list:
         # Outermost, so everything inside sees the client the trusted proxy names (right-most untrusted
         # X-Forwarded-For address); requests from anyone else keep their own address.

@@ -1,7 +1,15 @@
 """The append-only, hash-chained audit log with signed checkpoints."""
 
 from console.audit.links import redact_input_requests
-from console.audit.service import SYSTEM, Actor, fingerprint, record_event
+from console.audit.service import SYSTEM, Actor, fingerprint, record_event, record_refusal
 from console.audit.signing import session_info
 
-__all__ = ["SYSTEM", "Actor", "fingerprint", "record_event", "redact_input_requests", "session_info"]
+__all__ = [
+    "SYSTEM",
+    "Actor",
+    "fingerprint",
+    "record_event",
+    "record_refusal",
+    "redact_input_requests",
+    "session_info",
+]

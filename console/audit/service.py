@@ -55,6 +55,32 @@ def record_event(
     )
 
 
+async def record_refusal(
+    *,
+    session: AsyncSession,
+    actor: Actor,
+    subject_type: str,
+    subject_id: str,
+    attempt: str,
+    reason: str,
+    call_id: str | None = None,
+    **details: str,
+) -> None:
+    """Record a refused attempt as `access_refused`, in a transaction of its own: whatever the refused
+    request had begun is rolled back, only the record of it is kept. Never pass secrets or links."""
+    await session.rollback()
+    record_event(
+        session=session,
+        actor=actor,
+        action="access_refused",
+        subject_type=subject_type,
+        subject_id=subject_id,
+        call_id=call_id,
+        payload={"attempt": attempt[:40], "reason": reason, **details},
+    )
+    await session.commit()
+
+
 def fingerprint(secret_text: str) -> dict[str, Any]:
     """Length and SHA-256 of a value that must never be stored in the log itself (e.g. requestState)."""
     raw = secret_text.encode("utf-8", "surrogatepass")

@@ -10,11 +10,12 @@ from typing import Any, cast
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event
+from console.audit import record_event, record_refusal
 from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import METHODS, TERMINAL, Call, Run
 from console.calls.rawjson import member_text
+from console.calls.wellformed import parse_json
 from console.config import Settings
 from console.db import utcnow
 from console.dispatch.models import DispatchJob
@@ -22,6 +23,7 @@ from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
+from console.identity.viewer import OUTSIDER
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
@@ -112,7 +114,10 @@ async def start_call(
         raise PayloadTooLarge(f"call body is larger than {settings.max_params_bytes} bytes")
     server_name, method, params_text, params = _parse_call_body(body_text)
     run = await session.get(Run, run_id)
-    if run is None or run.team_id != principal.team_id:
+    if run is None:
+        raise NotFound(f"no run {run_id!r}")
+    if run.team_id != principal.team_id:
+        await _refuse_run(session, principal.viewer, run, "start_call", OUTSIDER)
         raise NotFound(f"no run {run_id!r}")
     await refuse_read_only(
         session=session,
@@ -123,7 +128,9 @@ async def start_call(
         subject_id=run.id,
     )
     if run.owner_id != principal.user_id:
-        raise Forbidden("only the run's owner can start calls in it")
+        reason = "only the run's owner can start calls in it"
+        await _refuse_run(session, principal.viewer, run, "start_call", reason)
+        raise Forbidden(reason)
     server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
     try:
         endpoint = await endpoint_for_owner(
@@ -189,13 +196,10 @@ async def _tool_annotations(
 
 
 def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:
-    try:
-        body = json.loads(body_text)
-        params_text = member_text(body_text, "params")
-    except ValueError:
-        raise InvalidInput("body must be a JSON object") from None
+    body = parse_json(body_text, "call")
     if not isinstance(body, dict):
-        raise InvalidInput("body must be a JSON object")
+        raise InvalidInput("invalid call", {"body": "must be a JSON object"})
+    params_text = member_text(body_text, "params")
     errors: dict[str, str] = {}
     server, method, params = body.get("server"), body.get("method"), body.get("params")
     if not isinstance(server, str) or not server:
@@ -227,11 +231,14 @@ def _check_params(method: str, params: dict[str, Any]) -> dict[str, str]:
     return errors
 
 
-async def view_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> CallView:
+async def view_call(
+    *, session: AsyncSession, viewer: Viewer, call_id: str, attempt: str = "view"
+) -> CallView:
     """The call with its pending questions, if the caller may see it.
 
     Raises:
-        NotFound: no such call in the caller's team.
+        NotFound: no such call in the caller's team (recorded as `access_refused`, named by `attempt`,
+            when the call exists).
     """
     row = (
         await session.execute(
@@ -242,9 +249,13 @@ async def view_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> C
             .execution_options(populate_existing=True)
         )
     ).one_or_none()
-    if row is None or not may_see_run(viewer, row[1]):
+    if row is None:
         raise NotFound(f"no call {call_id!r}")
     call, run, server_name = row
+    if not may_see_run(viewer, run):
+        reason = OUTSIDER if viewer.role_in(run.team_id) is None else "a member sees only their own runs"
+        await _refuse_call(session, viewer, call.id, attempt, reason)
+        raise NotFound(f"no call {call_id!r}")
     questions: list[PendingQuestion] = []
     if call.status == "awaiting_input":  # the only state in which a call has pending questions
         pending = (
@@ -265,7 +276,7 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
     Raises:
         NotFound, Forbidden, Conflict: the call is running or already finished.
     """
-    view = await view_call(session=session, viewer=viewer, call_id=call_id)
+    view = await view_call(session=session, viewer=viewer, call_id=call_id, attempt="abandon")
     await _ensure_can_steer(session, viewer, view, "abandon")
     now = utcnow()
     result = await session.execute(
@@ -302,7 +313,7 @@ async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: 
     Raises:
         NotFound, Forbidden, Conflict: the call is not interrupted.
     """
-    view = await view_call(session=session, viewer=viewer, call_id=call_id)
+    view = await view_call(session=session, viewer=viewer, call_id=call_id, attempt="resend")
     await _ensure_can_steer(session, viewer, view, "resend")
     job = (
         await session.execute(
@@ -341,7 +352,34 @@ async def _ensure_can_steer(session: AsyncSession, viewer: Viewer, view: CallVie
         call_id=view.call.id,
     )
     if viewer.user_id != view.owner_id and not viewer.answers_forms_in(view.team_id):
-        raise Forbidden("only the run's owner or an approver can steer this call")
+        reason = "only the run's owner or an approver can steer this call"
+        await _refuse_call(session, viewer, view.call.id, attempt, reason)
+        raise Forbidden(reason)
+
+
+async def _refuse_call(
+    session: AsyncSession, viewer: Viewer, call_id: str, attempt: str, reason: str
+) -> None:
+    await record_refusal(
+        session=session,
+        actor=viewer.actor,
+        subject_type="call",
+        subject_id=call_id,
+        call_id=call_id,
+        attempt=attempt,
+        reason=reason,
+    )
+
+
+async def _refuse_run(session: AsyncSession, viewer: Viewer, run: Run, attempt: str, reason: str) -> None:
+    await record_refusal(
+        session=session,
+        actor=viewer.actor,
+        subject_type="run",
+        subject_id=run.id,
+        attempt=attempt,
+        reason=reason,
+    )
 
 
 async def _reload(session: AsyncSession, call_id: str) -> Call:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit import record_refusal
 from console.calls.models import Call, CallRound, Run
 from console.calls.service import may_see_run
 from console.elicitations.models import Elicitation
@@ -16,6 +17,7 @@ from console.elicitations.service import SignatureView, signatures_of
 from console.errors import NotFound
 from console.identity import Viewer
 from console.identity.models import Team, User
+from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
 
 
@@ -70,7 +72,8 @@ class Timeline:
 
 
 async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) -> Timeline:
-    """Raises: NotFound when the run does not exist or the viewer may not see it."""
+    """Raises: NotFound when the run does not exist or the viewer may not see it (then recorded as
+    `access_refused`)."""
     row = (
         await session.execute(
             select(Run, User.name, Team.name)
@@ -79,10 +82,21 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
             .where(Run.id == run_id)
         )
     ).one_or_none()
-    if row is None or not may_see_run(viewer, row[0]):
+    if row is None:
         await session.commit()
         raise NotFound(f"no run {run_id!r}")
     run, owner, team = row
+    if not may_see_run(viewer, run):
+        reason = OUTSIDER if viewer.role_in(run.team_id) is None else "a member sees only their own runs"
+        await record_refusal(
+            session=session,
+            actor=viewer.actor,
+            subject_type="run",
+            subject_id=run.id,
+            attempt="view",
+            reason=reason,
+        )
+        raise NotFound(f"no run {run_id!r}")
     calls = (
         await session.execute(
             select(Call, McpServer.name)

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, Actor, record_event
+from console.audit import SYSTEM, Actor, record_event, record_refusal
 from console.calls.models import Call, CallRound
 from console.db import utcnow
 from console.dispatch.models import DispatchJob
@@ -25,6 +25,7 @@ from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
 from console.identity.models import Membership, User
 from console.identity.sessions import authenticated_at
+from console.identity.viewer import OUTSIDER
 from console.policies.rules import refusal, step_up_refusal
 
 ACTIONS = ("accept", "decline", "cancel")
@@ -84,7 +85,19 @@ async def answer(
         InvalidInput (with field errors).
     """
     elicitation = await session.get(Elicitation, elicitation_id)
-    if elicitation is None or viewer.role_in(elicitation.team_id) is None:
+    if elicitation is None:
+        raise NotFound(f"no question {elicitation_id!r}")
+    if viewer.role_in(elicitation.team_id) is None:
+        await record_refusal(
+            session=session,
+            actor=viewer.actor,
+            subject_type="elicitation",
+            subject_id=elicitation.id,
+            call_id=elicitation.call_id,
+            attempt=f"answer:{action}",
+            reason=OUTSIDER,
+            mode=elicitation.mode,
+        )
         raise NotFound(f"no question {elicitation_id!r}")
     if action not in ACTIONS:
         raise InvalidInput("invalid answer", {"action": f"must be one of {', '.join(ACTIONS)}"})
@@ -290,18 +303,16 @@ async def refuse(
     Raises:
         Forbidden (or the given subclass): always.
     """
-    subject, call_id, mode = elicitation.id, elicitation.call_id, elicitation.mode
-    await session.rollback()  # nothing of the refused attempt is kept, only the record of it
-    record_event(
+    await record_refusal(
         session=session,
         actor=viewer.actor,
-        action="access_refused",
         subject_type="elicitation",
-        subject_id=subject,
-        call_id=call_id,
-        payload={"attempt": what[:40], "reason": reason, "mode": mode},
+        subject_id=elicitation.id,
+        call_id=elicitation.call_id,
+        attempt=what,
+        reason=reason,
+        mode=elicitation.mode,
     )
-    await session.commit()
     raise error(reason)
 
 

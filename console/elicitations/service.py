@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event
+from console.audit import record_event, record_refusal
 from console.calls.models import Call, Run
 from console.elicitations.decisions import may_answer
 from console.elicitations.models import Elicitation, Signature
 from console.errors import NotFound
 from console.identity import Viewer
 from console.identity.models import User
+from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
 
 PAGE_SIZE = 50
@@ -188,10 +189,12 @@ async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[i
     return int(row[0] or 0), str(row[1]), str(row[2]), str(row[3])
 
 
-async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation_id: str) -> QuestionView:
+async def look_at_question(
+    *, session: AsyncSession, viewer: Viewer, elicitation_id: str, attempt: str = "view"
+) -> QuestionView:
     """A question the viewer may answer, or may merely see because they may see its run.
 
-    Raises: NotFound otherwise.
+    Raises: NotFound otherwise (recorded as `access_refused`, named by `attempt`, if the question exists).
     """
     row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
     await session.commit()
@@ -199,8 +202,44 @@ async def look_at_question(*, session: AsyncSession, viewer: Viewer, elicitation
         raise NotFound(f"no question {elicitation_id!r}")
     elicitation: Elicitation = row[0]
     if not (may_answer(viewer, elicitation) or viewer.sees_run(elicitation.team_id, elicitation.owner_id)):
-        raise NotFound(f"no question {elicitation_id!r}")
+        reason = (
+            OUTSIDER
+            if viewer.role_in(elicitation.team_id) is None
+            else "a member sees only the questions of their own runs"
+        )
+        await _refuse(session, viewer, elicitation, attempt, reason)
     return await _with_signatures(session, _view(row))
+
+
+async def read_question(
+    *, session: AsyncSession, viewer: Viewer, elicitation_id: str, attempt: str = "view"
+) -> QuestionView:
+    """A question with all it carries; a link only ever to its owner (the same-user rule).
+
+    Raises: NotFound for anyone else (recorded as `access_refused`, as for other teams' questions).
+    """
+    view = await look_at_question(
+        session=session, viewer=viewer, elicitation_id=elicitation_id, attempt=attempt
+    )
+    if view.elicitation.mode == "url" and view.elicitation.owner_id != viewer.user_id:
+        await _refuse(session, viewer, view.elicitation, attempt, f"this link is for {view.owner} only")
+    return view
+
+
+async def _refuse(
+    session: AsyncSession, viewer: Viewer, elicitation: Elicitation, attempt: str, reason: str
+) -> NoReturn:
+    await record_refusal(
+        session=session,
+        actor=viewer.actor,
+        subject_type="elicitation",
+        subject_id=elicitation.id,
+        call_id=elicitation.call_id,
+        attempt=attempt,
+        reason=reason,
+        mode=elicitation.mode,
+    )
+    raise NotFound(f"no question {elicitation.id!r}")
 
 
 async def _with_signatures(session: AsyncSession, view: QuestionView) -> QuestionView:

@@ -10,6 +10,7 @@ from console.audit import Actor
 ANSWERING_ROLES = ("approver", "admin")
 READ_ONLY_ROLES = ("auditor",)
 READ_ONLY = "auditors have read-only access: they may look at runs and calls but not start or steer them"
+OUTSIDER = "the caller is not a member of its team"  # why another team's run, call or question is refused
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from contextlib import AsyncExitStack
 from typing import Any
@@ -162,8 +163,10 @@ class Connection:
         Raises:
             McpUnavailable: the connection was already gone; nothing was sent.
             McpLost: the connection broke or timed out while the request was out; outcome unknown.
-            McpProtocolError: the server answered with a JSON-RPC error or an invalid result.
+            McpProtocolError: the server answered with a JSON-RPC error or an invalid result, or the
+                request cannot be written as JSON (nothing was sent; the connection stays up).
         """
+        _ensure_encodable(request)
         session = self._session
         if session is None or self._stop.is_set():
             raise McpUnavailable("connection closed before sending", rpc_code=types.CONNECTION_CLOSED)
@@ -256,6 +259,17 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
 
 def _pushed_question(version: str) -> McpProtocolError:
     return McpProtocolError(PUSHED_QUESTION.format(version=version), rpc_code=types.INVALID_REQUEST)
+
+
+def _ensure_encodable(request: McpRequest) -> None:
+    # The SDK serialises in the transport's writer task, where a failure ends the connection for every
+    # caller; a request that cannot become UTF-8 JSON (a lone surrogate, runaway nesting) stops here.
+    try:
+        json.dumps(
+            [request.params, request.input_responses, request.request_state], ensure_ascii=False
+        ).encode()
+    except (UnicodeEncodeError, RecursionError, ValueError) as exc:
+        raise McpProtocolError(f"the request cannot be sent as JSON: {_first_line(exc)}") from None
 
 
 def _typed_responses(responses: dict[str, dict[str, Any]] | None) -> types.InputResponses | None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import InvalidInput
@@ -16,7 +15,7 @@ from console.mcp.admin import team_overview
 from console.mcp.registry import describe_server
 from console.policies.service import list_rules
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, form_fields
 from console.web.htmx import is_htmx
 from console.web.templating import render
 
@@ -40,9 +39,8 @@ async def index(request: Request, session: DbSession, user: WebUser) -> Response
 
 
 @router.post("/admin/teams")
-async def create_team(
-    request: Request, session: DbSession, user: CsrfUser, name: Annotated[str, Form(max_length=200)] = ""
-) -> Response:
+async def create_team(request: Request, session: DbSession, user: CsrfUser) -> Response:
+    name = (await form_fields(request, name=200)).get("name", "")
     try:
         team = await new_team(session=session, by=user.viewer, name=name)
     except InvalidInput as exc:
@@ -81,9 +79,9 @@ async def add(
     request: Request,
     session: DbSession,
     user: CsrfUser,
-    name: Annotated[str, Form(max_length=200)] = "",
-    role: Annotated[str, Form(max_length=20)] = "member",
 ) -> Response:
+    fields = await form_fields(request, name=200, role=20)
+    name, role = fields.get("name", ""), fields.get("role", "member")
     await add_member(session=session, by=user.viewer, team_name=team_name, user_name=name.strip(), role=role)
     return await _members_changed(request, session, user, team_name)
 
@@ -95,8 +93,8 @@ async def change(
     request: Request,
     session: DbSession,
     user: CsrfUser,
-    role: Annotated[str, Form(max_length=20)] = "",
 ) -> Response:
+    role = (await form_fields(request, role=20)).get("role", "")
     await change_role(session=session, by=user.viewer, team_name=team_name, user_name=user_name, role=role)
     return await _members_changed(request, session, user, team_name)
 

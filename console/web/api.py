@@ -7,16 +7,14 @@ from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import ValidationError
 
 from console.calls import service as calls
 from console.dispatch.worker import Claimed, Dispatcher
 from console.elicitations import decisions
 from console.elicitations import service as questions
-from console.errors import InvalidInput, NotFound
 from console.mcp.registry import describe_server, endpoint_for, list_servers, server_by_name
 from console.mcp.sealed import Outbound
-from console.web.deps import ANSWER_BODY_LIMIT, DbSession, PrincipalDep, SettingsDep, read_body
+from console.web.deps import DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
 from console.web.schemas import (
     AnswerIn,
     CallIn,
@@ -35,8 +33,9 @@ WaitSeconds = Annotated[float, Query(ge=0, le=60, description="block up to this 
 DB_POLL_SECONDS = 0.25
 
 
-@router.post("/runs", status_code=201, response_model=RunOut)
-async def create_run(body: RunIn, session: DbSession, principal: PrincipalDep) -> RunOut:
+@router.post("/runs", status_code=201, response_model=RunOut, openapi_extra=json_body(RunIn))
+async def create_run(request: Request, session: DbSession, principal: PrincipalDep) -> RunOut:
+    body = await read_model(request, RunIn, "run")
     run = await calls.create_run(
         session=session, principal=principal, team=body.team, title=body.title, agent=body.agent
     )
@@ -47,12 +46,7 @@ async def create_run(body: RunIn, session: DbSession, principal: PrincipalDep) -
     "/runs/{run_id}/calls",
     response_model=CallOut,
     responses={202: {"model": CallOut, "description": "the call waits for input (or is still running)"}},
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": CallIn.model_json_schema()}},
-        }
-    },
+    openapi_extra=json_body(CallIn),
 )
 async def start_call(
     run_id: str,
@@ -63,7 +57,7 @@ async def start_call(
     settings: SettingsDep,
     wait: WaitSeconds = 0,
 ) -> CallOut:
-    body = await read_body(request, settings.max_params_bytes)
+    body = await read_body(request)
     dispatcher = _dispatcher_here(request)
     started = await calls.start_call(
         session=session,
@@ -208,33 +202,21 @@ async def list_elicitations(
 async def get_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
-    view = await questions.look_at_question(
+    view = await questions.read_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
-    if view.elicitation.mode == "url" and view.elicitation.owner_id != principal.user_id:
-        raise NotFound(f"no question {elicitation_id!r}")  # a link is its owner's alone, even to read
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
 
 
 @router.post(
     "/elicitations/{elicitation_id}/answer",
     response_model=QuestionOut,
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": AnswerIn.model_json_schema()}},
-        }
-    },
+    openapi_extra=json_body(AnswerIn),
 )
 async def answer_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
-    raw = await read_body(request, ANSWER_BODY_LIMIT)
-    try:
-        body = AnswerIn.model_validate_json(raw)
-    except ValidationError as exc:
-        fields = {".".join(str(p) for p in e["loc"]) or "body": e["msg"] for e in exc.errors()}
-        raise InvalidInput("invalid answer", fields) from None
+    body = await read_model(request, AnswerIn, "answer")
     decision = await decisions.answer(
         session=session,
         viewer=principal.viewer,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.elicitations import decisions
@@ -14,7 +12,7 @@ from console.elicitations.service import QuestionView
 from console.errors import Conflict, InvalidInput, StepUpRequired
 from console.identity.sessions import SignedIn
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, form_fields
 from console.web.htmx import redirect_to_reauthentication
 from console.web.templating import render
 
@@ -60,9 +58,9 @@ async def open_link(
     request: Request,
     session: DbSession,
     user: CsrfUser,
-    digest: Annotated[str, Form()] = "",
 ) -> Response:
     view = await _owner_view(request, session, user, elicitation_id)
+    digest = (await form_fields(request, digest=200)).get("digest", "")
     link = link_of(request, view)
     if not link.openable:
         raise InvalidInput(f"the console will not open this address: {link.refusal}")

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.config import secret_text
 from console.identity.credentials import CredentialCipher, delete_credential, save_credential, saved_servers
 from console.mcp.registry import describe_server, per_user_servers
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, form_fields
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -39,9 +37,9 @@ async def save(
     request: Request,
     session: DbSession,
     user: CsrfUser,
-    secret: Annotated[str, Form(max_length=8192)] = "",
-    action: Annotated[str, Form()] = "save",
 ) -> Response:
+    fields = await form_fields(request, secret=8192, action=20)
+    secret, action = fields.get("secret", ""), fields.get("action", "save")
     servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
     if server_id not in {s.id for s in servers}:
         return RedirectResponse("/connections", status_code=303)

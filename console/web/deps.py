@@ -1,18 +1,20 @@
-"""Request-scoped dependencies: the DB session, settings, the bearer principal, bounded bodies."""
+"""Request-scoped dependencies: the DB session, settings, the bearer principal; reading bodies."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.calls.wellformed import parse_json
 from console.config import Settings
-from console.errors import InvalidInput, PayloadTooLarge, Unauthorized
+from console.errors import InvalidInput, Unauthorized
 from console.identity import Principal, authenticate_token
 
-ANSWER_BODY_LIMIT = 1024 * 1024
+M = TypeVar("M", bound=BaseModel)
 
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
@@ -35,22 +37,53 @@ async def get_principal(
     return await authenticate_token(session=session, token=token.strip())
 
 
-async def read_body(request: Request, limit: int) -> str:
-    """The request body as text, refusing more than `limit` bytes without reading them all."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
-        chunks.append(chunk)
+async def read_body(request: Request) -> str:
+    """The request body as text; `BodyLimits` refuses it (413) once it passes its route's cap."""
     try:
-        return b"".join(chunks).decode("utf-8")
+        return (await request.body()).decode("utf-8")
     except UnicodeDecodeError:
-        raise InvalidInput("request body is not UTF-8") from None
+        raise InvalidInput("request body is not UTF-8", {"body": "is not UTF-8"}) from None
+
+
+async def read_model(request: Request, model: type[M], what: str) -> M:
+    """The JSON body as `model`; read only when called, so only after the route's dependencies.
+
+    Raises:
+        InvalidInput: naming each field that is wrong (`body` when it is not JSON at all).
+    """
+    value = parse_json(await read_body(request), what)
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        fields = {".".join(str(p) for p in e["loc"]) or "body": e["msg"] for e in exc.errors()}
+        raise InvalidInput(f"invalid {what}", fields) from None
+
+
+async def form_fields(request: Request, **max_lengths: int) -> dict[str, str]:
+    """The named fields of a posted form that are present, each at most its maximum length.
+
+    Routes call this after their sign-in and CSRF dependencies: FastAPI parses `Form()` parameters
+    before any dependency runs, so a route declaring them would read the body of anyone at all.
+
+    Raises:
+        InvalidInput: a field is longer than its maximum.
+    """
+    form = await request.form()
+    fields = {name: value for name in max_lengths if isinstance(value := form.get(name), str)}
+    errors = {
+        name: f"must be at most {max_lengths[name]} characters"
+        for name, value in fields.items()
+        if len(value) > max_lengths[name]
+    }
+    if errors:
+        raise InvalidInput("invalid form", errors)
+    return fields
+
+
+def json_body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI `requestBody` of a route that reads its body itself (see `read_model`)."""
+    schema = {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}
+    return {"requestBody": schema}
 
 
 DbSession = Annotated[AsyncSession, Depends(get_session)]

@@ -24,6 +24,7 @@ from console.errors import (
 from console.web.auth import SignInRequired, sign_in_redirect
 from console.web.htmx import is_htmx
 from console.web.invisible import reveal
+from console.web.limits import BodyTooLarge
 from console.web.security import HEADERS
 from console.web.templating import render
 
@@ -99,6 +100,10 @@ def install(app: FastAPI) -> None:
         return JSONResponse(
             error_body(exc.code, exc.message, fields), status_code=status_for(exc), headers=headers
         )
+
+    @app.exception_handler(BodyTooLarge)
+    async def _too_large(request: Request, exc: BodyTooLarge) -> Response:
+        return await _console_error(request, PayloadTooLarge(exc.detail))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> Response:

@@ -52,21 +52,28 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
     return render(request, TEMPLATE, context)
 
 
-@router.get("/elicitations/{elicitation_id}/outcome")
+@router.get("/elicitations/{elicitation_id}/state")
 async def question_state(
     elicitation_id: str, request: Request, session: DbSession, user: WebUser
 ) -> Response:
     """The part of the question page that changes (time, approvals, decision or outcome), as it is now."""
-    view = await questions.look_at_question(
-        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    view = await questions.read_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="view_state"
     )
-    if view.elicitation.mode == "url" and view.elicitation.owner_id != user.viewer.user_id:
-        await decisions.refuse(
-            session=session,
-            viewer=user.viewer,
-            elicitation=view.elicitation,
-            what="look:state",
-            reason=f"this link is for {view.owner} only: only they may see and open it",
+    context = await _context(request, session, user, view)
+    return render(request, TEMPLATE, context, block=STATE)
+
+
+@router.get("/elicitations/{elicitation_id}/outcome")
+async def outcome(elicitation_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
+    """How a decided question ended (the same block as its state); a pending one has no outcome yet."""
+    view = await questions.read_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="view_outcome"
+    )
+    if view.elicitation.status == "pending":
+        raise InvalidInput(
+            "this question is still pending: it has no outcome yet",
+            {"elicitation_id": "is still pending"},
         )
     context = await _context(request, session, user, view)
     return render(request, TEMPLATE, context, block=STATE)
@@ -87,7 +94,7 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
     # Anyone who may see the question gets this far; who may not answer is refused (403, audited) here and
     # again inside the decision's transaction.
     view = await questions.look_at_question(
-        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="answer:web"
     )
     refusal = decisions.answer_refusal(user.viewer, view.elicitation)
     if refusal is not None:  # before validating: a refused person learns nothing about the form

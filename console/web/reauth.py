@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import Forbidden, Unauthorized
@@ -13,7 +11,7 @@ from console.identity.oidc_client import OidcError
 from console.identity.sessions import SignedIn, reauthenticate, reauthentication_method
 from console.identity.throttle import TooManyAttempts
 from console.web.auth import CsrfUser, WebUser, client_address, policy, safe_next
-from console.web.deps import DbSession
+from console.web.deps import DbSession, form_fields
 from console.web.oidc import failure_page, oidc_client, to_provider
 from console.web.templating import render
 
@@ -63,9 +61,9 @@ async def reauth(
     request: Request,
     session: DbSession,
     user: CsrfUser,
-    password: Annotated[str, Form(max_length=1000)] = "",
-    next: Annotated[str, Form()] = "/",
 ) -> Response:
+    fields = await form_fields(request, password=1000, next=2000)
+    password, next = fields.get("password", ""), fields.get("next", "/")
     if not request.app.state.settings.local_sign_in:
         raise Forbidden(PASSWORD_OFF)
     try:

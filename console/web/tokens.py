@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import InvalidInput
 from console.identity.tokens import issue_token, list_tokens, revoke_token
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, form_fields
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -41,9 +39,9 @@ async def create(
     request: Request,
     session: DbSession,
     user: CsrfUser,
-    name: Annotated[str, Form(max_length=200)] = "",
-    team: Annotated[str, Form()] = "",
 ) -> Response:
+    fields = await form_fields(request, name=200, team=100)
+    name, team = fields.get("name", ""), fields.get("team", "")
     if team not in user.viewer.roles:
         return await _page(request, session, user, error="choose one of your teams", status=422)
     try:

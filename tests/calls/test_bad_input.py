@@ -7,10 +7,24 @@ import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlencode
 
+import httpx
 import pytest
+from sqlalchemy import select
 
-from tests.harness import TEAM, Mrtr, result_text, running_console
+from console.calls.models import Call
+from tests.harness import (
+    TEAM,
+    Console,
+    Mrtr,
+    form_fields,
+    html,
+    one,
+    result_text,
+    running_console,
+    signed_in,
+)
 from tests.processes import read_log, requests_with
 
 pytestmark = pytest.mark.anyio
@@ -182,6 +196,153 @@ async def test_params_may_not_carry_what_the_console_sets(
             in error_of(await console.start("mrtr", "resources/read", resource), 422)["fields"]
         )
     assert read_log(mrtr_stdio.log) == []
+
+
+async def post_call(console: Console, run_id: str, body: str, *, who: str = "dev") -> httpx.Response:
+    """POST a call body exactly as written (json= would refuse or re-encode what these tests send)."""
+    headers = {**console.auth(who), "Content-Type": "application/json"}
+    return await console.client.post(f"/api/v1/runs/{run_id}/calls", content=body, headers=headers)
+
+
+def complete_now(arguments: str) -> str:
+    """A call body of the `complete_now` tool with `arguments` as raw JSON text."""
+    return (
+        '{"server": "mrtr", "method": "tools/call", "params": {"name": "complete_now", "arguments": '
+        + arguments
+        + "}}"
+    )
+
+
+async def calls_in(console: Console, run_id: str) -> list[str]:
+    async with console.app.state.factory() as session:
+        return list((await session.execute(select(Call.status).where(Call.run_id == run_id))).scalars())
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (complete_now('{"x": ' + "[" * DEEP + "]" * DEEP + "}"), "body"),
+        (complete_now('{"x": ' + "[" * 100 + "]" * 100 + "}"), "params"),
+        ("{" * DEEP, "body"),
+        (complete_now('{"x": NaN}'), "body"),
+        (complete_now('{"x": -Infinity}'), "body"),
+        (complete_now('{"x": 1e400}'), "body"),
+        ("[]", "body"),
+        ('{"server": "mrtr", ', "body"),
+    ],
+    ids=["100k deep", "100 deep", "100k open", "NaN", "Infinity", "1e400", "array", "cut short"],
+)
+async def test_a_call_body_that_is_not_plain_json_is_refused_with_422_naming_the_field(
+    database_url: str, mrtr_stdio: Mrtr, body: str, field: str
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        run_id = await console.new_run()
+        error = error_of(await post_call(console, run_id, body), 422)
+        assert error["code"] == "invalid"
+        assert field in error["fields"], error
+        assert await calls_in(console, run_id) == []  # nothing was recorded, nothing was sent
+
+        after = await console.call("mrtr", "complete_now", {"x": "after"}, run_id=run_id)
+        assert result_text(after) == "hello after"
+    assert [r["arguments"] for r in read_log(mrtr_stdio.log)] == [{"x": "after"}]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ('{"x": "\\ud800"}', "params.arguments.x"),
+        ('{"list": ["fine", {"deeper": "a\\udfffb"}]}', "params.arguments.list.1.deeper"),
+        ('{"\\ud800": "x"}', "params.arguments"),
+    ],
+    ids=["value", "nested value", "member name"],
+)
+async def test_a_lone_surrogate_is_refused_with_422_and_the_shared_connection_keeps_serving_others(
+    database_url: str, mrtr_stdio: Mrtr, arguments: str, field: str
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        server_process = result_text(await console.call("mrtr", "pid", {}, who="lead"))
+        run_id = await console.new_run()
+
+        error = error_of(await post_call(console, run_id, complete_now(arguments)), 422)
+        assert list(error["fields"]) == [field]
+        assert "lone surrogate" in error["fields"][field]
+        assert await calls_in(console, run_id) == []  # not started, so never interrupted
+
+        # Another person's call right after goes out on the same connection, to the same process.
+        assert result_text(await console.call("mrtr", "pid", {}, who="lead")) == server_process
+        mine = await console.call("mrtr", "complete_now", {"x": "\u00e9\U0001f600"}, run_id=run_id)
+        assert result_text(mine) == "hello \u00e9\U0001f600"
+        assert await calls_in(console, run_id) == ["completed"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"action": "accept", "content": {"name": "\\ud800"}}', "content.name"),
+        ('{"action": "accept", "content": {"name": ' + "[" * DEEP + "]" * DEEP + "}}", "body"),
+        ('{"action": "accept", "content": {"name": ' + "[" * 100 + "]" * 100 + "}}", "content"),
+        ('{"action": "decline", ', "body"),
+    ],
+    ids=["surrogate", "100k deep", "100 deep", "cut short"],
+)
+async def test_an_answer_that_is_not_plain_json_is_refused_and_the_question_stays_open(
+    database_url: str, mrtr_stdio: Mrtr, body: str, field: str
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        call = await console.call("mrtr", "two_rounds", {"topic": "t"})
+        question_id = call["pending"][0]["id"]
+        response = await console.client.post(
+            f"/api/v1/elicitations/{question_id}/answer",
+            content=body,
+            headers={**console.auth("lead"), "Content-Type": "application/json"},
+        )
+        assert field in error_of(response, 422)["fields"]
+        assert (await console.question(question_id))["status"] == "pending"
+
+        second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
+        assert [p["key"] for p in second["pending"]] == ["second"]
+
+
+@pytest.mark.parametrize(
+    "name", [b"%ED%A0%80", b"\xed\xa0\x80", b"%ED%A0%80" * 1000], ids=["escaped", "raw", "many"]
+)
+async def test_a_web_answer_carrying_a_surrogates_bytes_is_taken_as_text_and_breaks_nothing(
+    database_url: str, mrtr_stdio: Mrtr, name: bytes
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        server_process = result_text(await console.call("mrtr", "pid", {}, who="lead"))
+        call = await console.call("mrtr", "two_rounds", {"topic": "t"})
+        question_id = call["pending"][0]["id"]
+        async with signed_in(console, "lead") as lead:
+            page = await lead.client.get(f"/elicitations/{question_id}")
+            form = one(html(page), "form#decision-form")
+            field = str(one(form, 'input[type="text"]')["name"])  # the "name" the server asks for
+            body = (
+                urlencode({**form_fields(form), "action": "accept"}).encode() + f"&{field}=".encode() + name
+            )
+            headers = {"Content-Type": "application/x-www-form-urlencoded"}
+            answered = await lead.client.post(f"/elicitations/{question_id}", content=body, headers=headers)
+        assert answered.status_code == 303, answered.text  # bytes that are no UTF-8 arrive as U+FFFD
+        second = await console.settle(call["id"], after_round=1)
+        assert [p["key"] for p in second["pending"]] == ["second"]
+        assert result_text(await console.call("mrtr", "pid", {}, who="lead")) == server_process
+
+
+async def test_a_run_body_that_is_not_json_names_the_body_not_a_character_offset(
+    database_url: str,
+) -> None:
+    async with running_console(database_url, {}) as console:
+        headers = {**console.auth("dev"), "Content-Type": "application/json"}
+        for body in ('{"team": "platform", "title": ', "{'team': 'platform'}", ""):
+            error = error_of(await console.client.post("/api/v1/runs", content=body, headers=headers), 422)
+            assert list(error["fields"]) == ["body"], (body, error)
+            assert error["fields"]["body"].startswith("is not JSON")
+        surrogate = '{"team": "platform", "title": "\\ud800"}'
+        error = error_of(await console.client.post("/api/v1/runs", content=surrogate, headers=headers), 422)
+        assert list(error["fields"]) == ["title"]
 
 
 # --- who may ------------------------------------------------------------------------------

@@ -328,9 +328,10 @@ async def test_lead_cannot_open_or_answer_devs_link(
 
         lead = await user_id(database_url, "lead")
         attempts = await refused_attempts(database_url, question_id)
-        assert [actor for actor, _ in attempts] == [lead, lead]
+        assert [actor for actor, _ in attempts] == [lead, lead, lead]
         assert '"attempt":"open_link:GET"' in attempts[0][1]
         assert '"attempt":"answer:accept"' in attempts[1][1]
+        assert '"attempt":"view"' in attempts[2][1]  # reading it through the API is refused too
         assert all(tracker.base not in payload for _, payload in attempts)
 
         assert (await site.question(question_id, who="dev"))["status"] == "pending"

@@ -380,9 +380,9 @@ async def test_the_owner_can_open_a_re_asked_link_again_and_teammates_never_see_
                 assert "connect.example.com" not in page.decode()
                 assert_only_internal_links(page, f"{teammate}'s page of the re-asked link")
                 fragment = await who.client.get(
-                    f"/elicitations/{reask}/outcome", headers={"HX-Request": "true"}
+                    f"/elicitations/{reask}/state", headers={"HX-Request": "true"}
                 )
-                assert fragment.status_code == 403, fragment.text
+                assert fragment.status_code == 404, fragment.text
                 assert "connect.example.com" not in fragment.text
                 refused = await who.client.post(f"/connect/{reask}", data={"csrf_token": who.csrf})
                 assert refused.status_code == 403, refused.text

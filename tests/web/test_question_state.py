@@ -81,7 +81,7 @@ async def test_the_count_signers_and_time_follow_each_answer(
             # Nothing left to type: the page follows the other approvers by itself.
             watching = one(first, "#question-state")
             assert (watching["hx-get"], watching["hx-trigger"]) == (
-                f"/elicitations/{question_id}/outcome",
+                f"/elicitations/{question_id}/state",
                 "every 5s",
             )
             # lead2 sees lead's signature before co-signing; a page with a form never refreshes itself.
