@@ -59,8 +59,9 @@ WEB_ROUTERS = (
 )
 
 
-def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> FastAPI:
-    """The console's ASGI app; with `dispatcher`, resumes are sent from this process too."""
+def create_app(settings: Settings | None = None, *, dispatcher: bool = True, demo: bool = False) -> FastAPI:
+    """The console's ASGI app; with `dispatcher`, resumes are sent from this process too; `demo` tells
+    the sign-in page to name the demo's users."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True) -> 
     )
     app.state.settings = settings
     app.state.ready = False
+    app.state.demo = demo
     app.state.templates = make_templates()
     errors.install(app)
     app.include_router(health.router)

@@ -388,7 +388,7 @@ def _demo(settings: Settings, args: Any) -> int:
     settings = settings.model_copy(update=updates)
     passwords = new_passwords()
     with running_tracker(passwords) as tracker:
-        app = create_app(settings)
+        app = create_app(settings, demo=True)
         seeded = run_with_session(
             settings, lambda s: seed_demo(session=s, settings=settings, passwords=passwords, tracker=tracker)
         )

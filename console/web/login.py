@@ -42,6 +42,7 @@ def _login_page(
         "name": name,
         "local_sign_in": settings.local_sign_in,
         "provider_name": settings.oidc_provider_name if settings.oidc_enabled else None,
+        "demo": request.app.state.demo,
     }
     response = render(request, "auth/login.html", context, status=status)
     response.set_cookie(

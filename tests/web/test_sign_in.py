@@ -24,6 +24,7 @@ from tests.harness import (
     sign_in,
     signed_in,
     submit_login,
+    text,
 )
 
 pytestmark = pytest.mark.anyio
@@ -349,3 +350,10 @@ async def test_sign_ins_and_outs_are_audited_without_secrets(database_url: str) 
     # The session table keeps a hash of the cookie token, never the token itself.
     assert len(sessions) == 1
     assert all(secret not in sessions[0].id for secret in secrets_seen)
+
+
+async def test_the_sign_in_page_names_the_demo_users_only_in_the_demo(database_url: str) -> None:
+    async with running_console(database_url, {}) as console, browser(console) as who:
+        page = html(await who.client.get("/login"))
+        assert page.select("#demo-hint") == []
+        assert "console demo" not in text(page)
