@@ -43,6 +43,12 @@ def describe_server(server: McpServer) -> str:
     return Endpoint.http(server.url or "").describe()
 
 
+def public_address(server: McpServer) -> str:
+    """Where the server runs, for anyone in its team: an HTTP server's address; nothing for a stdio
+    server, whose command line is the operator's (its arguments may hold what members must not read)."""
+    return Endpoint.http(server.url or "").describe() if server.transport == "http" else ""
+
+
 def endpoint_for(server: McpServer, outbound: Outbound, credential: str | None = None) -> Endpoint:
     """How to reach the server, its stored values opened with the console's key; with `credential`, as the
     one user it belongs to (per-user servers). Unless the server is internal or the settings allow

@@ -12,7 +12,7 @@ from console.calls import service as calls
 from console.dispatch.worker import Claimed, Dispatcher
 from console.elicitations import decisions
 from console.elicitations import service as questions
-from console.mcp.registry import describe_server, endpoint_for, list_servers, server_by_name
+from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
 from console.web.deps import DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
 from console.web.schemas import (
@@ -241,7 +241,7 @@ async def servers(session: DbSession, principal: PrincipalDep) -> list[ServerOut
         ServerOut(
             name=s.name,
             transport=s.transport,  # type: ignore[arg-type]  # stored as stdio|http
-            where=describe_server(s),
+            where=public_address(s),
             protocol=s.protocol_version or "unknown",
         )
         for s in rows

@@ -196,7 +196,7 @@ class AnswerIn(BaseModel):
 class ServerOut(BaseModel):
     name: str
     transport: Literal["stdio", "http"]
-    where: str
+    where: str = Field(description="an HTTP server's address; empty for a stdio server")
     protocol: str = Field(
         description='the MCP version the server spoke when the console last reached it ("2026-07-28", '
         '"2025-11-25", ...); "unknown" until the console has reached it'

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.harness import running_console
+from tests.harness import MRTR_SERVER, running_console, stdio_mrtr
 
 pytestmark = pytest.mark.anyio
 
@@ -55,3 +57,12 @@ async def test_openapi_document_describes_the_agent_api(database_url: str) -> No
     } <= paths
     call_body = document["paths"]["/api/v1/runs/{run_id}/calls"]["post"]["requestBody"]["content"]
     assert "server" in call_body["application/json"]["schema"]["properties"]
+
+
+async def test_the_server_list_names_no_stdio_command_line(database_url: str, tmp_path: Path) -> None:
+    """A stdio server's arguments are the operator's: members learn its name, transport and protocol."""
+    spec = stdio_mrtr(tmp_path / "log.jsonl")
+    async with running_console(database_url, {"mrtr": spec}) as console:
+        listed = (await console.client.get("/api/v1/servers", headers=console.auth("dev"))).json()
+    assert listed == [{"name": "mrtr", "transport": "stdio", "where": "", "protocol": "unknown"}]
+    assert MRTR_SERVER not in json.dumps(listed)
