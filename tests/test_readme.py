@@ -139,9 +139,20 @@ def test_make_test_creates_the_venv_and_installs_the_test_tools_when_missing(tmp
     shutil.copy(REPO / "Makefile", tmp_path)
     shutil.copy(REPO / "pyproject.toml", tmp_path)
 
+    # As typed in a shell: not a sub-make of the `make test` that may be running this test, which would
+    # print "Entering directory" lines and pass its own variables down.
+    inherited = {"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "PYTHON"}
+    shell_env = {name: value for name, value in os.environ.items() if name not in inherited}
+
     def planned() -> list[str]:
         done = subprocess.run(
-            [str(MAKE), "-n", "test"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+            [str(MAKE), "-n", "test"],
+            cwd=tmp_path,
+            env=shell_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
         return done.stdout.splitlines()
 
