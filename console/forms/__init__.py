@@ -1,6 +1,7 @@
 """Elicitation forms: parse a form-mode `requestedSchema` and validate answers against it (stdlib only)."""
 
-from console.forms.schema import FieldKind, FieldSpec, Option, SchemaError, parse_schema
+from console.forms.fields import FieldKind, FieldSpec, Option
+from console.forms.schema import SchemaError, parse_schema
 from console.forms.validate import defaults, parse_form_data, validate_content
 from console.forms.widgets import Choice, Widget, WidgetKind, build_widgets, form_to_content
 

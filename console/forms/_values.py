@@ -5,12 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from console.forms.schema import FieldSpec, Option
+from console.forms.fields import FieldSpec, Option
 
 # Beyond this many options, messages stop listing them all.
 _MAX_LISTED_OPTIONS = 10

@@ -5,14 +5,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Literal
 
 from console.forms._values import check_value, format_number
+from console.forms.fields import FieldSpec, Option
 
-__all__ = ["MAX_OPTIONS", "MAX_PROPERTIES", "FieldKind", "FieldSpec", "Option", "SchemaError", "parse_schema"]
+__all__ = ["MAX_OPTIONS", "MAX_PROPERTIES", "SchemaError", "parse_schema"]
 
-FieldKind = Literal["string", "number", "integer", "boolean", "single_select", "multi_select"]
 
 MAX_PROPERTIES = 200
 MAX_OPTIONS = 1000
@@ -29,31 +27,6 @@ _ARRAY_KEYWORDS = _COMMON_KEYWORDS | {"minItems", "maxItems", "items"}
 
 class SchemaError(ValueError):
     """The schema uses something outside the elicitation form subset; the message says what and where."""
-
-
-@dataclass(frozen=True, slots=True)
-class Option:
-    value: str
-    label: str
-
-
-@dataclass(frozen=True, slots=True)
-class FieldSpec:
-    name: str
-    kind: FieldKind
-    title: str | None = None
-    description: str | None = None
-    required: bool = False
-    # A multi_select default is stored as a tuple so the spec stays immutable.
-    default: object | None = None
-    format: str | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    options: tuple[Option, ...] = ()
-    min_items: int | None = None
-    max_items: int | None = None
 
 
 def parse_schema(schema: object) -> tuple[FieldSpec, ...]:

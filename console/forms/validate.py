@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from console.forms._values import check_value
-from console.forms.schema import FieldSpec
+from console.forms.fields import FieldSpec
 
 __all__ = ["defaults", "parse_form_data", "validate_content"]
 

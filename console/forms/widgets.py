@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from console.forms._values import format_number
-from console.forms.schema import FieldSpec
+from console.forms.fields import FieldSpec
 from console.forms.validate import parse_form_data
 
 __all__ = ["MAX_RADIO_OPTIONS", "Choice", "Widget", "WidgetKind", "build_widgets", "form_to_content"]
