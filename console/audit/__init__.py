@@ -1,8 +1,8 @@
 """The append-only, hash-chained audit log with signed checkpoints."""
 
+from console.audit.chain import session_info
 from console.audit.links import redact_input_requests
 from console.audit.service import SYSTEM, Actor, fingerprint, record_event, record_refusal
-from console.audit.signing import session_info
 
 __all__ = [
     "SYSTEM",

@@ -12,6 +12,8 @@ A rollback forgets the events recorded before it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -20,11 +22,42 @@ from sqlalchemy.orm import Session
 
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from console.audit.records import chain_hash, checkpoint_message, event_content, timestamp
-from console.audit.signing import Signer
+from console.audit.signing import Signer, signer_from
+from console.config import Settings
 from console.db import utcnow
 
 PENDING = "audit_pending"  # session.info key: events in the order they were recorded
 SIGNER = "audit_signer"  # session.info key: the checkpoint Signer, when one is configured
+
+
+@dataclass(frozen=True)
+class EventContext:
+    """What an auditor filters an event by, found from what it is about."""
+
+    team_id: str | None
+    server: str | None = None
+    tool: str | None = None
+
+
+ContextFinder = Callable[[Session, str], EventContext | None]
+_FINDERS: dict[str, ContextFinder] = {}
+
+
+def finds_context(kind: str) -> Callable[[ContextFinder], ContextFinder]:
+    """Register how the layer that owns `kind` finds the context of events about one (by subject id; for
+    "call", by the event's call id). The chain sits below those layers, so they tell it."""
+
+    def register(finder: ContextFinder) -> ContextFinder:
+        _FINDERS[kind] = finder
+        return finder
+
+    return register
+
+
+def session_info(settings: Settings) -> dict[str, object]:
+    """What `session_factory(..., info=)` needs so flushes write signed checkpoints."""
+    signer = signer_from(settings)
+    return {} if signer is None else {SIGNER: signer}
 
 
 def queue(session: Session, audit_event: AuditEvent) -> None:
@@ -92,33 +125,19 @@ def _checkpoint(session: Session, head: AuditHead, signer: Signer) -> None:
 
 
 def _fill_context(session: Session, audit_event: AuditEvent) -> None:
-    """Team, server and tool of the event, from the call, server, token or team it is about."""
-    from console.calls.models import Call, Run
-    from console.identity.models import ApiToken
-    from console.mcp.models import McpServer
-
+    """Team, server and tool of the event, from the call, server, token, run or team it is about."""
     if audit_event.call_id is not None:
-        call = _find(session, Call, audit_event.call_id)
-        if call is not None:
-            run = _find(session, Run, call.run_id)
-            server = _find(session, McpServer, call.server_id)
-            audit_event.team_id = audit_event.team_id or (run.team_id if run else None)
-            audit_event.server = server.name if server else None
-            audit_event.tool = _target(call.params_json)
+        kind, key = "call", audit_event.call_id
+    elif audit_event.subject_type == "team":
+        audit_event.team_id = audit_event.team_id or audit_event.subject_id
         return
-    kind, key = audit_event.subject_type, audit_event.subject_id
-    if kind == "team":
-        audit_event.team_id = audit_event.team_id or key
-    elif kind == "server":
-        found = _find(session, McpServer, key)
-        if found is not None:
-            audit_event.team_id, audit_event.server = found.team_id, found.name
-    elif kind == "token":
-        token = _find(session, ApiToken, key)
-        audit_event.team_id = token.team_id if token else audit_event.team_id
-    elif kind == "run":
-        run = _find(session, Run, key)
-        audit_event.team_id = run.team_id if run else audit_event.team_id
+    else:
+        kind, key = audit_event.subject_type, audit_event.subject_id
+    finder = _FINDERS.get(kind)
+    found = None if finder is None else finder(session, key)
+    if found is not None:
+        audit_event.team_id = audit_event.team_id or found.team_id
+        audit_event.server, audit_event.tool = found.server, found.tool
 
 
 OUTCOMES = {
@@ -142,22 +161,3 @@ def outcome_of(action: str, payload_json: str) -> str | None:
         answer = json.loads(payload_json).get("action", "accept")
         return answer if isinstance(answer, str) else None
     return None
-
-
-def _find(session: Session, model: Any, key: str) -> Any:
-    for candidate in session.new:
-        if isinstance(candidate, model) and getattr(candidate, "id", None) == key:
-            return candidate
-    return session.get(model, key)
-
-
-def _target(params_json: str) -> str | None:
-    """The tool or prompt name, or the resource URI, a call is about."""
-    try:
-        params = json.loads(params_json)
-    except ValueError:
-        return None
-    if not isinstance(params, dict):
-        return None
-    target = params.get("name", params.get("uri"))
-    return target[:500] if isinstance(target, str) else None

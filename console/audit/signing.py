@@ -123,11 +123,3 @@ def signer_from(settings: Settings) -> Signer | None:
     if text is None:
         return None
     return Signer(load_private_key(text), settings.audit_checkpoint_every, settings.audit_checkpoint_minutes)
-
-
-def session_info(settings: Settings) -> dict[str, object]:
-    """What `session_factory(..., info=)` needs so flushes write signed checkpoints."""
-    from console.audit.chain import SIGNER
-
-    signer = signer_from(settings)
-    return {} if signer is None else {SIGNER: signer}

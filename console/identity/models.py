@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint, false
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from console.audit.chain import EventContext, finds_context
 from console.db import Base, UtcDateTime, new_id, utcnow
 
 ROLES = ("member", "approver", "admin", "auditor")
@@ -120,3 +121,9 @@ class OidcLogin(Base):
     next_path: Mapped[str] = mapped_column(Text)
     web_session_id: Mapped[str | None] = mapped_column(String(64), default=None)  # set for re-authentication
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+@finds_context("token")
+def _token_context(session: Session, token_id: str) -> EventContext | None:
+    token = session.get(ApiToken, token_id)
+    return None if token is None else EventContext(team_id=token.team_id)

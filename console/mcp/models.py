@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from console.audit.chain import EventContext, finds_context
 from console.db import Base, UtcDateTime, new_id, utcnow
 
 
@@ -35,3 +36,9 @@ class McpServer(Base):
     # What the server spoke when the console last connected (e.g. "2026-07-28"); None before that.
     protocol_version: Mapped[str | None] = mapped_column(String(20), default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+@finds_context("server")
+def _server_context(session: Session, server_id: str) -> EventContext | None:
+    server = session.get(McpServer, server_id)
+    return None if server is None else EventContext(team_id=server.team_id, server=server.name)
