@@ -5,14 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event
-from console.db import utcnow
-from console.errors import NotFound
 from console.identity.models import ApiToken, User
 from console.identity.teams import actor_of, require_team_admin
+from console.identity.tokens import revoke_token
 from console.identity.viewer import Viewer
 
 
@@ -54,30 +52,10 @@ async def revoke_team_token(
         NotFound (team, or no such token in it), Forbidden (not an admin of the team).
     """
     team = await require_team_admin(session=session, by=by, team_name=team_name)
-    query = (
-        select(ApiToken, User.name)
-        .join(User, User.id == ApiToken.user_id)
-        .where(ApiToken.id == token_id, ApiToken.team_id == team.id)
+    await revoke_token(
+        session=session,
+        actor=actor_of(by),
+        token_id=token_id,
+        team_id=team.id,
+        revoked_by=by.user_name if by is not None else "console operator",
     )
-    row = (await session.execute(query)).one_or_none()
-    if row is None:
-        await session.rollback()
-        raise NotFound(f"no token {token_id!r} in {team_name}")
-    token, owner = row
-    if token.revoked_at is None:
-        await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=utcnow()))
-        record_event(
-            session=session,
-            actor=actor_of(by),
-            action="token_revoked",
-            subject_type="token",
-            subject_id=token.id,
-            payload={
-                "user": token.user_id,
-                "owner": owner,
-                "name": token.name,
-                "team": team.name,
-                "revoked_by": by.user_name if by is not None else "console operator",
-            },
-        )
-    await session.commit()

@@ -68,30 +68,38 @@ async def list_tokens(*, session: AsyncSession, user_name: str) -> list[TokenInf
 
 
 async def revoke_token(
-    *, session: AsyncSession, actor: Actor, token_id: str, owner_id: str | None = None
+    *,
+    session: AsyncSession,
+    actor: Actor,
+    token_id: str,
+    owner_id: str | None = None,
+    team_id: str | None = None,
+    revoked_by: str | None = None,
 ) -> None:
-    """Revoke a token at once; with `owner_id`, only that user's own token.
+    """Revoke a token at once; with `owner_id`, only that user's own, with `team_id`, only one of that team.
+    `revoked_by` names who revoked someone else's token in the audit event.
 
     Raises:
-        NotFound: no such token (for that owner).
+        NotFound: no such token (for that owner, in that team).
     """
-    query = select(ApiToken).where(ApiToken.id == token_id)
+    query = (
+        select(ApiToken, User, Team.name)
+        .join(User, User.id == ApiToken.user_id)
+        .join(Team, Team.id == ApiToken.team_id)
+        .where(ApiToken.id == token_id)
+    )
     if owner_id is not None:
         query = query.where(ApiToken.user_id == owner_id)
-    token = (await session.execute(query)).scalar_one_or_none()
-    if token is None:
+    if team_id is not None:
+        query = query.where(ApiToken.team_id == team_id)
+    row = (await session.execute(query)).one_or_none()
+    if row is None:
         await session.rollback()
         raise NotFound(f"no token {token_id!r}")
+    token, owner, team_name = row
     if token.revoked_at is None:
-        await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=utcnow()))
-        record_event(
-            session=session,
-            actor=actor,
-            action="token_revoked",
-            subject_type="token",
-            subject_id=token.id,
-            payload={"user": token.user_id, "name": token.name},
-        )
+        why = {} if revoked_by is None else {"revoked_by": revoked_by}
+        await _revoke(session, actor, token, owner, team_name, why)
     await session.commit()
 
 
@@ -102,23 +110,22 @@ async def revoke_member_tokens(
 
     Adds to the caller's transaction (no commit), so a membership never ends with its tokens alive.
     """
-    now = utcnow()
     query = select(ApiToken).where(
         ApiToken.user_id == user.id, ApiToken.team_id == team_id, ApiToken.revoked_at.is_(None)
     )
     for token in (await session.execute(query.order_by(ApiToken.created_at, ApiToken.id))).scalars():
-        await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=now))
-        record_event(
-            session=session,
-            actor=actor,
-            action="token_revoked",
-            subject_type="token",
-            subject_id=token.id,
-            payload={
-                "user": user.id,
-                "owner": user.name,
-                "name": token.name,
-                "team": team_name,
-                "reason": "membership ended",
-            },
-        )
+        await _revoke(session, actor, token, user, team_name, {"reason": "membership ended"})
+
+
+async def _revoke(
+    session: AsyncSession, actor: Actor, token: ApiToken, owner: User, team_name: str, why: dict[str, str]
+) -> None:
+    await session.execute(update(ApiToken).where(ApiToken.id == token.id).values(revoked_at=utcnow()))
+    record_event(
+        session=session,
+        actor=actor,
+        action="token_revoked",
+        subject_type="token",
+        subject_id=token.id,
+        payload={"user": owner.id, "owner": owner.name, "name": token.name, "team": team_name, **why},
+    )
