@@ -12,10 +12,9 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event, record_refusal
-from console.calls.models import Call, Run
-from console.elicitations.decisions import may_answer
-from console.elicitations.models import Elicitation, Signature
-from console.errors import NotFound
+from console.calls.models import Call, Elicitation, Run, Signature
+from console.elicitations.decisions import may_answer, refuse
+from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
 from console.identity.models import User
 from console.identity.viewer import OUTSIDER
@@ -223,6 +222,28 @@ async def read_question(
     )
     if view.elicitation.mode == "url" and view.elicitation.owner_id != viewer.user_id:
         await _refuse(session, viewer, view.elicitation, attempt, f"this link is for {view.owner} only")
+    return view
+
+
+async def look_at_own_link(
+    *, session: AsyncSession, viewer: Viewer, elicitation_id: str, attempt: str
+) -> QuestionView:
+    """A link question, for the person whose agent asked it: only they may see and open the link.
+
+    Raises:
+        NotFound, InvalidInput (the question is a form), Forbidden (anyone else; recorded as `attempt`).
+    """
+    view = await look_at_question(session=session, viewer=viewer, elicitation_id=elicitation_id)
+    if view.elicitation.mode != "url":
+        raise InvalidInput("this question is a form, not a link")
+    if view.elicitation.owner_id != viewer.user_id:
+        await refuse(
+            session=session,
+            viewer=viewer,
+            elicitation=view.elicitation,
+            what=attempt,
+            reason=f"this link is for {view.owner} only: only they may see and open it",
+        )
     return view
 
 

@@ -27,21 +27,12 @@ def link_of(request: Request, view: QuestionView) -> LinkReport:
 async def _owner_view(
     request: Request, session: DbSession, user: SignedIn, elicitation_id: str
 ) -> QuestionView:
-    """The URL question, if the signed-in person is the one whose agent asked; anyone else is refused."""
-    view = await questions.look_at_question(
-        session=session, viewer=user.viewer, elicitation_id=elicitation_id
+    return await questions.look_at_own_link(
+        session=session,
+        viewer=user.viewer,
+        elicitation_id=elicitation_id,
+        attempt=f"open_link:{request.method}",
     )
-    if view.elicitation.mode != "url":
-        raise InvalidInput("this question is a form, not a link")
-    if view.elicitation.owner_id != user.viewer.user_id:
-        await decisions.refuse(
-            session=session,
-            viewer=user.viewer,
-            elicitation=view.elicitation,
-            what=f"open_link:{request.method}",
-            reason=f"this link is for {view.owner} only: only they may see and open it",
-        )
-    return view
 
 
 @router.get("/connect/{elicitation_id}")

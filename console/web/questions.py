@@ -10,13 +10,13 @@ from fastapi.responses import RedirectResponse, Response
 
 from console.calls import service as calls
 from console.db import utcnow
-from console.elicitations import decisions
+from console.elicitations import decisions, page_answers
 from console.elicitations import service as questions
 from console.elicitations.service import QuestionView
-from console.errors import Conflict, Gone, InvalidInput, StepUpRequired
-from console.forms import SchemaError, build_widgets, form_to_content, parse_schema
-from console.forms.schema import FieldSpec
-from console.identity.kept_forms import keep_form, take_kept_form
+from console.errors import Conflict, Gone, InvalidInput
+from console.forms import SchemaError, build_widgets, parse_schema
+from console.forms.fields import FieldSpec
+from console.identity.kept_forms import take_kept_form
 from console.identity.sessions import SignedIn, signed_in_at
 from console.policies.rules import Policy, describe, step_up_refusal
 from console.web.auth import CsrfUser, WebUser
@@ -91,61 +91,26 @@ def _waits_for_owner(user: SignedIn, view: QuestionView) -> bool:
 
 @router.post("/elicitations/{elicitation_id}")
 async def decide(elicitation_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
-    # Anyone who may see the question gets this far; who may not answer is refused (403, audited) here and
+    # Anyone who may see the question gets this far; who may not answer is refused (403, audited) there and
     # again inside the decision's transaction.
-    view = await questions.look_at_question(
-        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="answer:web"
-    )
-    refusal = decisions.answer_refusal(user.viewer, view.elicitation)
-    if refusal is not None:  # before validating: a refused person learns nothing about the form
-        await decisions.refuse(
-            session=session,
-            viewer=user.viewer,
-            elicitation=view.elicitation,
-            what="answer:web",
-            reason=refusal,
-        )
     form = await request.form()
     posted = {key: [str(v) for v in form.getlist(key)] for key in form}
-    action = (posted.get("action") or [""])[0]
-    digest = (posted.get("digest") or [""])[0]
-    signed_digest = (posted.get("content_digest") or [""])[0] or None
-    fields = _fields(view)
-    if view.elicitation.mode == "url" and action == "accept":
-        consented = await questions.consented_before(session=session, elicitation=view.elicitation)
-        if not consented:
-            return gate_redirect(elicitation_id)  # consent happens on the gate, with the full URL shown
-    content: dict[str, Any] | None = None
-    cosigning = view.elicitation.content_digest is not None
-    if action == "accept" and view.elicitation.mode == "form" and fields is not None and not cosigning:
-        content, errors = form_to_content(fields, posted)
-        if errors:
-            return await _form_again(request, session, user, view, fields, posted, errors)
     try:
-        await decisions.answer(
-            session=session,
-            viewer=user.viewer,
-            elicitation_id=elicitation_id,
-            action=action,
-            content=content,
-            digest=digest,
-            signed_digest=signed_digest,
-        )
-    except StepUpRequired:
-        if content is not None:  # what was typed survives the detour, server-side and for this session only
-            await keep_form(
-                session=session,
-                web_session_id=user.viewer.web_session_id,
-                subject=elicitation_id,
-                content=content,
-            )
-        return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
-    except InvalidInput as exc:
-        return await _form_again(
-            request, session, user, view, fields, posted, exc.fields, message=exc.message
+        done = await page_answers.answer_from_page(
+            session=session, viewer=user.viewer, elicitation_id=elicitation_id, posted=posted
         )
     except (Conflict, Gone) as exc:
         return await _decided_elsewhere(request, session, user, elicitation_id, exc)
+    view = done.view
+    if done.outcome == "consent_first":
+        return gate_redirect(elicitation_id)  # consent happens on the gate, with the full URL shown
+    if done.outcome == "step_up":
+        return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
+    if done.outcome == "invalid":
+        fields = page_answers.form_fields(view.elicitation)
+        return await _form_again(
+            request, session, user, view, fields, posted, done.errors, message=done.message
+        )
     request.app.state.signals.work_available()
     if not is_htmx(request):
         return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
@@ -154,15 +119,6 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
     )
     context = await _context(request, session, user, fresh)
     return render(request, TEMPLATE, context, block=STATE)
-
-
-def _fields(view: QuestionView) -> tuple[FieldSpec, ...] | None:
-    if view.elicitation.mode != "form":
-        return None
-    try:
-        return parse_schema(json.loads(view.elicitation.schema_json or "null"))
-    except (SchemaError, ValueError):
-        return None
 
 
 async def _form_again(
