@@ -21,9 +21,8 @@ from benchmarks.config import Sizes
 from benchmarks.server import QUESTION_SCHEMA
 from benchmarks.setup import AGENT, PASSWORD, database, seed
 from benchmarks.stats import mib, ms, percentile, table
-from console.calls.models import Call, CallRound, Run
+from console.calls.models import Call, CallRound, Elicitation, Run
 from console.db import create_engine, new_id, session_factory, utcnow
-from console.elicitations.models import Elicitation
 from console.identity.models import Team, User
 from console.mcp.models import McpServer
 

@@ -24,13 +24,13 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console import migrate
+from console.calls.models import Elicitation
 from console.calls.service import create_run, start_call, view_call
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.elicitations.decisions import answer
-from console.elicitations.models import Elicitation
 from console.errors import ConsoleError
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.mcp.admin import ServerSettings, create_server

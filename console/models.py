@@ -1,10 +1,8 @@
 """Imports every domain's models so `Base.metadata` is complete (Alembic reads it)."""
 
 from console.audit.models import AuditEvent
-from console.calls.models import Call, CallRound, Run
+from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run, Signature
 from console.db import Base
-from console.dispatch.models import DispatchJob
-from console.elicitations.models import Elicitation, Signature
 from console.identity.models import (
     ApiToken,
     LoginFailure,

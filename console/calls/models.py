@@ -1,13 +1,17 @@
-"""Runs, calls and their input_required rounds."""
+"""The call aggregate's tables: runs, calls, their input_required rounds, each round's questions with
+their signatures, and the outbox of requests the dispatcher must send."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from console.audit.chain import EventContext, finds_context
 from console.db import Base, UtcDateTime, new_id, utcnow
+from console.mcp.models import McpServer
 
 METHODS = ("tools/call", "prompts/get", "resources/read")
 TERMINAL = ("completed", "failed", "interrupted", "abandoned")
@@ -64,3 +68,117 @@ class CallRound(Base):
     status: Mapped[str] = mapped_column(String(20))  # open -> ready -> sent -> answered | superseded
     error_json: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Elicitation(Base):
+    __tablename__ = "elicitation"
+    __table_args__ = (
+        Index("ix_elicitation_inbox", "status", "team_id", "created_at"),
+        Index("ix_elicitation_decided", "team_id", "decided_at"),  # the Decided view, newest first
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    round_id: Mapped[str] = mapped_column(ForeignKey("call_round.id"), index=True)
+    call_id: Mapped[str] = mapped_column(ForeignKey("call.id"), index=True)
+    team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"))
+    owner_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
+    key: Mapped[str] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(10))  # form | url
+    message: Mapped[str] = mapped_column(Text)
+    schema_json: Mapped[str | None] = mapped_column(Text, default=None)
+    url: Mapped[str | None] = mapped_column(Text, default=None)
+    request_digest: Mapped[str] = mapped_column(String(64))
+    digest: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(
+        String(20)
+    )  # pending -> accepted|declined|cancelled|expired|superseded
+    content_json: Mapped[str | None] = mapped_column(Text, default=None)
+    decided_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
+    decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    reapplied_from: Mapped[str | None] = mapped_column(String(32), default=None)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # The policy the question was asked under (see console/policies), fixed when it arrives.
+    answerers: Mapped[str] = mapped_column(
+        String(20), default="owner_or_approvers", server_default="owner_or_approvers"
+    )
+    no_self_approval: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    required_approvals: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    step_up_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
+    expiry_action: Mapped[str] = mapped_column(String(10), default="cancel", server_default="cancel")
+    policy_json: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")  # which rules applied
+    # With N-of-M approval the first accept fixes the content; co-signers sign this digest of it.
+    content_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+
+
+class Signature(Base):
+    """One approver's accept, co-sign or decline of a question that needs several approvers."""
+
+    __tablename__ = "elicitation_signature"
+    __table_args__ = (UniqueConstraint("elicitation_id", "user_id"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    elicitation_id: Mapped[str] = mapped_column(ForeignKey("elicitation.id"), index=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"))
+    action: Mapped[str] = mapped_column(String(10))  # accept | decline | cancel
+    content_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    via: Mapped[str | None] = mapped_column(String(60), default=None)
+    signed_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class DispatchJob(Base):
+    """`kind` is initial (first send), resume (a ready round) or restart (round 1 after rejected state).
+
+    Status: ready -> claimed -> sending -> done; a `sending` row whose lease ran out was sent by a
+    process that died before recording the outcome: it becomes `interrupted`, never resent silently.
+    """
+
+    __tablename__ = "dispatch_job"
+    __table_args__ = (Index("ix_dispatch_job_due", "status", "not_before"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    call_id: Mapped[str] = mapped_column(ForeignKey("call.id"), index=True)
+    round_id: Mapped[str | None] = mapped_column(ForeignKey("call_round.id"), unique=True, default=None)
+    kind: Mapped[str] = mapped_column(String(10))
+    restart_of: Mapped[str | None] = mapped_column(
+        String(32), default=None
+    )  # the round whose state was refused
+    status: Mapped[str] = mapped_column(String(12))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    not_before: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    lease_until: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    claimed_by: Mapped[str | None] = mapped_column(String(64), default=None)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+@finds_context("call")
+def _call_context(session: Session, call_id: str) -> EventContext | None:
+    call = session.get(Call, call_id)
+    if call is None:
+        return None
+    run = session.get(Run, call.run_id)
+    server = session.get(McpServer, call.server_id)
+    return EventContext(
+        team_id=run.team_id if run else None,
+        server=server.name if server else None,
+        tool=_target(call.params_json),
+    )
+
+
+@finds_context("run")
+def _run_context(session: Session, run_id: str) -> EventContext | None:
+    run = session.get(Run, run_id)
+    return None if run is None else EventContext(team_id=run.team_id)
+
+
+def _target(params_json: str) -> str | None:
+    """The tool or prompt name, or the resource URI, a call is about."""
+    try:
+        params = json.loads(params_json)
+    except ValueError:
+        return None
+    if not isinstance(params, dict):
+        return None
+    target = params.get("name", params.get("uri"))
+    return target[:500] if isinstance(target, str) else None

@@ -13,13 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event, record_refusal
 from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
-from console.calls.models import METHODS, TERMINAL, Call, Run
+from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
 from console.calls.rawjson import member_text
 from console.calls.wellformed import parse_json
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.models import DispatchJob
-from console.elicitations.models import Elicitation
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing

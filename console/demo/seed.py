@@ -15,12 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM
-from console.calls.models import Call
+from console.calls.models import Call, Elicitation
 from console.calls.service import create_run, start_call
 from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
 from console.dispatch.signals import Signals
-from console.elicitations.models import Elicitation
 from console.identity import authenticate_token, create_team, create_token, create_user
 from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import Membership, Team, User

@@ -10,16 +10,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
-from console.calls.models import Call, CallRound, Run
+from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.models import DispatchJob
 from console.elicitations.decisions import queue_resume_if_complete
-from console.elicitations.models import Elicitation
 from console.elicitations.questions import Question, parse_input_requests, request_digest, shown_digest
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, Reply
-from console.policies.service import Resolved, resolve_for_call
+from console.policies.service import Resolved, resolve_for_request
 
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
@@ -199,7 +197,14 @@ async def _open_round(
         return
     call.status = "awaiting_input"
     params = json.loads(call.params_json)
-    resolved = await resolve_for_call(session=session, call=call, team_id=run.team_id)
+    resolved = await resolve_for_request(
+        session=session,
+        team_id=run.team_id,
+        server_id=call.server_id,
+        method=call.method,
+        tool=params.get("name") if call.method == "tools/call" else None,
+        annotations=json.loads(call.tool_annotations_json) if call.tool_annotations_json else None,
+    )
     policy = resolved.policy
     ttl = (
         timedelta(minutes=policy.expiry_minutes)

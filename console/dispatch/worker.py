@@ -16,14 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
-from console.calls.models import Call, CallRound, Run
-from console.calls.outcomes import fail_call, record_error, record_lost, record_reply
+from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
 from console.config import Settings
 from console.db import get_row, utcnow
-from console.dispatch.models import DispatchJob
+from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply
 from console.dispatch.signals import Signals
 from console.elicitations.decisions import expire_due, response_for
-from console.elicitations.models import Elicitation
 from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.models import User

@@ -16,10 +16,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
-from console.calls.models import Call, CallRound
+from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Signature
 from console.db import utcnow
-from console.dispatch.models import DispatchJob
-from console.elicitations.models import Elicitation, Signature
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer

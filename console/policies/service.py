@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +10,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
-from console.calls.models import Call
 from console.db import utcnow
 from console.errors import InvalidInput, NotFound
 from console.mcp.models import McpServer
@@ -59,16 +57,25 @@ class RuleView:
         return describe_rule(self.rule.values())
 
 
-async def resolve_for_call(*, session: AsyncSession, call: Call, team_id: str) -> Resolved:
-    """The policy the questions of this call are asked under, with which rules set what."""
-    server = await session.get(McpServer, call.server_id)
+async def resolve_for_request(
+    *,
+    session: AsyncSession,
+    team_id: str,
+    server_id: str,
+    method: str,
+    tool: str | None,
+    annotations: dict[str, Any] | None,
+) -> Resolved:
+    """The policy the questions of a request are asked under, with which rules set what.
+
+    `tool` is the tool's name for a `tools/call` and `annotations` its annotations as the server listed
+    them, if any.
+    """
+    server = await session.get(McpServer, server_id)
     if server is None:
-        raise NotFound(f"no server {call.server_id!r}")
+        raise NotFound(f"no server {server_id!r}")
     rules = (await session.execute(select(PolicyRule).where(PolicyRule.team_id == team_id))).scalars().all()
-    params = json.loads(call.params_json)
-    tool = params.get("name") if call.method == "tools/call" else None
-    annotations = json.loads(call.tool_annotations_json) if call.tool_annotations_json else None
-    destructive = treated_as_destructive(call.method, annotations, server.trusted)
+    destructive = treated_as_destructive(method, annotations, server.trusted)
     layers = layers_for(
         rules, server_id=server.id, server_name=server.name, tool=tool, destructive=destructive
     )

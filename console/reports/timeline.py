@@ -10,9 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_refusal
-from console.calls.models import Call, CallRound, Run
+from console.calls.models import Call, CallRound, Elicitation, Run
 from console.calls.service import may_see_run
-from console.elicitations.models import Elicitation
 from console.elicitations.service import SignatureView, signatures_of
 from console.errors import NotFound
 from console.identity import Viewer

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from console.audit.review import Criteria, event_detail, export_for, review
 from console.audit.signing import signer_from
 from console.errors import InvalidInput
+from console.reports.audit_review import Criteria, event_detail, export_for, review
 from console.web.auth import WebUser
 from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render

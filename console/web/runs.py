@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from console.calls.listing import PAGE_SIZE, RUN_STATES, list_runs
-from console.calls.timeline import run_timeline
+from console.reports.timeline import run_timeline
 from console.web.auth import WebUser
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
+from console.calls.models import DispatchJob
 from console.db import utcnow
-from console.dispatch.models import DispatchJob
 from console.elicitations.decisions import expire_due
 from console.identity.models import User, WebSession
 from tests.harness import (

@@ -18,8 +18,8 @@ from bs4 import BeautifulSoup, Tag
 from sqlalchemy import inspect, select
 
 from console.audit.models import AuditEvent
+from console.calls.models import Elicitation
 from console.db import new_id, utcnow
-from console.elicitations.models import Elicitation
 from tests.harness import (
     Browser,
     Console,

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from bs4 import BeautifulSoup, Tag
 
+from console.calls.models import Elicitation
 from console.db import new_id
-from console.elicitations.models import Elicitation
 from tests.harness import Browser, Mrtr, html, one, running_console, signed_in, text
 from tests.policies.setup import set_policy
 

@@ -13,8 +13,8 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
+from console.calls.models import Elicitation
 from console.db import new_id, utcnow
-from console.elicitations.models import Elicitation
 from tests.harness import (
     Browser,
     Console,
