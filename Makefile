@@ -7,6 +7,10 @@ SETUP := $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed)
 
 .PHONY: test lint types pytest demo bench
 
+# import-linter's command, run with $(PYTHON) like every other tool (its package has no __main__); the
+# contracts (the layers of ARCHITECTURE.md) are in pyproject.toml.
+export LINT_IMPORTS := import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())
+
 test: lint types pytest
 
 $(VENV)/.installed: pyproject.toml
@@ -18,6 +22,7 @@ $(VENV)/.installed: pyproject.toml
 lint: $(SETUP)
 	$(PYTHON) -m ruff check console tests migrations benchmarks
 	$(PYTHON) -m ruff format --check console tests migrations benchmarks
+	$(PYTHON) -c "$$LINT_IMPORTS" --no-cache
 
 types: $(SETUP)
 	$(PYTHON) -m mypy

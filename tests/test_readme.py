@@ -157,16 +157,18 @@ def test_make_test_creates_the_venv_and_installs_the_test_tools_when_missing(tmp
         return done.stdout.splitlines()
 
     fresh = planned()  # as in a fresh clone: no .venv
-    setup = [line for line in fresh if not line.startswith(".venv/bin/python -m ") or " pip " in line]
+    first_check = next(i for i, line in enumerate(fresh) if " -m ruff check " in line)
+    setup = fresh[:first_check]
     assert setup[0] == "python3 -m venv .venv"
     assert ".venv/bin/python -m pip install --quiet -e '.[dev]'" in setup
     checks = fresh[len(setup) :]
-    assert checks[:3] == [
+    assert checks[:4] == [
         ".venv/bin/python -m ruff check console tests migrations benchmarks",
         ".venv/bin/python -m ruff format --check console tests migrations benchmarks",
+        '.venv/bin/python -c "$LINT_IMPORTS" --no-cache',  # import-linter: the layers of ARCHITECTURE.md
         ".venv/bin/python -m mypy",
     ]
-    assert checks[3].startswith(".venv/bin/python -m pytest")
+    assert checks[4].startswith(".venv/bin/python -m pytest")
 
     stamp = tmp_path / ".venv" / ".installed"
     stamp.parent.mkdir()
