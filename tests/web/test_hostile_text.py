@@ -288,6 +288,8 @@ async def test_hidden_and_direction_changing_characters_show_as_code_points_on_e
         signed_in(console, "lead") as lead,
     ):
         pages = await renderings(console, lead, payload)  # answered through the form: the values round-trip
+        pages["runs list"] = await lead.client.get("/runs")
+        pages["decided list"] = await lead.client.get("/decided")
         link_call = await console.call("mrtr", "form_and_url", {"message": payload})
         connect = next(p["id"] for p in link_call["pending"] if p["key"] == "connect")
         assert (await console.question(connect, who="dev"))["message"] == payload  # data stays exact
@@ -297,6 +299,7 @@ async def test_hidden_and_direction_changing_characters_show_as_code_points_on_e
             listing = await auditor.client.get(
                 "/audit", params={"action": "question_answered", "tool": "hostile"}
             )
+            pages["audit list"] = listing
             detail = one(html(listing), "#audit-events tbody tr td a")["href"]
             pages["audit event"] = await auditor.client.get(str(detail))
 
@@ -316,3 +319,6 @@ async def test_hidden_and_direction_changing_characters_show_as_code_points_on_e
         assert one(soups["run"], "title").get_text().startswith(f"Run {marked(payload)}")  # plain text there
         assert shown(soups["consent"], "h1.question-message") == marked(payload)
         assert shown(soups["audit event"], "#saw-message") == f"Hostile: {marked(payload)}"
+        assert marked(payload) in [link.get_text() for link in soups["runs list"].select("a.run-link")]
+        decided = [" ".join(row.get_text().split()) for row in soups["decided list"].select("tbody tr")]
+        assert any(f"Hostile: {' '.join(marked(payload).split())}" in row for row in decided), decided
