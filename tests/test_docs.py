@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import cast
 
-from console.cli import _parser
+from console.cli.main import _parser
 from console.config import Settings
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()

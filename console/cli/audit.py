@@ -21,7 +21,7 @@ from console.audit.signing import (
 )
 from console.audit.store import AuditFilter, verify_database
 from console.audit.verify import Report
-from console.cli_output import say
+from console.cli.output import say
 from console.config import Settings
 from console.errors import InvalidInput
 from console.files import write_private
@@ -75,7 +75,7 @@ def _public_key(settings: Settings, given: str | None) -> Ed25519PublicKey | Non
 
 
 def _verify(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
 
     if args.file is not None:
         key = load_public_key(_read_key(args.public_key)) if args.public_key else None
@@ -108,7 +108,7 @@ def _moment(text: str | None) -> datetime | None:
 
 
 def _export(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
 
     signer = signer_from(settings)
 

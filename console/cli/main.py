@@ -16,10 +16,12 @@ from pydantic import SecretStr
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console import cli_audit, cli_policies, migrate
+from console import migrate
 from console.audit import session_info
-from console.cli_output import complain, say
-from console.cli_startup import bind, configure_logging, database_problem, load_settings
+from console.cli import audit as cli_audit
+from console.cli import policies as cli_policies
+from console.cli.output import complain, say
+from console.cli.startup import bind, configure_logging, database_problem, load_settings
 from console.config import Settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
@@ -60,7 +62,7 @@ def _failed(exc: ConsoleError) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from console import cli_admin  # it imports this module's helpers
+    from console.cli import admin as cli_admin  # it imports this module's helpers
 
     parser = argparse.ArgumentParser(prog="console", description="The approval console for MCP elicitations.")
     sub = parser.add_subparsers(title="commands")
@@ -419,7 +421,3 @@ def demo_audit_key(path: Path) -> Path:
 
         write_private(path, new_private_key_text() + "\n")
     return path
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM
-from console.cli_output import say
+from console.cli.output import say
 from console.config import Settings
 from console.errors import NotFound
 from console.identity import team_by_name
@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
 
 
 def _list(settings: Settings, args: argparse.Namespace) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
 
     async def rows(session: AsyncSession) -> list[RuleView]:
         team = await team_by_name(session=session, name=args.team)
@@ -81,7 +81,7 @@ def _list(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _set(settings: Settings, args: argparse.Namespace) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
 
     scope = (
         "destructive" if args.destructive else "tool" if args.tool else "server" if args.server else "team"
@@ -119,7 +119,7 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _remove(settings: Settings, args: argparse.Namespace) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
 
     async def remove(session: AsyncSession) -> None:
         team = await team_by_name(session=session, name=args.team)

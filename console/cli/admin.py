@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.cli_output import complain, say
+from console.cli.output import complain, say
 from console.config import Settings
 from console.identity.models import ROLES
 
@@ -90,7 +90,7 @@ def printable(text: str) -> str:
 
 
 def _teams_list(settings: Settings, _args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.identity.teams import administered_teams
 
     for team in run_with_session(settings, lambda s: administered_teams(session=s, by=None)):
@@ -99,7 +99,7 @@ def _teams_list(settings: Settings, _args: Any) -> int:
 
 
 def _members_add(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.identity.teams import add_member
 
     run_with_session(
@@ -111,7 +111,7 @@ def _members_add(settings: Settings, args: Any) -> int:
 
 
 def _members_role(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.identity.teams import change_role
 
     run_with_session(
@@ -123,7 +123,7 @@ def _members_role(settings: Settings, args: Any) -> int:
 
 
 def _members_list(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.identity.teams import team_members
 
     for member in run_with_session(settings, lambda s: team_members(session=s, by=None, team_name=args.team)):
@@ -132,7 +132,7 @@ def _members_list(settings: Settings, args: Any) -> int:
 
 
 def _members_remove(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.identity.teams import remove_member
 
     run_with_session(
@@ -143,8 +143,8 @@ def _members_remove(settings: Settings, args: Any) -> int:
 
 
 def _servers_edit(settings: Settings, args: Any) -> int:
-    from console.cli import _pairs as pairs
-    from console.cli import run_with_session
+    from console.cli.main import _pairs as pairs
+    from console.cli.main import run_with_session
     from console.mcp.admin import Edited, edit_server, server_for_admin, settings_of
     from console.mcp.sealed import Outbound
 
@@ -189,7 +189,7 @@ def _servers_edit(settings: Settings, args: Any) -> int:
 
 
 def _servers_toggle(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.mcp.admin import set_disabled
 
     run_with_session(
@@ -203,7 +203,7 @@ def _servers_toggle(settings: Settings, args: Any) -> int:
 
 
 def _servers_test(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
+    from console.cli.main import run_with_session
     from console.mcp.probe import probe_server
     from console.mcp.sealed import Outbound
 
