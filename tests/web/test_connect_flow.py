@@ -1,6 +1,6 @@
 """URL mode end to end in Chromium: dev connects their Example Tracker account; lead is refused.
 
-The connect demo server (console/demo/connect.py, the "Example Tracker") and `console serve` each run
+The connect demo server (console/demo/connect/, the "Example Tracker") and `console serve` each run
 as their own process. The tracker is registered as a per-user server of team `platform`: every call
 carries its owner's own bearer token, saved encrypted under CONSOLE_SECRET_KEY. The tracker is on
 loopback http, so the console runs with CONSOLE_ENV=dev (the gate opens http only to loopback then).
