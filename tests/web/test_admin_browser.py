@@ -12,7 +12,7 @@ from console.db import create_engine, session_factory
 from console.identity.teams import change_role
 from tests.harness import TEAM, seed, stdio_mrtr
 from tests.processes import console_process
-from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, require_chromium, sign_in
+from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -33,7 +33,6 @@ async def set_role(page: Page, name: str, role: str) -> None:
 async def test_an_admin_tests_a_connection_and_changes_a_role_without_leaving_the_page(
     sqlite_template: Path, tmp_path: Path
 ) -> None:
-    require_chromium()
     path = tmp_path / "console.db"
     shutil.copyfile(sqlite_template, path)
     url = f"sqlite+aiosqlite:///{path}"

@@ -10,7 +10,7 @@ import pytest
 from playwright.async_api import Request, expect
 
 from tests.processes import console_process
-from tests.web.browser import Watch, chromium, new_page, require_chromium, shoot
+from tests.web.browser import Watch, chromium, new_page, shoot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -18,7 +18,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 async def test_api_docs_list_every_operation_offline_without_csp_violations(
     sqlite_template: Path, tmp_path: Path
 ) -> None:
-    require_chromium()
     path = tmp_path / "console.db"
     shutil.copyfile(sqlite_template, path)
     with console_process(f"sqlite+aiosqlite:///{path}", tmp_path / "console.txt") as base:

@@ -28,20 +28,12 @@ from tests.web.browser import (
     RESUME_MS,
     Site,
     Watch,
-    chromium,
     new_page,
-    require_chromium,
     shoot,
     sign_in,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
-
-
-@pytest.fixture(autouse=True)
-def _chromium_installed() -> None:
-    """Skip (or fail, see require_chromium) before any console is started for nothing."""
-    require_chromium()
 
 
 @asynccontextmanager
@@ -68,25 +60,6 @@ async def site_any_db(database_url: str, state_key: str, tmp_path: Path) -> Asyn
     """The console on SQLite and on PostgreSQL, for what depends on the database: races and change feeds."""
     async with running_site(database_url, state_key, tmp_path) as running:
         yield running
-
-
-@pytest.fixture
-async def browser(request: pytest.FixtureRequest, shot_prefix: str) -> AsyncIterator[Browser]:
-    """Chromium; when the test failed, every page still open is saved as `<test>-failed-<n>.png`."""
-    failed_before = request.session.testsfailed
-    async with chromium() as launched:
-        yield launched
-        if request.session.testsfailed > failed_before:
-            pages = [page for context in launched.contexts for page in context.pages]
-            for n, page in enumerate(pages, start=1):
-                await shoot(page, f"{shot_prefix}-failed-{n}")
-
-
-@pytest.fixture
-def shot_prefix(request: pytest.FixtureRequest) -> str:
-    """A file-name-safe prefix for this test's screenshots, e.g. `approve-a-production-deploy-sqlite`."""
-    name: str = request.node.name
-    return re.sub(r"[^A-Za-z0-9]+", "-", name.removeprefix("test_")).strip("-")
 
 
 async def open_question_from_inbox(page: Page, message: str) -> None:

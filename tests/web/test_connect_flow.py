@@ -35,7 +35,7 @@ from console.identity.models import User
 from tests.harness import WAIT, ServerSpec, register_server, seed
 from tests.processes import console_process
 from tests.tracker import Tracker
-from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, Site, chromium, new_page, shoot, sign_in
+from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, Site, new_page, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -76,21 +76,9 @@ async def running_site(database_url: str, tracker: Tracker, tmp_path: Path) -> A
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as launched:  # skips (or fails) before anything starts without Chromium
-        yield launched
-
-
-@pytest.fixture
 async def site(browser: Browser, database_url: str, tracker: Tracker, tmp_path: Path) -> AsyncIterator[Site]:
     async with running_site(database_url, tracker, tmp_path) as running:
         yield running
-
-
-@pytest.fixture
-def shot_prefix(request: pytest.FixtureRequest) -> str:
-    name: str = request.node.name
-    return re.sub(r"[^A-Za-z0-9]+", "-", name.removeprefix("test_")).strip("-")
 
 
 async def ask_to_create(site: Site, tracker: Tracker, title: str) -> tuple[dict[str, Any], str, str]:

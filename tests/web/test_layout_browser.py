@@ -15,7 +15,7 @@ from console.identity.models import User
 from console.identity.teams import change_role
 from tests.harness import TEAM, seed, stdio_mrtr
 from tests.processes import console_process
-from tests.web.browser import ACTION_TIMEOUT_MS, chromium, require_chromium, shoot, sign_in
+from tests.web.browser import ACTION_TIMEOUT_MS, chromium, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -44,11 +44,6 @@ PHONE = """() => {
     width: window.innerWidth,
   };
 }"""
-
-
-@pytest.fixture(autouse=True)
-def _chromium_installed() -> None:
-    require_chromium()
 
 
 async def open_page(browser: Browser, base: str, width: int, height: int) -> Page:

@@ -23,18 +23,12 @@ from tests.web.browser import (
     RESUME_MS,
     chromium,
     new_page,
-    require_chromium,
     shoot,
     sign_in,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 TEAM = "release"
-
-
-@pytest.fixture(autouse=True)
-def _chromium_installed() -> None:
-    require_chromium()
 
 
 def make_site_admin(database_url: str, name: str) -> None:
