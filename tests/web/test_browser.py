@@ -8,18 +8,14 @@ in the browser as the approvers `lead` and `lead2`. See tests/web/browser.py for
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.async_api import Browser, Page, Response, expect
 
-from tests.harness import seed, stdio_deployer, stdio_mrtr
+from tests.harness import ServerSpec, stdio_deployer, stdio_mrtr
 from tests.policies.setup import set_policy_at
-from tests.processes import console_process
 from tests.web.browser import (
     ACTION_TIMEOUT_MS,
     DEPLOY_QUESTION,
@@ -29,6 +25,7 @@ from tests.web.browser import (
     Site,
     Watch,
     new_page,
+    running_site,
     shoot,
     sign_in,
 )
@@ -36,29 +33,21 @@ from tests.web.browser import (
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 
-@asynccontextmanager
-async def running_site(database_url: str, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
-    """Seed the database, start `console serve` on it and give an API client for it."""
-    servers = {"deployer": stdio_deployer(state_key), "mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
-    tokens = await seed(database_url, servers)
-    with console_process(database_url, tmp_path / "console.txt") as base:
-        async with httpx.AsyncClient(base_url=base, timeout=60) as api:
-            yield Site(base, tokens, api, database_url)
+def servers(state_key: str, tmp_path: Path) -> dict[str, ServerSpec]:
+    return {"deployer": stdio_deployer(state_key), "mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
 
 
 @pytest.fixture
-async def site(sqlite_template: Path, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
+async def site(sqlite_url: str, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
     """The console on SQLite: pages render the same on either database."""
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    async with running_site(f"sqlite+aiosqlite:///{path}", state_key, tmp_path) as running:
+    async with running_site(sqlite_url, servers(state_key, tmp_path), tmp_path) as running:
         yield running
 
 
 @pytest.fixture
 async def site_any_db(database_url: str, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
     """The console on SQLite and on PostgreSQL, for what depends on the database: races and change feeds."""
-    async with running_site(database_url, state_key, tmp_path) as running:
+    async with running_site(database_url, servers(state_key, tmp_path), tmp_path) as running:
         yield running
 
 
