@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from console.migrate import upgrade
 from tests.harness import Mrtr, ServerSpec, stdio_mrtr
 from tests.processes import ServerProcess, start_http_server
+from tests.tracker import Tracker, start_tracker
 
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES_ENV = "CONSOLE_TEST_POSTGRES_URL"
@@ -140,3 +141,10 @@ def mrtr(request: pytest.FixtureRequest, mrtr_stdio: Mrtr, mrtr_http: ServerProc
         return mrtr_stdio
     assert mrtr_http.log_path is not None
     return Mrtr(ServerSpec(url=mrtr_http.url), mrtr_http.log_path)
+
+
+@pytest.fixture
+def tracker(tmp_path: Path) -> Iterator[Tracker]:
+    """A fresh connect demo server (its connections live in memory) that knows dev and lead."""
+    with start_tracker(tmp_path / "tracker.txt") as started:
+        yield started

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from console.cli_admin import printable
+from console.cli.servers import printable
 from console.demo.tracker import running_tracker
 from tests.harness import MRTR_SERVER, SECRET_KEY
 from tests.processes import read_lines

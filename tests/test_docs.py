@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import cast
 
-from console.cli import _parser
+from console.cli.main import build_parser
 from console.config import Settings
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -26,7 +26,7 @@ def _commands(parser: argparse.ArgumentParser, prefix: str) -> list[str]:
 
 
 def test_every_cli_command_appears_in_the_readme() -> None:
-    commands = _commands(_parser(), "console")
+    commands = _commands(build_parser(), "console")
     assert len(commands) >= 9
     missing = [command for command in commands if command not in README]
     assert missing == []

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import text
 
 from console.audit.signing import load_private_key
-from console.cli import demo_audit_key, demo_secret
+from console.cli.demo import demo_audit_key, demo_secret
 from console.db import create_engine
 
 TIMEOUT = 60

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import logging
 import secrets
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 from sqlalchemy import select, text, update
 from sqlalchemy.engine import make_url
@@ -42,7 +38,8 @@ from tests.harness import (
     seed,
     signed_in,
 )
-from tests.processes import ServerProcess, start_http_server
+from tests.processes import ServerProcess
+from tests.tracker import Tracker
 
 pytestmark = pytest.mark.anyio
 
@@ -244,61 +241,7 @@ async def stored_text_or_empty(database_url: str) -> bytes:
         return "\n".join(audit).encode()
 
 
-# --- the tracker: each user's calls carry that user's own token -------------------------------------
-
-
-@dataclass(frozen=True)
-class TrackerUser:
-    token: str
-    password: str
-
-
-@dataclass(frozen=True)
-class Tracker:
-    process: ServerProcess
-    users: dict[str, TrackerUser]
-
-    @property
-    def base(self) -> str:
-        return self.process.url.removesuffix("/mcp")
-
-    async def stats(self) -> dict[str, Any]:
-        async with httpx.AsyncClient(timeout=10) as client:
-            response = await client.get(f"{self.base}/stats")
-        response.raise_for_status()
-        stats: dict[str, Any] = response.json()
-        return stats
-
-    async def connect(self, link: str, who: str) -> httpx.Response:
-        """What `who` does in their browser at the tracker: open the link, sign in there."""
-        assert link.startswith(f"{self.base}/connect/start?"), link
-        [flow] = parse_qs(urlsplit(link).query)["flow"]
-        async with httpx.AsyncClient(timeout=10, follow_redirects=False) as client:
-            form = await client.get(link)
-            assert form.status_code == 200, form.text
-            return await client.post(
-                f"{self.base}/connect/start",
-                data={"flow": flow, "username": who, "password": self.users[who].password},
-            )
-
-
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[Tracker]:
-    """A fresh connect demo server (its connections live in memory) that knows dev and lead."""
-    users = {
-        name: TrackerUser(raw_token(name), f"trk-{name}-{secrets.token_hex(4)}") for name in ("dev", "lead")
-    }
-    env = {
-        "CONNECT_STATE_KEY": secrets.token_urlsafe(32),
-        "CONNECT_USERS": ",".join(f"{n}:{u.token}:{u.password}" for n, u in users.items()),
-    }
-    with start_http_server(
-        [sys.executable, "-m", "console.demo.connect"],
-        env,
-        tmp_path / "tracker.txt",
-        listen_args=("--port", "0"),
-    ) as process:
-        yield Tracker(process, users)
+# --- the tracker (tests/tracker.py): each user's calls carry that user's own token --------------
 
 
 async def create_issue(console: Console, who: str, title: str) -> dict[str, Any]:

@@ -19,7 +19,8 @@ import httpx
 import pytest
 from playwright.async_api import Browser, ConsoleMessage, Dialog, Page, Request, async_playwright, expect
 
-from tests.harness import TEAM, WAIT
+from tests.harness import TEAM, WAIT, ServerSpec, seed
+from tests.processes import console_process
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -160,6 +161,18 @@ class Site:
         assert response.status_code == 200, response.text
         body: dict[str, Any] = response.json()
         return body
+
+
+@asynccontextmanager
+async def running_site(
+    database_url: str, servers: dict[str, ServerSpec], tmp_path: Path, **env: str
+) -> AsyncIterator[Site]:
+    """Seed the database with `servers`, start `console serve` on it (`env` added to its environment)
+    and give an API client for it."""
+    tokens = await seed(database_url, servers)
+    with console_process(database_url, tmp_path / "console.txt", **env) as base:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as api:
+            yield Site(base, tokens, api, database_url)
 
 
 INSTRUMENT = """

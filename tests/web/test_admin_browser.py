@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,8 @@ from playwright.async_api import Locator, Page, expect
 
 from console.db import create_engine, session_factory
 from console.identity.teams import change_role
-from tests.harness import TEAM, seed, stdio_mrtr
-from tests.processes import console_process
-from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, require_chromium, sign_in
+from tests.harness import TEAM, stdio_mrtr
+from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, running_site, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -31,22 +29,17 @@ async def set_role(page: Page, name: str, role: str) -> None:
 
 
 async def test_an_admin_tests_a_connection_and_changes_a_role_without_leaving_the_page(
-    sqlite_template: Path, tmp_path: Path
+    sqlite_url: str, tmp_path: Path
 ) -> None:
-    require_chromium()
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    url = f"sqlite+aiosqlite:///{path}"
-    await seed(url, {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")})
-    engine = create_engine(url)
-    try:
-        async with session_factory(engine)() as session:
-            await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
-    finally:
-        await engine.dispose()
-    with console_process(url, tmp_path / "console.txt") as base:
+    async with running_site(sqlite_url, {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}, tmp_path) as site:
+        engine = create_engine(sqlite_url)
+        try:
+            async with session_factory(engine)() as session:
+                await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
+        finally:
+            await engine.dispose()
         async with chromium() as browser:
-            page = await new_page(browser, base)
+            page = await new_page(browser, site.base)
             watch = await Watch.install(page)
             server_page = f"/admin/teams/{TEAM}/servers/mrtr"
             await sign_in(page, "lead", go=server_page)

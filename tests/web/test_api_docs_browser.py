@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import httpx
@@ -10,18 +9,15 @@ import pytest
 from playwright.async_api import Request, expect
 
 from tests.processes import console_process
-from tests.web.browser import Watch, chromium, new_page, require_chromium, shoot
+from tests.web.browser import Watch, chromium, new_page, shoot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 
 async def test_api_docs_list_every_operation_offline_without_csp_violations(
-    sqlite_template: Path, tmp_path: Path
+    sqlite_url: str, tmp_path: Path
 ) -> None:
-    require_chromium()
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    with console_process(f"sqlite+aiosqlite:///{path}", tmp_path / "console.txt") as base:
+    with console_process(sqlite_url, tmp_path / "console.txt") as base:
         async with httpx.AsyncClient(base_url=base, timeout=30) as api:
             document = (await api.get("/api/v1/openapi.json")).json()
         operations = sorted(

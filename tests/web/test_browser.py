@@ -8,18 +8,14 @@ in the browser as the approvers `lead` and `lead2`. See tests/web/browser.py for
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.async_api import Browser, Page, Response, expect
 
-from tests.harness import seed, stdio_deployer, stdio_mrtr
+from tests.harness import ServerSpec, stdio_deployer, stdio_mrtr
 from tests.policies.setup import set_policy_at
-from tests.processes import console_process
 from tests.web.browser import (
     ACTION_TIMEOUT_MS,
     DEPLOY_QUESTION,
@@ -28,9 +24,8 @@ from tests.web.browser import (
     RESUME_MS,
     Site,
     Watch,
-    chromium,
     new_page,
-    require_chromium,
+    running_site,
     shoot,
     sign_in,
 )
@@ -38,55 +33,22 @@ from tests.web.browser import (
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 
-@pytest.fixture(autouse=True)
-def _chromium_installed() -> None:
-    """Skip (or fail, see require_chromium) before any console is started for nothing."""
-    require_chromium()
-
-
-@asynccontextmanager
-async def running_site(database_url: str, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
-    """Seed the database, start `console serve` on it and give an API client for it."""
-    servers = {"deployer": stdio_deployer(state_key), "mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
-    tokens = await seed(database_url, servers)
-    with console_process(database_url, tmp_path / "console.txt") as base:
-        async with httpx.AsyncClient(base_url=base, timeout=60) as api:
-            yield Site(base, tokens, api, database_url)
+def servers(state_key: str, tmp_path: Path) -> dict[str, ServerSpec]:
+    return {"deployer": stdio_deployer(state_key), "mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
 
 
 @pytest.fixture
-async def site(sqlite_template: Path, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
+async def site(sqlite_url: str, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
     """The console on SQLite: pages render the same on either database."""
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    async with running_site(f"sqlite+aiosqlite:///{path}", state_key, tmp_path) as running:
+    async with running_site(sqlite_url, servers(state_key, tmp_path), tmp_path) as running:
         yield running
 
 
 @pytest.fixture
 async def site_any_db(database_url: str, state_key: str, tmp_path: Path) -> AsyncIterator[Site]:
     """The console on SQLite and on PostgreSQL, for what depends on the database: races and change feeds."""
-    async with running_site(database_url, state_key, tmp_path) as running:
+    async with running_site(database_url, servers(state_key, tmp_path), tmp_path) as running:
         yield running
-
-
-@pytest.fixture
-async def browser(request: pytest.FixtureRequest, shot_prefix: str) -> AsyncIterator[Browser]:
-    """Chromium; when the test failed, every page still open is saved as `<test>-failed-<n>.png`."""
-    failed_before = request.session.testsfailed
-    async with chromium() as launched:
-        yield launched
-        if request.session.testsfailed > failed_before:
-            pages = [page for context in launched.contexts for page in context.pages]
-            for n, page in enumerate(pages, start=1):
-                await shoot(page, f"{shot_prefix}-failed-{n}")
-
-
-@pytest.fixture
-def shot_prefix(request: pytest.FixtureRequest) -> str:
-    """A file-name-safe prefix for this test's screenshots, e.g. `approve-a-production-deploy-sqlite`."""
-    name: str = request.node.name
-    return re.sub(r"[^A-Za-z0-9]+", "-", name.removeprefix("test_")).strip("-")
 
 
 async def open_question_from_inbox(page: Page, message: str) -> None:

@@ -1,6 +1,6 @@
 """URL mode end to end in Chromium: dev connects their Example Tracker account; lead is refused.
 
-The connect demo server (console/demo/connect.py, the "Example Tracker") and `console serve` each run
+The connect demo server (console/demo/connect/, the "Example Tracker") and `console serve` each run
 as their own process. The tracker is registered as a per-user server of team `platform`: every call
 carries its owner's own bearer token, saved encrypted under CONSOLE_SECRET_KEY. The tracker is on
 loopback http, so the console runs with CONSOLE_ENV=dev (the gate opens http only to loopback then).
@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import re
 import secrets
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,50 +33,15 @@ from console.db import create_engine, session_factory
 from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import User
 from tests.harness import WAIT, ServerSpec, register_server, seed
-from tests.processes import ServerProcess, console_process, start_http_server
-from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, Site, chromium, new_page, shoot, sign_in
+from tests.processes import console_process
+from tests.tracker import Tracker
+from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, Site, new_page, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
 SECRET = "connect-flow-secret-" + "s" * 32  # CONSOLE_SECRET_KEY
 MESSAGE = "Connect your Example Tracker account so the agent can create issues for you."
 TEST_SECONDS = 150.0
-
-
-@dataclass(frozen=True)
-class Tracker:
-    process: ServerProcess
-    tokens: dict[str, str]  # the bearer token that identifies each user to the tracker
-    passwords: dict[str, str]  # what each user types on the tracker's own sign-in page
-
-    @property
-    def base(self) -> str:
-        return self.process.url.removesuffix("/mcp")
-
-    async def stats(self) -> dict[str, Any]:
-        async with httpx.AsyncClient(timeout=10) as client:
-            response = await client.get(f"{self.base}/stats")
-        response.raise_for_status()
-        stats: dict[str, Any] = response.json()
-        return stats
-
-
-@pytest.fixture
-def tracker(tmp_path: Path) -> Iterator[Tracker]:
-    names = ("dev", "lead")
-    tokens = {name: f"trk-{name}-{secrets.token_hex(12)}" for name in names}
-    passwords = {name: f"tracker-{name}-{secrets.token_hex(4)}" for name in names}
-    env = {
-        "CONNECT_STATE_KEY": secrets.token_urlsafe(32),
-        "CONNECT_USERS": ",".join(f"{n}:{tokens[n]}:{passwords[n]}" for n in names),
-    }
-    with start_http_server(
-        [sys.executable, "-m", "console.demo.connect"],
-        env,
-        tmp_path / "tracker.txt",
-        listen_args=("--port", "0"),
-    ) as process:
-        yield Tracker(process, tokens, passwords)
 
 
 async def register_tracker(database_url: str, tracker: Tracker) -> None:
@@ -88,7 +51,7 @@ async def register_tracker(database_url: str, tracker: Tracker) -> None:
         async with session_factory(engine)() as session:
             spec = ServerSpec(url=tracker.process.url, credential_name="Authorization")
             server = await register_server(session, "tracker", spec)
-            for name, token in tracker.tokens.items():
+            for name, tracker_user in tracker.users.items():
                 user = (await session.execute(select(User).where(User.name == name))).scalar_one()
                 await save_credential(
                     session=session,
@@ -96,7 +59,7 @@ async def register_tracker(database_url: str, tracker: Tracker) -> None:
                     actor=SYSTEM,
                     user_id=user.id,
                     server_id=server.id,
-                    secret=token,
+                    secret=tracker_user.token,
                 )
     finally:
         await engine.dispose()
@@ -113,21 +76,9 @@ async def running_site(database_url: str, tracker: Tracker, tmp_path: Path) -> A
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as launched:  # skips (or fails) before anything starts without Chromium
-        yield launched
-
-
-@pytest.fixture
 async def site(browser: Browser, database_url: str, tracker: Tracker, tmp_path: Path) -> AsyncIterator[Site]:
     async with running_site(database_url, tracker, tmp_path) as running:
         yield running
-
-
-@pytest.fixture
-def shot_prefix(request: pytest.FixtureRequest) -> str:
-    name: str = request.node.name
-    return re.sub(r"[^A-Za-z0-9]+", "-", name.removeprefix("test_")).strip("-")
 
 
 async def ask_to_create(site: Site, tracker: Tracker, title: str) -> tuple[dict[str, Any], str, str]:
@@ -183,7 +134,7 @@ async def connect_at_tracker(tab: Page, tracker: Tracker, who: str) -> None:
     """What the person does on the tracker's page: sign in there with the tracker's own password."""
     await expect(tab.get_by_role("heading", name="Sign in to connect your account")).to_be_visible()
     await tab.get_by_label("User name").fill(who)
-    await tab.get_by_label("Password").fill(tracker.passwords[who])
+    await tab.get_by_label("Password").fill(tracker.users[who].password)
     await tab.get_by_role("button", name="Sign in and connect").click()
     await expect(tab.get_by_text("Connected. You can go back to the console.")).to_be_visible()
     await expect(tab.get_by_text(f"Signed in as {who}.")).to_be_visible()

@@ -3,7 +3,6 @@ phone width (no sideways scrolling, every filter and every cell labelled)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,8 @@ from sqlalchemy import update
 from console.db import create_engine, session_factory
 from console.identity.models import User
 from console.identity.teams import change_role
-from tests.harness import TEAM, seed, stdio_mrtr
-from tests.processes import console_process
-from tests.web.browser import ACTION_TIMEOUT_MS, chromium, require_chromium, shoot, sign_in
+from tests.harness import TEAM, stdio_mrtr
+from tests.web.browser import ACTION_TIMEOUT_MS, chromium, running_site, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -46,35 +44,25 @@ PHONE = """() => {
 }"""
 
 
-@pytest.fixture(autouse=True)
-def _chromium_installed() -> None:
-    require_chromium()
-
-
 async def open_page(browser: Browser, base: str, width: int, height: int) -> Page:
     context = await browser.new_context(base_url=base, viewport={"width": width, "height": height})
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     return await context.new_page()
 
 
-async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(
-    sqlite_template: Path, tmp_path: Path
-) -> None:
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    url = f"sqlite+aiosqlite:///{path}"
-    await seed(url, {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")})
-    engine = create_engine(url)
-    try:  # the longest bar: a site admin who administers a team sees every link
-        async with session_factory(engine)() as session:
-            await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
-            await session.execute(update(User).where(User.name == "lead").values(site_admin=True))
-            await session.commit()
-    finally:
-        await engine.dispose()
-    with console_process(url, tmp_path / "console.txt") as base:
+async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(sqlite_url: str, tmp_path: Path) -> None:
+    servers = {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
+    async with running_site(sqlite_url, servers, tmp_path) as site:
+        engine = create_engine(sqlite_url)
+        try:  # the longest bar: a site admin who administers a team sees every link
+            async with session_factory(engine)() as session:
+                await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
+                await session.execute(update(User).where(User.name == "lead").values(site_admin=True))
+                await session.commit()
+        finally:
+            await engine.dispose()
         async with chromium() as browser:
-            page = await open_page(browser, base, 1280, 800)
+            page = await open_page(browser, site.base, 1280, 800)
             await sign_in(page, "lead")
             for where in ("/", "/runs", "/decided", "/audit", f"/admin/teams/{TEAM}"):
                 await page.goto(where)
@@ -85,21 +73,15 @@ async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(
                 assert found["top"] <= found["brandMiddle"] <= found["bottom"], (where, found)
 
 
-async def test_the_audit_page_fits_a_phone_with_every_field_labelled(
-    sqlite_template: Path, tmp_path: Path
-) -> None:
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    url = f"sqlite+aiosqlite:///{path}"
-    await seed(url, {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")})
-    with console_process(url, tmp_path / "console.txt") as base:
-        async with chromium() as browser:
-            page = await open_page(browser, base, 390, 844)
-            await sign_in(page, "viewer", go="/audit")
-            found = await page.evaluate(PHONE)
-            await shoot(page, "audit-at-390px")
-            assert found["controls"] >= 8
-            assert found["unlabelled"] == []
-            assert found["cells"] > 0  # seeding wrote events: teams, people, tokens, the server
-            assert found["bare"] == []
-            assert found["scrollWidth"] <= found["width"]
+async def test_the_audit_page_fits_a_phone_with_every_field_labelled(sqlite_url: str, tmp_path: Path) -> None:
+    servers = {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
+    async with running_site(sqlite_url, servers, tmp_path) as site, chromium() as browser:
+        page = await open_page(browser, site.base, 390, 844)
+        await sign_in(page, "viewer", go="/audit")
+        found = await page.evaluate(PHONE)
+        await shoot(page, "audit-at-390px")
+        assert found["controls"] >= 8
+        assert found["unlabelled"] == []
+        assert found["cells"] > 0  # seeding wrote events: teams, people, tokens, the server
+        assert found["bare"] == []
+        assert found["scrollWidth"] <= found["width"]

@@ -34,7 +34,7 @@ from console.web.oidc import STATE_COOKIE
 from tests.harness import seed
 from tests.oidc.provider import OpenIdProvider, install, openid_provider
 from tests.processes import console_process
-from tests.web.browser import ACTION_TIMEOUT_MS, chromium, new_page, require_chromium
+from tests.web.browser import ACTION_TIMEOUT_MS, new_page
 
 # The provider's npm install (first run) happens in the module's first test.
 pytestmark = [pytest.mark.anyio, pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -65,7 +65,6 @@ class SsoSite:
 
 @pytest.fixture(scope="module")
 def sso_site(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) -> Iterator[SsoSite]:
-    require_chromium()
     install()
     folder = tmp_path_factory.mktemp("sso")
     path = folder / "console.db"
@@ -94,12 +93,6 @@ def sso_site(tmp_path_factory: pytest.TempPathFactory, sqlite_template: Path) ->
         provider.configure(clients=[client], accounts=ACCOUNTS)
         other.configure(clients=[client], accounts=ACCOUNTS)
         yield SsoSite(base, url, provider, other)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as launched:
-        yield launched
 
 
 async def _add_team(url: str, name: str) -> None:

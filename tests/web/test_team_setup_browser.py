@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,26 +14,19 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.harness import seed
-from tests.processes import console_process
 from tests.web.browser import (
     DEPLOY_QUESTION,
     DEPLOYED,
     RESUME_MS,
     chromium,
     new_page,
-    require_chromium,
+    running_site,
     shoot,
     sign_in,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 TEAM = "release"
-
-
-@pytest.fixture(autouse=True)
-def _chromium_installed() -> None:
-    require_chromium()
 
 
 def make_site_admin(database_url: str, name: str) -> None:
@@ -107,15 +99,12 @@ async def create_agent_token(page: Page) -> str:
 
 
 async def test_an_admin_sets_up_a_team_server_and_policy_on_the_pages_and_it_holds(
-    tmp_path: Path, sqlite_template: Path, state_key: str
+    tmp_path: Path, sqlite_url: str, state_key: str
 ) -> None:
-    shutil.copyfile(sqlite_template, tmp_path / "console.db")
-    database_url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
-    await seed(database_url, {})
-    make_site_admin(database_url, "boss")
-    with console_process(database_url, tmp_path / "console.txt") as base:
-        async with chromium() as browser, httpx.AsyncClient(base_url=base, timeout=60) as api:
-            await run_the_scenario(browser, api, base, state_key)
+    async with running_site(sqlite_url, {}, tmp_path) as site:
+        make_site_admin(sqlite_url, "boss")
+        async with chromium() as browser:
+            await run_the_scenario(browser, site.api, site.base, state_key)
 
 
 async def run_the_scenario(browser: Browser, api: httpx.AsyncClient, base: str, state_key: str) -> None:

@@ -21,15 +21,14 @@ from console.audit.signing import (
 )
 from console.audit.store import AuditFilter, verify_database
 from console.audit.verify import Report
-from console.cli_output import say
+from console.cli.common import Subcommands, run_with_session, say
 from console.config import Settings
 from console.errors import InvalidInput
 from console.files import write_private
 from console.identity import team_by_name
 
 
-def register(sub: Any) -> None:
-    """Add the `audit` commands to the `console` parser's subcommands."""
+def add_audit_commands(sub: Subcommands) -> None:
     audit = sub.add_parser("audit", help="the tamper-evident audit log").add_subparsers(
         title="audit commands"
     )
@@ -75,8 +74,6 @@ def _public_key(settings: Settings, given: str | None) -> Ed25519PublicKey | Non
 
 
 def _verify(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-
     if args.file is not None:
         key = load_public_key(_read_key(args.public_key)) if args.public_key else None
         report = verify_file(args.file.read_bytes(), key)
@@ -108,8 +105,6 @@ def _moment(text: str | None) -> datetime | None:
 
 
 def _export(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-
     signer = signer_from(settings)
 
     async def build(session: AsyncSession) -> bytes:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM
-from console.cli_output import say
+from console.cli.common import Subcommands, run_with_session, say
 from console.config import Settings
 from console.errors import NotFound
 from console.identity import team_by_name
@@ -17,8 +16,7 @@ from console.policies.rules import ANSWERERS, EXPIRY_ACTIONS
 from console.policies.service import RuleView, list_rules, remove_rule, save_rule
 
 
-def register(sub: Any) -> None:
-    """Add the `policies` commands to the `console` parser's subcommands."""
+def add_policy_commands(sub: Subcommands) -> None:
     policies = sub.add_parser("policies", help="manage a team's approval policy").add_subparsers(
         title="policies commands"
     )
@@ -67,8 +65,6 @@ def register(sub: Any) -> None:
 
 
 def _list(settings: Settings, args: argparse.Namespace) -> int:
-    from console.cli import run_with_session
-
     async def rows(session: AsyncSession) -> list[RuleView]:
         team = await team_by_name(session=session, name=args.team)
         return await list_rules(session=session, team_id=team.id)
@@ -81,8 +77,6 @@ def _list(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _set(settings: Settings, args: argparse.Namespace) -> int:
-    from console.cli import run_with_session
-
     scope = (
         "destructive" if args.destructive else "tool" if args.tool else "server" if args.server else "team"
     )
@@ -119,8 +113,6 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _remove(settings: Settings, args: argparse.Namespace) -> int:
-    from console.cli import run_with_session
-
     async def remove(session: AsyncSession) -> None:
         team = await team_by_name(session=session, name=args.team)
         await remove_rule(session=session, actor=SYSTEM, team_id=team.id, rule_id=args.rule_id)

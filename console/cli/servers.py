@@ -1,4 +1,4 @@
-"""The `console` commands that manage teams, members and servers, acting as the operator (no checks)."""
+"""`console servers add|list|edit|disable|enable|test`: a team's MCP servers, as the operator (no checks)."""
 
 from __future__ import annotations
 
@@ -6,42 +6,49 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.cli_output import complain, say
+from console.cli.common import Subcommands, complain, pairs, run_with_session, say
 from console.config import Settings
-from console.identity.models import ROLES
-
-Subcommands = Any  # argparse's _SubParsersAction, which is private
-
-
-def add_team_commands(teams: Subcommands) -> None:
-    teams_list = teams.add_parser("list", help="list teams with their number of members")
-    teams_list.set_defaults(handler=_teams_list)
-
-
-def add_member_commands(sub: Subcommands) -> None:
-    members = sub.add_parser("members", help="manage team members").add_subparsers(title="members commands")
-    add = members.add_parser("add", help="give an existing user a role in a team")
-    add.add_argument("team")
-    add.add_argument("user")
-    add.add_argument("role", choices=ROLES)
-    add.set_defaults(handler=_members_add)
-    role = members.add_parser("role", help="change a member's role (a team keeps at least one admin)")
-    role.add_argument("team")
-    role.add_argument("user")
-    role.add_argument("role", choices=ROLES)
-    role.set_defaults(handler=_members_role)
-    listing = members.add_parser("list", help="list a team's members and their roles")
-    listing.add_argument("team")
-    listing.set_defaults(handler=_members_list)
-    remove = members.add_parser("remove", help="take a user out of a team (never its last admin)")
-    remove.add_argument("team")
-    remove.add_argument("user")
-    remove.set_defaults(handler=_members_remove)
+from console.identity.models import Team
+from console.mcp.admin import (
+    Edited,
+    ServerSettings,
+    create_server,
+    edit_server,
+    server_for_admin,
+    set_disabled,
+    settings_of,
+)
+from console.mcp.probe import probe_server
+from console.mcp.registry import describe_server, list_servers
+from console.mcp.sealed import Outbound
 
 
-def add_server_commands(servers: Subcommands) -> None:
+def add_server_commands(sub: Subcommands) -> None:
+    servers = sub.add_parser("servers", help="manage MCP servers").add_subparsers(title="servers commands")
+    servers_add = servers.add_parser("add", help="register an MCP server (stdio command or HTTP URL)")
+    servers_add.add_argument("name")
+    servers_add.add_argument("--team", required=True)
+    where = servers_add.add_mutually_exclusive_group(required=True)
+    where.add_argument("--command", help='program and arguments, e.g. "python -m my_server"')
+    where.add_argument("--url", help="Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp")
+    servers_add.add_argument("--header", action="append", default=[], metavar="K=V", help="HTTP header")
+    servers_add.add_argument("--env", action="append", default=[], metavar="K=V", help="environment (stdio)")
+    servers_add.add_argument(
+        "--per-user-credential",
+        metavar="NAME",
+        help="each user's calls carry their own credential, set on the Connections page, as this HTTP header "
+        "(Authorization gets 'Bearer <token>') or, for stdio, this environment variable",
+    )
+    servers_add.add_argument(
+        "--internal", action="store_true", help="it may be on a loopback, link-local or private address"
+    )
+    servers_add.set_defaults(handler=_servers_add)
+    servers_list = servers.add_parser("list", help="list registered servers")
+    servers_list.set_defaults(handler=_servers_list)
+
     edit = servers.add_parser("edit", help="change a server's settings; what you leave out stays as it is")
     _team_and_name(edit)
     where = edit.add_mutually_exclusive_group()
@@ -89,64 +96,46 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
-def _teams_list(settings: Settings, _args: Any) -> int:
-    from console.cli import run_with_session
-    from console.identity.teams import administered_teams
-
-    for team in run_with_session(settings, lambda s: administered_teams(session=s, by=None)):
-        say(f"{team.name}\t{team.members} member{'' if team.members == 1 else 's'}")
-    return 0
-
-
-def _members_add(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-    from console.identity.teams import add_member
-
+def _servers_add(settings: Settings, args: Any) -> int:
+    server = ServerSettings(
+        transport="stdio" if args.command is not None else "http",
+        command=args.command or "",
+        url=args.url or "",
+        env=pairs(args.env),
+        headers=pairs(args.header),
+        credential_name=args.per_user_credential or "",
+        internal=args.internal,
+    )
     run_with_session(
         settings,
-        lambda s: add_member(session=s, by=None, team_name=args.team, user_name=args.user, role=args.role),
+        lambda s: create_server(
+            session=s,
+            by=None,
+            team_name=args.team,
+            name=args.name,
+            settings=server,
+            outbound=Outbound.of(settings),
+        ),
     )
-    say(f"{args.user} is {args.role} in {args.team}")
+    say(f"server {args.name} registered in {args.team}")
     return 0
 
 
-def _members_role(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-    from console.identity.teams import change_role
+def _servers_list(settings: Settings, _args: Any) -> int:
+    async def rows(session: AsyncSession) -> list[str]:
+        teams = {t.id: t.name for t in (await session.execute(select(Team))).scalars()}
+        return [
+            f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{describe_server(s)}"
+            + ("\tdisabled" if s.disabled else "")
+            for s in await list_servers(session=session)
+        ]
 
-    run_with_session(
-        settings,
-        lambda s: change_role(session=s, by=None, team_name=args.team, user_name=args.user, role=args.role),
-    )
-    say(f"{args.user} is {args.role} in {args.team}")
-    return 0
-
-
-def _members_list(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-    from console.identity.teams import team_members
-
-    for member in run_with_session(settings, lambda s: team_members(session=s, by=None, team_name=args.team)):
-        say(f"{member.name}\t{member.role}")
-    return 0
-
-
-def _members_remove(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-    from console.identity.teams import remove_member
-
-    run_with_session(
-        settings, lambda s: remove_member(session=s, by=None, team_name=args.team, user_name=args.user)
-    )
-    say(f"{args.user} removed from {args.team}")
+    for line in run_with_session(settings, rows):
+        say(line)
     return 0
 
 
 def _servers_edit(settings: Settings, args: Any) -> int:
-    from console.cli import _pairs as pairs
-    from console.cli import run_with_session
-    from console.mcp.admin import Edited, edit_server, server_for_admin, settings_of
-    from console.mcp.sealed import Outbound
 
     async def edit(session: AsyncSession) -> Edited:
         server = await server_for_admin(session=session, by=None, team_name=args.team, name=args.name)
@@ -189,8 +178,6 @@ def _servers_edit(settings: Settings, args: Any) -> int:
 
 
 def _servers_toggle(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-    from console.mcp.admin import set_disabled
 
     run_with_session(
         settings,
@@ -203,9 +190,6 @@ def _servers_toggle(settings: Settings, args: Any) -> int:
 
 
 def _servers_test(settings: Settings, args: Any) -> int:
-    from console.cli import run_with_session
-    from console.mcp.probe import probe_server
-    from console.mcp.sealed import Outbound
 
     server, outcome = run_with_session(
         settings,

@@ -1,0 +1,138 @@
+"""What every `console` command shares: how it prints, what it checks before it does anything
+(settings, the listening socket, the database), and a database session to act in.
+
+Each problem becomes one `ConsoleError` line for the person at the terminal, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+from pydantic import ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console import migrate
+from console.audit import session_info
+from console.config import Settings, get_settings
+from console.db import create_engine, is_sqlite, session_factory
+from console.errors import ConsoleError
+from console.listening import listening_socket
+
+T = TypeVar("T")
+Subcommands = Any  # argparse's _SubParsersAction, which is private
+
+# Libraries that log each step at INFO (alembic's migrations, every HTTP request of httpx): at a
+# terminal they would bury what the command itself prints.
+CHATTY_LIBRARIES = ("alembic", "httpx", "httpx2", "mcp")
+
+
+def say(text: str) -> None:
+    print(text, flush=True)  # noqa: T201  # CLI output
+
+
+def complain(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)  # noqa: T201  # CLI output
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for name in CHATTY_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def load_settings() -> Settings:
+    """The settings from the environment.
+
+    Raises:
+        ConsoleError: naming each setting that is wrong, on one line.
+    """
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            message = error["msg"].removeprefix("Value error, ")
+            where = "_".join(str(part) for part in error["loc"]).upper()
+            problems.append(f"CONSOLE_{where}: {message}" if where else message)
+        raise ConsoleError(f"invalid settings: {'; '.join(problems)}") from None
+
+
+def add_bind(parser: argparse.ArgumentParser, *, default_port: int) -> None:
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=default_port, help="0 picks a free port")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The socket to serve on, bound before anything else happens.
+
+    Raises:
+        ConsoleError: the address is in use or cannot be had.
+    """
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        raise ConsoleError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def database_problem(url: str, exc: DBAPIError) -> str:
+    """One line saying which database failed and how (the password left out)."""
+    shown = make_url(url).render_as_string(hide_password=True)
+    detail = str(exc.orig if exc.orig is not None else exc).strip().splitlines()
+    return f"cannot use the database {shown}: {detail[0] if detail else type(exc).__name__}"
+
+
+def prepare_database(settings: Settings) -> None:
+    """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`.
+
+    Raises:
+        ConsoleError: a database other than SQLite has no console tables yet.
+    """
+    if not migrate.needs_schema(settings.database_url):
+        return
+    if not is_sqlite(settings.database_url):
+        raise ConsoleError("the database has no console tables yet: run `console migrate` first")
+    migrate.upgrade(settings.database_url)
+
+
+def warn_without_secret(settings: Settings) -> None:
+    if settings.secret_key is None:
+        complain(
+            "warning: CONSOLE_SECRET_KEY is not set, so secrets for MCP servers (such as each user's own "
+            "credentials) cannot be stored or used; set it to 32 or more random characters"
+        )
+
+
+def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    async def go() -> T:
+        engine = create_engine(settings.database_url)
+        try:
+            async with session_factory(engine, info=session_info(settings))() as session:
+                return await action(session)
+        finally:
+            await engine.dispose()
+
+    prepare_database(settings)
+    return anyio.run(go)
+
+
+def pairs(items: list[str]) -> dict[str, str]:
+    """`K=V` arguments (of --header, --env) as a dict.
+
+    Raises:
+        ConsoleError: an item has no `=` or no key.
+    """
+    found: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConsoleError(f"expected K=V, got {item!r}")
+        found[key] = value
+    return found

@@ -1,0 +1,75 @@
+"""`console demo`: seed a demo team, start a deploy that waits for approval, and serve it all."""
+
+from __future__ import annotations
+
+import secrets
+import signal
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from console import migrate
+from console.audit.signing import new_private_key_text
+from console.cli.common import Subcommands, add_bind, bind, complain, run_with_session, say
+from console.cli.serve import serve_app
+from console.config import Settings
+from console.demo.seed import new_passwords, question_page, seed_demo
+from console.demo.tracker import running_tracker
+from console.files import write_private
+
+DEMO_KEY_FILE = "console-demo.secret"
+DEMO_AUDIT_KEY_FILE = "console-demo-audit.key"
+
+
+def add_demo_commands(sub: Subcommands) -> None:
+    demo = sub.add_parser("demo", help="seed a demo team, start a deploy that waits for approval, and serve")
+    add_bind(demo, default_port=8000)
+    demo.set_defaults(handler=_demo)
+
+
+def _demo(settings: Settings, args: Any) -> int:
+    from console.app import create_app  # slow to import, so only here (see console.cli.serve)
+
+    sock = bind(args.host, args.port)
+    migrate.upgrade(settings.database_url)
+    updates: dict[str, Any] = {"local_sign_in": True}  # the demo's people are local accounts
+    if "env" not in settings.model_fields_set:
+        updates["env"] = "dev"  # the demo's tracker lives on loopback http
+    if settings.secret_key is None:
+        complain(f"warning: CONSOLE_SECRET_KEY is not set; the demo uses its own, kept in {DEMO_KEY_FILE}")
+        updates["secret_key"] = demo_secret(Path.cwd() / DEMO_KEY_FILE)
+    if settings.audit_signing_key is None and settings.audit_signing_key_file is None:
+        updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / DEMO_AUDIT_KEY_FILE))
+    settings = settings.model_copy(update=updates)
+    passwords = new_passwords()
+    with running_tracker(passwords) as tracker:
+        app = create_app(settings, demo=True)
+        seeded = run_with_session(
+            settings, lambda s: seed_demo(session=s, settings=settings, passwords=passwords, tracker=tracker)
+        )
+
+        async def announce(url: str) -> None:
+            page = await question_page(app.state.factory, app.state.signals, seeded.call_id)
+            for line in seeded.describe(url, page):
+                say(line)
+
+        # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler
+        # that would end the process before the tracker is stopped, so it unwinds like Ctrl+C instead.
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: signal.raise_signal(signal.SIGINT))
+        serve_app(app, sock, on_ready=announce)
+    return 0
+
+
+def demo_secret(path: Path) -> SecretStr:
+    """The demo's console secret, kept in a file beside its database so saved credentials stay readable."""
+    if not path.exists():
+        write_private(path, secrets.token_urlsafe(32))
+    return SecretStr(path.read_text().strip())
+
+
+def demo_audit_key(path: Path) -> Path:
+    """The demo's audit signing key, kept beside its database so checkpoints stay verifiable."""
+    if not path.exists():
+        write_private(path, new_private_key_text() + "\n")
+    return path

@@ -1,0 +1,110 @@
+"""`console serve|worker|migrate`: the web app and API, the dispatcher on its own, and the schema."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import uvicorn
+
+from console import migrate
+from console.audit import session_info
+from console.cli.common import (
+    Subcommands,
+    add_bind,
+    bind,
+    prepare_database,
+    run_with_session,
+    say,
+    warn_without_secret,
+)
+from console.config import Settings, secret_text
+from console.db import create_engine, session_factory
+from console.dispatch.signals import Signals
+from console.identity.credentials import CredentialCipher
+from console.mcp.pool import ConnectionPool
+from console.mcp.sealed import seal_plain_values
+
+
+def add_serve_commands(sub: Subcommands) -> None:
+    serve = sub.add_parser("serve", help="run the web app and API with an in-process dispatcher")
+    add_bind(serve, default_port=8000)
+    serve.add_argument("--no-dispatcher", action="store_true", help="leave sending to `console worker`")
+    serve.set_defaults(handler=_serve)
+
+    worker = sub.add_parser("worker", help="run only the dispatcher that sends queued requests")
+    worker.set_defaults(handler=_worker)
+
+    sub.add_parser("migrate", help="bring the database schema up to date").set_defaults(handler=_migrate)
+
+
+def _migrate(settings: Settings, _args: Any) -> int:
+    migrate.upgrade(settings.database_url)
+    cipher = CredentialCipher(secret_text(settings))
+    sealed = run_with_session(settings, lambda s: seal_plain_values(session=s, cipher=cipher))
+    if sealed:
+        say(f"sealed the stored header and environment values of {', '.join(sealed)}")
+    say("database is up to date")
+    return 0
+
+
+def _serve(settings: Settings, args: Any) -> int:
+    # The web app (and, in `_worker`, the dispatcher) is imported only by the commands that run it:
+    # importing it takes longer than everything else `console` loads, and every command would wait.
+    from console.app import create_app
+
+    sock = bind(args.host, args.port)  # before the database: a port in use changes nothing
+    warn_without_secret(settings)
+    prepare_database(settings)
+    serve_app(create_app(settings, dispatcher=not args.no_dispatcher), sock)
+    return 0
+
+
+def serve_app(
+    app: Any, sock: socket.socket, on_ready: Callable[[str], Awaitable[None]] | None = None
+) -> None:
+    """Serve on the bound socket and print the address once listening."""
+    host, bound = sock.getsockname()[:2]
+    url = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
+    if "base_url" not in app.state.settings.model_fields_set:
+        app.state.settings = app.state.settings.model_copy(update={"base_url": url})
+    # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", proxy_headers=False)
+    server = uvicorn.Server(config)
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            while not server.started:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
+                await anyio.sleep(0.05)
+            say(f"listening on {url}")
+            if on_ready is not None:
+                await on_ready(url)
+
+    anyio.run(run)
+
+
+def _worker(settings: Settings, _args: Any) -> int:
+    from console.dispatch.worker import Dispatcher
+
+    async def work() -> None:
+        engine = create_engine(settings.database_url)
+        try:
+            async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
+                dispatcher = Dispatcher(
+                    factory=session_factory(engine, info=session_info(settings)),
+                    pool=pool,
+                    settings=settings,
+                    signals=Signals(),
+                )
+                say(f"worker {dispatcher.worker_id} started")
+                await dispatcher.run()
+        finally:
+            await engine.dispose()
+
+    warn_without_secret(settings)
+    prepare_database(settings)
+    anyio.run(work)
+    return 0

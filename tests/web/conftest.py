@@ -1,0 +1,50 @@
+"""Fixtures of the browser tests (modules marked `browser`): Chromium, screenshots, a fresh SQLite file."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser
+
+from tests.web.browser import chromium, require_chromium, shoot
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _chromium_installed(request: pytest.FixtureRequest) -> None:
+    """In a module marked `browser`: skip (or fail, see require_chromium) before anything is started.
+
+    Module-scoped, so it runs before the module's own module-scoped fixtures (which start processes).
+    """
+    if request.node.get_closest_marker("browser") is not None:
+        require_chromium()
+
+
+@pytest.fixture
+async def browser(request: pytest.FixtureRequest, shot_prefix: str) -> AsyncIterator[Browser]:
+    """Chromium; when the test failed, every page still open is saved as `<test>-failed-<n>.png`."""
+    failed_before = request.session.testsfailed
+    async with chromium() as launched:
+        yield launched
+        if request.session.testsfailed > failed_before:
+            pages = [page for context in launched.contexts for page in context.pages]
+            for n, page in enumerate(pages, start=1):
+                await shoot(page, f"{shot_prefix}-failed-{n}")
+
+
+@pytest.fixture
+def shot_prefix(request: pytest.FixtureRequest) -> str:
+    """A file-name-safe prefix for this test's screenshots, e.g. `approve-a-production-deploy-sqlite`."""
+    name: str = request.node.name
+    return re.sub(r"[^A-Za-z0-9]+", "-", name.removeprefix("test_")).strip("-")
+
+
+@pytest.fixture
+def sqlite_url(sqlite_template: Path, tmp_path: Path) -> str:
+    """A fresh, migrated SQLite file, for pages that render the same on either database."""
+    path = tmp_path / "console.db"
+    shutil.copyfile(sqlite_template, path)
+    return f"sqlite+aiosqlite:///{path}"
