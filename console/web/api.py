@@ -9,7 +9,7 @@ import anyio
 from fastapi import APIRouter, Query, Request, Response
 
 from console.calls import service as calls
-from console.dispatch.worker import Claimed, Dispatcher
+from console.dispatch import follow
 from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
@@ -30,7 +30,6 @@ from console.web.schemas import (
 router = APIRouter(prefix="/api/v1", tags=["agent API"])
 
 WaitSeconds = Annotated[float, Query(ge=0, le=60, description="block up to this many seconds for progress")]
-DB_POLL_SECONDS = 0.25
 
 
 @router.post("/runs", status_code=201, response_model=RunOut, openapi_extra=json_body(RunIn))
@@ -58,25 +57,25 @@ async def start_call(
     wait: WaitSeconds = 0,
 ) -> CallOut:
     body = await read_body(request)
-    dispatcher = _dispatcher_here(request)
-    started = await calls.start_call(
+    started = await follow.start_and_hand_over(
         session=session,
         principal=principal,
         settings=settings,
         pool=request.app.state.pool,
+        signals=request.app.state.signals,
+        dispatcher=request.app.state.dispatcher,
         run_id=run_id,
         body_text=body,
-        claimed_by=None if dispatcher is None else dispatcher.worker_id,
     )
-    call_id = started.call.id
-    signals = request.app.state.signals
-    marker = signals.call_marker(call_id)  # taken while the call is surely still running
-    if dispatcher is None:
-        signals.work_available()
-    else:
-        dispatcher.hand_over(Claimed(started.job_id, call_id))
     return await _call_response(
-        request, response, session, principal, call_id, wait, settled=_left_running, unsettled_since=marker
+        request,
+        response,
+        session,
+        principal,
+        started.call_id,
+        wait,
+        settled=follow.left_running,
+        unsettled_since=started.marker,
     )
 
 
@@ -131,16 +130,6 @@ async def resend_call(call_id: str, request: Request, session: DbSession, princi
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
 
 
-def _dispatcher_here(request: Request) -> Dispatcher | None:
-    """This process's running dispatcher, if it has one (`console serve` does, by default)."""
-    dispatcher: Dispatcher | None = request.app.state.dispatcher
-    return dispatcher if dispatcher is not None and dispatcher.accepting else None
-
-
-def _left_running(status: str, _round: int) -> bool:
-    return status not in ("running", "resuming")
-
-
 async def _call_response(
     request: Request,
     response: Response,
@@ -152,29 +141,16 @@ async def _call_response(
     settled: Callable[[str, int], bool],
     unsettled_since: anyio.Event | None = None,
 ) -> CallOut:
-    """The call once `settled` holds or `wait` runs out (200 when finished, else 202).
-
-    With `unsettled_since`, the caller took that marker when the call was known not to be settled, so
-    the first database read can wait for a change.
-    """
-    signals = request.app.state.signals
-    marker = unsettled_since
-    view: calls.CallView | None = None
-    with anyio.move_on_after(wait):
-        if marker is not None:
-            await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
-        while True:
-            marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
-            with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
-                current = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
-            if settled(current.call.status, current.call.round):
-                view = current
-                break
-            await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
-    if marker is not None:
-        signals.drop_call_marker(call_id, marker)
-    if view is None:  # the wait ran out: answer with the latest state
-        view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
+    """The call once `settled` holds or `wait` runs out (200 when finished, else 202)."""
+    view = await follow.follow_call(
+        session=session,
+        viewer=principal.viewer,
+        signals=request.app.state.signals,
+        call_id=call_id,
+        wait=wait,
+        settled=settled,
+        unsettled_since=unsettled_since,
+    )
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
     return CallOut.of(view, base_url=request.app.state.settings.base_url)
 
