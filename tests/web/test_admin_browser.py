@@ -10,7 +10,8 @@ from playwright.async_api import Locator, Page, expect
 from console.db import create_engine, session_factory
 from console.identity.teams import change_role
 from tests.harness import TEAM, stdio_mrtr
-from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, running_site, sign_in
+from tests.site import running_site
+from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 

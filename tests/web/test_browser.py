@@ -16,16 +16,15 @@ from playwright.async_api import Browser, Page, Response, expect
 
 from tests.harness import ServerSpec, stdio_deployer, stdio_mrtr
 from tests.policies.setup import set_policy_at
+from tests.site import Site, running_site
 from tests.web.browser import (
     ACTION_TIMEOUT_MS,
     DEPLOY_QUESTION,
     DEPLOYED,
     LIVE_MS,
     RESUME_MS,
-    Site,
     Watch,
     new_page,
-    running_site,
     shoot,
     sign_in,
 )

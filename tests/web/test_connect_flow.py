@@ -34,8 +34,9 @@ from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import User
 from tests.harness import WAIT, ServerSpec, register_server, seed
 from tests.processes import console_process
+from tests.site import Site
 from tests.tracker import Tracker
-from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, Site, new_page, shoot, sign_in
+from tests.web.browser import ACTION_TIMEOUT_MS, RESUME_MS, new_page, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 

@@ -13,7 +13,8 @@ from console.db import create_engine, session_factory
 from console.identity.models import User
 from console.identity.teams import change_role
 from tests.harness import TEAM, stdio_mrtr
-from tests.web.browser import ACTION_TIMEOUT_MS, chromium, running_site, shoot, sign_in
+from tests.site import running_site
+from tests.web.browser import ACTION_TIMEOUT_MS, chromium, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 

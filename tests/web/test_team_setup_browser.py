@@ -14,16 +14,8 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.web.browser import (
-    DEPLOY_QUESTION,
-    DEPLOYED,
-    RESUME_MS,
-    chromium,
-    new_page,
-    running_site,
-    shoot,
-    sign_in,
-)
+from tests.site import running_site
+from tests.web.browser import DEPLOY_QUESTION, DEPLOYED, RESUME_MS, chromium, new_page, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 TEAM = "release"
