@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx2
@@ -31,6 +32,9 @@ CONNECT_TIMEOUT_SECONDS = 20.0
 # A pushed question names no request, so a 2025-11-25 connection carries one request at a time; a
 # request waits this long for its turn, then is sent later (nothing went out, so that is safe).
 LEGACY_TURN_SECONDS = 10.0
+LISTING_SECONDS = 30.0  # how long a listing is served from memory before the server is asked again
+LISTING_PAGES = 100
+Listing = Literal["tools", "prompts", "resources", "resourceTemplates"]
 PUSHED_QUESTION = (
     "the server pushed a question in the middle of the call (elicitation/create, MCP {version}); "
     "the console answers only questions returned in results (MCP " + MODERN + "), so the call failed"
@@ -52,6 +56,7 @@ class Connection:
         self.tool_annotations: dict[str, dict[str, Any]] = {}  # as listed; trust is decided elsewhere
         # The SDK turns an HTTP refusal into a generic JSON-RPC error; the status says why.
         self._http_status: int | None = None
+        self._listings: dict[Listing, tuple[float, list[dict[str, Any]]]] = {}
 
     @property
     def ended(self) -> anyio.Event:
@@ -221,6 +226,25 @@ class Connection:
         self._remember_tools(listing.tools)
         return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listing.tools]
 
+    async def listing(self, kind: Listing) -> list[dict[str, Any]]:
+        """Everything the server lists of one kind, every page, as it sent them (nothing when it does not
+        offer the kind); served from memory for `LISTING_SECONDS`.
+
+        Raises:
+            McpUnavailable: the connection is gone.  McpProtocolError: the server refused or answered badly.
+        """
+        kept = self._listings.get(kind)
+        if kept is not None and time.monotonic() - kept[0] < LISTING_SECONDS:
+            return kept[1]
+        session = self._session
+        if session is None or self._stop.is_set():
+            raise McpUnavailable("connection closed", rpc_code=types.CONNECTION_CLOSED)
+        items = await _every_page(session, kind) if _offers(session, kind) else []
+        if kind == "tools":
+            self._remember_tools([types.Tool.model_validate(tool) for tool in items])
+        self._listings[kind] = (time.monotonic(), items)
+        return items
+
     def _remember_tools(self, tools: list[types.Tool]) -> None:
         self.tool_names = frozenset(tool.name for tool in tools)
         self.tool_annotations = {
@@ -255,6 +279,43 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
             params["uri"], input_responses=responses, request_state=state, allow_input_required=True
         )
     raise ValueError(f"unsupported method {request.method}")
+
+
+def _offers(session: ClientSession, kind: Listing) -> bool:
+    capabilities = session.server_capabilities
+    if capabilities is None:
+        return False
+    if kind == "tools":
+        return capabilities.tools is not None
+    if kind == "prompts":
+        return capabilities.prompts is not None
+    return capabilities.resources is not None
+
+
+async def _every_page(session: ClientSession, kind: Listing) -> list[dict[str, Any]]:
+    listers = {
+        "tools": session.list_tools,
+        "prompts": session.list_prompts,
+        "resources": session.list_resources,
+        "resourceTemplates": session.list_resource_templates,
+    }
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    try:
+        for _ in range(LISTING_PAGES):
+            params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+            page = (await listers[kind](params=params)).model_dump(
+                by_alias=True, mode="json", exclude_none=True
+            )
+            items.extend(page.get(kind, []))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+    except MCPError as exc:
+        raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
+    except (ValidationError, RuntimeError, ValueError) as exc:
+        raise McpProtocolError(f"invalid listing from server: {_first_line(exc)}") from None
+    return items
 
 
 def _pushed_question(version: str) -> McpProtocolError:

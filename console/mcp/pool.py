@@ -10,7 +10,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from console.errors import McpUnavailable
-from console.mcp.connection import Connection
+from console.mcp.connection import Connection, Listing
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
 
 
@@ -61,6 +61,11 @@ class ConnectionPool:
     async def list_tools(self, endpoint: Endpoint) -> list[dict[str, Any]]:
         connection = await self._connection(endpoint)
         return await connection.list_tools()
+
+    async def listing(self, endpoint: Endpoint, kind: Listing) -> list[dict[str, Any]]:
+        """What the endpoint lists of one kind (tools, prompts, resources, templates), kept a while."""
+        connection = await self._connection(endpoint)
+        return await connection.listing(kind)
 
     async def find_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool if the server lists it (the listing is re-read once before saying no)."""
