@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import session_info
@@ -15,6 +16,7 @@ from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
+from console.gateway.endpoint import METHODS, PATHS, Gateway
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
@@ -63,6 +65,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
     """The console's ASGI app; with `dispatcher`, resumes are sent from this process too; `demo` tells
     the sign-in page to name the demo's users."""
     settings = settings or get_settings()
+    gateway = Gateway(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -82,9 +85,10 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
                         )
                         app.state.dispatcher = worker
                         tg.start_soon(worker.run)
-                    app.state.ready = True
-                    yield
-                    app.state.ready = False
+                    async with gateway.running():
+                        app.state.ready = True
+                        yield
+                        app.state.ready = False
                     tg.cancel_scope.cancel()
         finally:
             await engine.dispose()
@@ -107,6 +111,8 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
     app.include_router(api_docs.router)
     for router in WEB_ROUTERS:
         app.include_router(router)
+    for path in PATHS:  # the MCP gateway (console/gateway)
+        app.router.routes.append(Route(path, gateway, methods=METHODS, include_in_schema=False))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
     app.add_middleware(BodyLimits, limit_for=limits(max_params_bytes=settings.max_params_bytes))

@@ -41,6 +41,11 @@ class Settings(BaseSettings):
         description="a pending question expires after this unless its policy sets another time",
     )
     request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
+    gateway_hold_seconds: float = Field(
+        default=300,
+        gt=0,
+        description="how long the MCP gateway holds an agent's request open while people decide",
+    )
     max_params_bytes: int = Field(default=4 * MIB, description="largest params of a call an agent may send")
     max_input_requests_bytes: int = Field(
         default=4 * MIB, description="largest inputRequests a server may send"

@@ -19,7 +19,10 @@ TERMINAL = ("completed", "failed", "interrupted", "abandoned")
 
 class Run(Base):
     __tablename__ = "run"
-    __table_args__ = (Index("ix_run_team_created", "team_id", "created_at"),)  # the runs list, newest first
+    __table_args__ = (
+        Index("ix_run_team_created", "team_id", "created_at"),  # the runs list, newest first
+        UniqueConstraint("team_id", "gateway_key"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)
@@ -27,6 +30,8 @@ class Run(Base):
     agent: Mapped[str] = mapped_column(String(200), default="")
     title: Mapped[str] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # Which agent connection, token and day, or agent-chosen name the MCP gateway files its calls under.
+    gateway_key: Mapped[str | None] = mapped_column(String(300), default=None)
 
 
 class Call(Base):

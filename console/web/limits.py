@@ -17,6 +17,7 @@ ANSWER_BODY_LIMIT = 1024 * 1024
 FORM_BODY_LIMIT = 64 * 1024  # sign-in, admin and every other body
 CALLS = re.compile(r"/api/v1/runs/[^/]+/calls")
 ANSWERS = re.compile(r"(/api/v1)?/elicitations/[^/]+(/answer)?")
+GATEWAY = re.compile(r"/mcp(/[^/]+)?")  # an agent's MCP requests carry a call's params
 
 
 class BodyTooLarge(HTTPException):
@@ -33,7 +34,7 @@ def limits(*, max_params_bytes: int) -> Callable[[str], int]:
     """The body cap of each path: a call's params, an answer, or a small form."""
 
     def limit_for(path: str) -> int:
-        if CALLS.fullmatch(path):
+        if CALLS.fullmatch(path) or GATEWAY.fullmatch(path):
             return max_params_bytes
         if ANSWERS.fullmatch(path):
             return ANSWER_BODY_LIMIT

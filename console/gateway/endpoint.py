@@ -1,0 +1,49 @@
+"""The gateway's HTTP endpoints, `/mcp` and `/mcp/<server>`: each request is authenticated (and its
+server found) before the SDK's Streamable HTTP session manager reads a byte of its body."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.types import INVALID_PARAMS
+from starlette.types import Receive, Scope, Send
+
+from console.config import Settings
+from console.errors import Conflict, NotFound
+from console.gateway.auth import Refusal, authenticate
+from console.gateway.server import build_server
+from console.mcp.registry import server_by_name
+
+PATHS = ("/mcp", "/mcp/{server}")
+METHODS = ["GET", "POST", "DELETE"]
+
+
+class Gateway:
+    """An ASGI app for `PATHS`; `running()` must be entered for the app's lifetime."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._manager = StreamableHTTPSessionManager(
+            app=build_server(), max_request_body_size=settings.max_params_bytes
+        )
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        return self._manager.run()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        factory = scope["app"].state.factory
+        principal = await authenticate(scope, factory)
+        if isinstance(principal, Refusal):
+            await principal(scope, receive, send)
+            return
+        only = scope.get("path_params", {}).get("server")
+        if only is not None:
+            try:
+                async with factory() as session:
+                    await server_by_name(session=session, team_id=principal.team_id, name=only)
+                    await session.commit()
+            except (NotFound, Conflict) as exc:
+                status = 404 if isinstance(exc, NotFound) else 409
+                await Refusal(status, exc.message, code=INVALID_PARAMS)(scope, receive, send)
+                return
+        await self._manager.handle_request(scope, receive, send)

@@ -1,0 +1,226 @@
+"""An agent's request as a console call: recorded, sent, and held open while people decide, up to a bound.
+
+The hold costs no transaction and no upstream connection: it follows the call's rows (woken at once by
+this process's changes), so a restart loses only the agent's open HTTP request, never the call.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp import MCPError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from console.calls import service as calls
+from console.calls.agent_runs import run_for_agent
+from console.config import Settings
+from console.dispatch import follow
+from console.dispatch.signals import Signals
+from console.dispatch.worker import Dispatcher
+from console.elicitations.waiting import Waiting, waiting_on
+from console.identity import Principal
+from console.mcp.pool import ConnectionPool
+
+HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
+AWAIT_TOOL = "console__await"
+WAITING_META = "io.approval-console/waiting"
+Report = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Services:
+    factory: async_sessionmaker[AsyncSession]
+    pool: ConnectionPool
+    signals: Signals
+    dispatcher: Dispatcher | None
+    settings: Settings
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """Which run the request is filed under, and how that run is called when it is opened."""
+
+    key: str
+    title: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    view: calls.CallView
+    waiting: list[Waiting]  # empty once the call ended
+
+    @property
+    def ended(self) -> bool:
+        return calls.is_terminal(self.view.call.status)
+
+
+async def forward(
+    *,
+    services: Services,
+    principal: Principal,
+    run: RunKey,
+    server: str,
+    method: str,
+    params: dict[str, Any],
+    report: Report,
+) -> Outcome:
+    """Start the call in the agent's run and hold it until it ends or the hold bound passes.
+
+    Raises:
+        ConsoleError: the call could not be started (unknown tool, read-only caller, bad params ...).
+    """
+    body = json.dumps({"server": server, "method": method, "params": params}, ensure_ascii=False)
+    async with services.factory() as session:
+        owned = await run_for_agent(
+            session=session, principal=principal, key=run.key, title=run.title, agent=run.agent
+        )
+        started = await follow.start_and_hand_over(
+            session=session,
+            principal=principal,
+            settings=services.settings,
+            pool=services.pool,
+            signals=services.signals,
+            dispatcher=services.dispatcher,
+            run_id=owned.id,
+            body_text=body,
+        )
+    return await hold(
+        services=services, principal=principal, call_id=started.call_id, report=report, since=started.marker
+    )
+
+
+async def hold(
+    *,
+    services: Services,
+    principal: Principal,
+    call_id: str,
+    report: Report,
+    since: anyio.Event | None = None,
+) -> Outcome:
+    """The call once it ended, or as it stands when `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a
+    progress notification on each change and every `HEARTBEAT_SECONDS` names who must answer.
+
+    Raises:
+        NotFound: the caller may not see the call.
+    """
+    bound = services.settings.gateway_hold_seconds
+    start = time.monotonic()
+    marker = since
+    told: tuple[str, int, str] | None = None
+    while True:
+        left = bound - (time.monotonic() - start)
+        async with services.factory() as session:
+            view = await follow.follow_call(
+                session=session,
+                viewer=principal.viewer,
+                signals=services.signals,
+                call_id=call_id,
+                wait=max(0.0, min(left, HEARTBEAT_SECONDS)),
+                settled=_changed_since(told),
+                unsettled_since=marker,
+            )
+            marker = None
+            if calls.is_terminal(view.call.status):
+                return Outcome(view, [])
+            waiting = await waiting_on(session=session, call_id=call_id) if view.pending else []
+        elapsed = time.monotonic() - start
+        message = waiting_message(waiting, services.settings.base_url)
+        await report(round(elapsed, 1), float(bound), message)
+        told = (view.call.status, view.call.round, message)
+        if elapsed >= bound:
+            return Outcome(view, waiting)
+
+
+def _changed_since(told: tuple[str, int, str] | None) -> Callable[[str, int], bool]:
+    """Settled once the call ended, or (after the first look) once its status or round changed."""
+
+    def settled(status: str, round_: int) -> bool:
+        if calls.is_terminal(status):
+            return True
+        return told is None or (status, round_) != told[:2]
+
+    return settled
+
+
+def waiting_message(waiting: list[Waiting], base_url: str) -> str:
+    """What the call waits for, with where each question is answered."""
+    if not waiting:
+        return "The MCP server is working on the request."
+    asks = [
+        f'"{q.message[:200]}": waits for {q.who}'
+        + (f" ({q.approvals} of {q.required_approvals} approvals)" if q.required_approvals > 1 else "")
+        + f" at {base_url}{q.path()}"
+        for q in waiting
+    ]
+    return "Waiting for a person to decide: " + "; ".join(asks) + "."
+
+
+def tool_result(outcome: Outcome, base_url: str) -> dict[str, Any]:
+    """The tools/call result the agent gets: the server's own once the call completed.
+
+    Raises:
+        MCPError: the call failed (the server's JSON-RPC error, as it sent it) or ended without a result.
+    """
+    if not outcome.ended:
+        return still_waiting(outcome, base_url)
+    return _result_or_raise(outcome.view)
+
+
+def method_result(outcome: Outcome, base_url: str) -> dict[str, Any]:
+    """The prompts/get or resources/read result; a request that still waits is an error naming the call.
+
+    Raises:
+        MCPError.
+    """
+    if not outcome.ended:
+        text = _still_waiting_text(outcome, base_url)
+        raise MCPError(
+            types.REQUEST_TIMEOUT, text, {"call_id": outcome.view.call.id, "await_tool": AWAIT_TOOL}
+        )
+    return _result_or_raise(outcome.view)
+
+
+def still_waiting(outcome: Outcome, base_url: str) -> dict[str, Any]:
+    """A tool result saying that the call still waits, for whom, and how to wait again."""
+    return {
+        "content": [{"type": "text", "text": _still_waiting_text(outcome, base_url)}],
+        "isError": True,  # not the tool's result: a client must not check it against the tool's output schema
+        "_meta": {WAITING_META: waiting_meta(outcome, base_url)},
+    }
+
+
+def waiting_meta(outcome: Outcome, base_url: str) -> dict[str, Any]:
+    """The same in a form a program reads: the call, the tool that waits again, each open question."""
+    questions = [{"id": q.id, "url": base_url + q.path(), "waits_for": q.who} for q in outcome.waiting]
+    return {"call_id": outcome.view.call.id, "await_tool": AWAIT_TOOL, "questions": questions}
+
+
+def _still_waiting_text(outcome: Outcome, base_url: str) -> str:
+    call = outcome.view.call
+    return (
+        f"{waiting_message(outcome.waiting, base_url)} Nothing is lost: the decision resumes the call "
+        f"(console call {call.id}). To wait for it again, call the tool {AWAIT_TOOL} with "
+        f'{{"call_id": "{call.id}"}}.'
+    )
+
+
+def _result_or_raise(view: calls.CallView) -> dict[str, Any]:
+    call = view.call
+    if call.status == "completed" and call.result_json is not None:
+        result = json.loads(call.result_json)
+        if isinstance(result, dict):
+            return result
+    error = json.loads(call.error_json) if call.error_json else {}
+    message = str(error.get("message") or f"the call ended {call.status}")
+    code = error.get("code")
+    if call.status == "failed" and isinstance(code, int):
+        raise MCPError(code, message, error.get("data"))  # the server's own error, as it sent it
+    hint = " A person can send it again from the run page." if call.status == "interrupted" else ""
+    raise MCPError(types.INTERNAL_ERROR, f"{message} (console call {call.id}, {call.status}).{hint}")

@@ -1,0 +1,231 @@
+"""The MCP server agents talk to, on the SDK's own server side (both protocol generations).
+
+Each request is authenticated by `auth.py` before it reaches the SDK; the handlers read the caller and
+the path's server from the HTTP request, list what the caller may reach and forward every tool call,
+prompt and resource read as a console call.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import mcp.types as types
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.server.caching import CacheableMethod, CacheHint
+from starlette.requests import Request
+
+from console.calls.service import view_call
+from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
+from console.gateway import forwarding
+from console.gateway.auth import PRINCIPAL
+from console.gateway.catalog import Catalog, build_catalog, upstreams
+from console.gateway.forwarding import AWAIT_TOOL, RunKey, Services
+from console.identity import Principal
+from console.mcp.connection import Listing
+
+logger = logging.getLogger(__name__)
+
+RUN_META = "io.approval-console/run"  # an agent names its run in a request's _meta ...
+RUN_HEADER = "console-run"  # ... or in this header
+SESSION_HEADER = "mcp-session-id"
+AWAIT_TOOL_ITEM = {
+    "name": AWAIT_TOOL,
+    "title": "Wait for a console call",
+    "description": (
+        "Wait again for a call that still waits for a person's decision (a tool result said so and named "
+        "its call id); returns the call's result once it is decided, or says that it still waits."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {"call_id": {"type": "string", "description": "the console call id the result named"}},
+        "required": ["call_id"],
+    },
+    "annotations": {"readOnlyHint": True, "openWorldHint": False},
+}
+Context = ServerRequestContext[Any, Any]
+# Listings are each caller's own (their team's servers, their credentials) and change with admins' edits.
+LISTING_HINT = CacheHint(ttl_ms=10_000, scope="private")
+LISTINGS: tuple[CacheableMethod, ...] = (
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+)
+
+
+def build_server() -> Server[Any]:
+    server: Server[Any] = Server(
+        "approval-console",
+        version="0.1.0",
+        instructions=(
+            "Every call goes through the approval console: when a person must decide, the call waits "
+            "for them, and a result may say that it still waits and how to wait again."
+        ),
+        cache_hints=dict.fromkeys(LISTINGS, LISTING_HINT),
+    )
+    server.add_request_handler("tools/list", types.PaginatedRequestParams, _list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, _call_tool)
+    server.add_request_handler("prompts/list", types.PaginatedRequestParams, _list_prompts)
+    server.add_request_handler("prompts/get", types.GetPromptRequestParams, _get_prompt)
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, _list_resources)
+    server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _list_templates)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, _read_resource)
+    return server
+
+
+async def _list_tools(ctx: Context, params: types.PaginatedRequestParams) -> dict[str, Any]:
+    catalog = await _catalog(ctx, "tools")
+    return _complete({"tools": [*catalog.shown("tools"), AWAIT_TOOL_ITEM]})
+
+
+async def _list_prompts(ctx: Context, params: types.PaginatedRequestParams) -> dict[str, Any]:
+    return _complete({"prompts": (await _catalog(ctx, "prompts")).shown("prompts")})
+
+
+async def _list_resources(ctx: Context, params: types.PaginatedRequestParams) -> dict[str, Any]:
+    return _complete({"resources": (await _catalog(ctx, "resources")).shown("resources")})
+
+
+async def _list_templates(ctx: Context, params: types.PaginatedRequestParams) -> dict[str, Any]:
+    templates = (await _catalog(ctx, "resourceTemplates")).shown("resourceTemplates")
+    return _complete({"resourceTemplates": templates})
+
+
+async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+    base_url = _services(ctx).settings.base_url
+    if params.name == AWAIT_TOOL:
+        return _complete(forwarding.tool_result(await _await(ctx, params.arguments or {}), base_url))
+    entry = (await _catalog(ctx, "tools")).tools.get(params.name)
+    if entry is None:
+        raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
+    forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
+    outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded)
+    return _complete(forwarding.tool_result(outcome, base_url))
+
+
+async def _get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> dict[str, Any]:
+    entry = (await _catalog(ctx, "prompts")).prompts.get(params.name)
+    if entry is None:
+        raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
+    forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
+    outcome = await _forwarded(ctx, entry.upstream.name, "prompts/get", forwarded)
+    return _complete(forwarding.method_result(outcome, _services(ctx).settings.base_url))
+
+
+async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> dict[str, Any]:
+    uri = str(params.uri)
+    catalog = await _catalog(ctx, "resources", "resourceTemplates")
+    upstream = catalog.server_of_uri(uri)
+    if upstream is None:
+        raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}")
+    outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
+    return _complete(forwarding.method_result(outcome, _services(ctx).settings.base_url))
+
+
+async def _forwarded(ctx: Context, server: str, method: str, params: dict[str, Any]) -> forwarding.Outcome:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    try:
+        return await forwarding.forward(
+            services=_services(ctx),
+            principal=_principal(ctx),
+            run=_run_key(ctx),
+            server=server,
+            method=method,
+            params=params,
+            report=report,
+        )
+    except ConsoleError as exc:
+        raise _as_mcp_error(exc) from None
+
+
+async def _await(ctx: Context, arguments: dict[str, Any]) -> forwarding.Outcome:
+    call_id = arguments.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise MCPError(types.INVALID_PARAMS, "call_id is required: the console call id a result named")
+    services, principal = _services(ctx), _principal(ctx)
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    try:
+        async with services.factory() as session:
+            await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await")
+        return await forwarding.hold(services=services, principal=principal, call_id=call_id, report=report)
+    except ConsoleError as exc:
+        raise _as_mcp_error(exc) from None
+
+
+async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
+    services, principal = _services(ctx), _principal(ctx)
+    only = _only_server(ctx)
+    try:
+        async with services.factory() as session:
+            servers = await upstreams(
+                session=session, principal=principal, settings=services.settings, only=only
+            )
+    except ConsoleError as exc:
+        raise _as_mcp_error(exc) from None
+    return await build_catalog(pool=services.pool, servers=servers, prefixed=only is None, kinds=kinds)
+
+
+def _complete(result: dict[str, Any]) -> dict[str, Any]:
+    """A final result (the SDK drops `resultType` for a 2025-11-25 client)."""
+    return {**result, "resultType": "complete"}
+
+
+def _request(ctx: Context) -> Request:
+    request = ctx.request
+    if not isinstance(request, Request):
+        raise RuntimeError("the gateway serves only HTTP requests")
+    return request
+
+
+def _services(ctx: Context) -> Services:
+    state = _request(ctx).app.state
+    return Services(state.factory, state.pool, state.signals, state.dispatcher, state.settings)
+
+
+def _principal(ctx: Context) -> Principal:
+    principal = getattr(_request(ctx).state, PRINCIPAL, None)
+    if not isinstance(principal, Principal):
+        raise RuntimeError("a gateway request reached the SDK without being authenticated")
+    return principal
+
+
+def _only_server(ctx: Context) -> str | None:
+    server = _request(ctx).path_params.get("server")
+    return server if isinstance(server, str) else None
+
+
+def _run_key(ctx: Context) -> RunKey:
+    """The run a request belongs to: one the agent names, else its 2025-11-25 session's, else one per token
+    and day (2026-07-28 requests are each on their own)."""
+    request, principal = _request(ctx), _principal(ctx)
+    client = ctx.session.client_params
+    info = client.client_info if client is not None else None
+    agent = f"{info.name} {info.version}".strip() if info is not None else "MCP agent"
+    named = (ctx.meta or {}).get(RUN_META) or request.headers.get(RUN_HEADER)
+    if isinstance(named, str) and named.strip():
+        name = named.strip()[:200]
+        return RunKey(f"name:{principal.user_id}:{name}", name, agent)
+    session_id = request.headers.get(SESSION_HEADER)
+    now = datetime.now(UTC)
+    if session_id:
+        return RunKey(f"session:{session_id}", f"{agent} session, {now:%Y-%m-%d %H:%M} UTC", agent)
+    day = f"{now:%Y-%m-%d}"
+    return RunKey(f"token:{principal.token_id}:{day}", f"{agent} on {day}", agent)
+
+
+def _as_mcp_error(exc: ConsoleError) -> MCPError:
+    """A console refusal as the JSON-RPC error the agent gets (the message says why; fields ride along)."""
+    if isinstance(exc, InvalidInput | NotFound):
+        data = getattr(exc, "fields", None) or None
+        return MCPError(types.INVALID_PARAMS, exc.message, data)
+    if isinstance(exc, Forbidden | Unauthorized | PayloadTooLarge):
+        return MCPError(types.INVALID_REQUEST, exc.message)
+    return MCPError(types.INTERNAL_ERROR, exc.message)

@@ -1,0 +1,38 @@
+"""What every gateway test shares: the gateway in front of the demo deployer and the MRTR test server,
+and what an agent hears while its call waits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.harness import WAIT, Mrtr, stdio_deployer
+from tests.site import Site, running_site
+
+
+@asynccontextmanager
+async def gateway_site(
+    database_url: str, tmp_path: Path, mrtr: Mrtr, state_key: str, *, hold: float
+) -> AsyncIterator[Site]:
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr.spec}
+    async with running_site(database_url, servers, tmp_path, CONSOLE_GATEWAY_HOLD_SECONDS=str(hold)) as site:
+        yield site
+
+
+@pytest.fixture
+async def site(database_url: str, tmp_path: Path, mrtr_stdio: Mrtr, state_key: str) -> AsyncIterator[Site]:
+    """The gateway holding requests long enough for any person in these tests to decide."""
+    async with gateway_site(database_url, tmp_path, mrtr_stdio, state_key, hold=WAIT * 2) as running:
+        yield running
+
+
+@pytest.fixture
+async def impatient_site(
+    database_url: str, tmp_path: Path, mrtr_stdio: Mrtr, state_key: str
+) -> AsyncIterator[Site]:
+    """The gateway holding a request 1 s at most: every question outlasts the hold."""
+    async with gateway_site(database_url, tmp_path, mrtr_stdio, state_key, hold=1) as running:
+        yield running

@@ -1,0 +1,128 @@
+"""Who may use the gateway: a token of the team sees its servers; no token, a revoked token, a removed
+member, another team's token and an auditor's calls are refused, and none of them sees a tool name."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from console.audit import SYSTEM
+from console.identity.teams import remove_member
+from console.identity.tokens import list_tokens, revoke_token
+from console.identity.viewer import READ_ONLY
+from tests.harness import TEAM, Console, Mrtr, running_console, stdio_deployer
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"},
+}
+
+
+async def mcp(
+    console: Console,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    who: str | None,
+    path: str = "/mcp",
+) -> httpx.Response:
+    """One 2026-07-28 request, as an MCP client sends it over Streamable HTTP."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+    }
+    if who is not None:
+        headers.update(console.auth(who))
+    if params and "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": META}}
+    return await console.client.post(path, json=body, headers=headers)
+
+
+def payload(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a response, JSON or one SSE event."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        data = [
+            line.removeprefix("data:").strip()
+            for line in response.text.splitlines()
+            if line.startswith("data:")
+        ]
+        message: dict[str, Any] = json.loads(data[-1])
+        return message
+    parsed: dict[str, Any] = response.json()
+    return parsed
+
+
+def tool_names(response: httpx.Response) -> set[str]:
+    assert response.status_code == 200, response.text
+    return {tool["name"] for tool in payload(response)["result"]["tools"]}
+
+
+@pytest.fixture
+async def console(database_url: str, mrtr_stdio: Mrtr, state_key: str) -> Any:
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_stdio.spec}
+    async with running_console(database_url, servers) as running:
+        yield running
+
+
+async def test_a_member_sees_the_teams_servers_at_mcp_and_one_server_at_its_own_path(
+    console: Console,
+) -> None:
+    assert {"deployer__deploy", "mrtr__pid", "console__await"} <= tool_names(
+        await mcp(console, "tools/list", who="dev")
+    )
+    one = tool_names(await mcp(console, "tools/list", who="dev", path="/mcp/deployer"))
+    assert one == {"deploy", "console__await"}
+
+
+async def test_without_a_valid_token_the_answer_is_401_with_a_challenge_and_no_tool_name(
+    console: Console,
+) -> None:
+    missing = await mcp(console, "tools/list", who=None)
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"].startswith("Bearer realm=")
+    console.tokens["forger"] = "mcpc_" + "x" * 40
+    forged = await mcp(console, "tools/list", who="forger")
+    assert forged.status_code == 401
+    assert 'error="invalid_token"' in forged.headers["www-authenticate"]
+    for refused in (missing, forged):
+        assert "deploy" not in refused.text
+
+
+async def test_a_revoked_token_and_a_removed_members_token_are_refused(console: Console) -> None:
+    for who in ("dev", "lead"):
+        assert "deployer__deploy" in tool_names(await mcp(console, "tools/list", who=who))
+    async with console.app.state.factory() as session:
+        (token,) = await list_tokens(session=session, user_name="dev")
+        await revoke_token(session=session, actor=SYSTEM, token_id=token.id)
+        await remove_member(session=session, by=None, team_name=TEAM, user_name="lead")
+    for who in ("dev", "lead"):
+        refused = await mcp(console, "tools/list", who=who)
+        assert refused.status_code == 401
+        assert "deploy" not in refused.text
+
+
+async def test_another_teams_token_sees_none_of_this_teams_servers(console: Console) -> None:
+    assert tool_names(await mcp(console, "tools/list", who="outsider")) == {"console__await"}
+    elsewhere = await mcp(console, "tools/list", who="outsider", path="/mcp/deployer")
+    assert elsewhere.status_code == 404
+    assert 'deploy"' not in elsewhere.text
+    called = await mcp(
+        console, "tools/call", {"name": "deployer__deploy", "arguments": {"service": "x"}}, who="outsider"
+    )
+    assert payload(called)["error"]["message"] == "unknown tool 'deployer__deploy'"
+
+
+async def test_an_auditor_lists_but_every_call_is_refused_as_read_only(console: Console) -> None:
+    assert "mrtr__pid" in tool_names(await mcp(console, "tools/list", who="viewer"))
+    called = await mcp(console, "tools/call", {"name": "mrtr__pid", "arguments": {}}, who="viewer")
+    error = payload(called)["error"]
+    assert error["message"] == READ_ONLY

@@ -1,0 +1,64 @@
+"""A scripted MCP agent on the official `mcp` 1.x SDK (protocol 2025-11-25: initialize, one session).
+
+It runs under the mcp 1.x interpreter that tests/mcp/sdk1.py installs into `.cache/`, never under the
+console's own environment. Usage:
+
+    <mcp 1.x python> tests/servers/sdk1_agent.py URL TOKEN
+
+It connects to URL with `Authorization: Bearer TOKEN`, prints `{"ready": <protocol version>}`, then
+reads one JSON command per line from stdin and answers each with JSON lines on stdout:
+
+    {"op": "list_tools"}                        -> {"tools": [names]}
+    {"op": "call", "name": N, "arguments": A}   -> {"progress": message} per notification heard, then
+                                                   {"result": <CallToolResult>} or {"error": message}
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+from mcp.shared.exceptions import McpError
+
+
+def emit(line: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+async def serve(session: ClientSession) -> None:
+    lines = anyio.wrap_file(sys.stdin)
+    async for raw in lines:
+        command = json.loads(raw)
+        try:
+            if command["op"] == "list_tools":
+                listing = await session.list_tools()
+                emit({"tools": [tool.name for tool in listing.tools]})
+            elif command["op"] == "call":
+
+                async def progress(done: float, total: float | None, message: str | None) -> None:
+                    emit({"progress": message})
+
+                result = await session.call_tool(
+                    command["name"], command.get("arguments"), progress_callback=progress
+                )
+                emit({"result": result.model_dump(mode="json", by_alias=True, exclude_none=True)})
+        except McpError as exc:
+            emit({"error": exc.error.message})
+
+
+async def main(url: str, token: str) -> None:
+    headers = {"Authorization": f"Bearer {token}"}
+    connection = streamablehttp_client(url, headers=headers, sse_read_timeout=600)
+    async with connection as (read, write, _), ClientSession(read, write) as session:
+        initialized = await session.initialize()
+        emit({"ready": initialized.protocolVersion})
+        await serve(session)
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], sys.argv[2])
