@@ -1,8 +1,17 @@
-"""What a gateway test's agent calls and hears while its call waits."""
+"""What a gateway test's agent calls and hears while its call waits, and the driver of the scripted
+agents (tests/servers/sdk1_agent.py, tests/gateway/ts/agent.mjs) that speak JSON lines."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import select
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
 
 import anyio
 
@@ -31,3 +40,69 @@ class Heard:
         with anyio.fail_after(WAIT):
             await self._asked.wait()
         return next(m.group(1) for text in self.messages if (m := QUESTION_LINK.search(text)))
+
+
+class ScriptedAgent:
+    """A scripted agent process: one JSON command in, its JSON lines out."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self._buffer = b""
+        self.ready = ""
+
+    def line(self) -> dict[str, Any]:
+        """The agent's next line (bounded)."""
+        stdout: IO[bytes] | None = self.process.stdout
+        assert stdout is not None
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([stdout], [], [], WAIT)
+            assert ready, "the agent said nothing in time"
+            chunk = os.read(stdout.fileno(), 65536)
+            assert chunk, "the agent ended"
+            self._buffer += chunk
+        raw, self._buffer = self._buffer.split(b"\n", 1)
+        parsed: dict[str, Any] = json.loads(raw)
+        return parsed
+
+    def send(self, **command: Any) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def call(self, name: str, arguments: dict[str, Any]) -> None:
+        self.send(op="call", name=name, arguments=arguments)
+
+    def until_result(self) -> tuple[dict[str, Any], list[str]]:
+        """The result of the call under way, and the progress messages heard before it."""
+        heard: list[str] = []
+        while "result" not in (line := self.line()):
+            assert "error" not in line, line
+            heard.append(str(line.get("progress")))
+        result: dict[str, Any] = line["result"]
+        return result, heard
+
+    def question_id(self) -> str:
+        """The question the call under way waits for, from the first progress message that links it."""
+        while True:
+            line = self.line()
+            assert "progress" in line, line
+            found = QUESTION_LINK.search(str(line["progress"]))
+            if found:
+                return found.group(1)
+
+
+@contextmanager
+def scripted_agent(argv: list[str], log: Path) -> Iterator[ScriptedAgent]:
+    """Start `argv` (the agent's program, its URL and token) and wait for its `ready` line."""
+    with (
+        log.open("wb") as stderr,
+        subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr) as process,
+    ):
+        try:
+            agent = ScriptedAgent(process)
+            first = agent.line()
+            assert "ready" in first, log.read_text()
+            agent.ready = str(first["ready"])
+            yield agent
+        finally:
+            process.kill()

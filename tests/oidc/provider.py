@@ -7,7 +7,6 @@ Without Node.js the tests that need the provider skip, unless CONSOLE_REQUIRE_BR
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -16,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.npm import npm_ci
 from tests.processes import read_lines
 
 HERE = Path(__file__).resolve().parent
@@ -32,21 +30,7 @@ REQUIRE_ENV = "CONSOLE_REQUIRE_BROWSER"
 
 def install() -> None:
     """`npm ci` unless node_modules already matches the lock file; skips without Node.js."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        reason = "Node.js and npm are needed to run the test OpenID provider"
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(f"{reason}, and {REQUIRE_ENV}=1 requires the browser tests")
-        pytest.skip(reason)
-    if INSTALLED.exists() and INSTALLED.stat().st_mtime >= LOCK.stat().st_mtime:
-        return
-    subprocess.run(  # a fixed command in our own directory
-        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=HERE,
-        check=True,
-        timeout=INSTALL_TIMEOUT,
-        stdout=subprocess.DEVNULL,
-    )
+    npm_ci(HERE, needed_for="to run the test OpenID provider", require_env=REQUIRE_ENV)
 
 
 @dataclass

@@ -1,0 +1,52 @@
+// A scripted MCP agent on the TypeScript SDK v2 client (@modelcontextprotocol/client, MCP 2026-07-28).
+//
+//   node agent.mjs auto|legacy URL TOKEN
+//
+// `auto` negotiates as the SDK can (2026-07-28 when the server speaks it), `legacy` is the SDK's
+// default (initialize, 2025-11-25). Connects to URL with `Authorization: Bearer TOKEN`, prints
+// {"ready": <protocol version>}, then reads
+// one JSON command per line from stdin and answers each with JSON lines on stdout, as
+// tests/servers/sdk1_agent.py does:
+//   {"op": "list_tools"}                        -> {"tools": [names]}
+//   {"op": "call", "name": N, "arguments": A}   -> {"progress": message} per notification heard, then
+//                                                  {"result": <CallToolResult>} or {"error": message}
+import readline from "node:readline";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+
+const [negotiation, url, token] = process.argv.slice(2);
+const emit = (line) => process.stdout.write(JSON.stringify(line) + "\n");
+
+const client = new Client(
+  { name: "console-ts-agent", version: "1.0.0" },
+  { versionNegotiation: { mode: negotiation } },
+);
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: `Bearer ${token}` } },
+});
+await client.connect(transport);
+emit({ ready: client.getNegotiatedProtocolVersion() ?? "unknown" });
+
+// One command at a time, in order: a call's result comes before the next command is read.
+const commands = readline.createInterface({ input: process.stdin });
+for await (const raw of commands) {
+  const command = JSON.parse(raw);
+  try {
+    if (command.op === "list_tools") {
+      const listing = await client.listTools();
+      emit({ tools: listing.tools.map((tool) => tool.name) });
+    } else if (command.op === "call") {
+      const result = await client.callTool(
+        { name: command.name, arguments: command.arguments ?? {} },
+        {
+          onprogress: (progress) => emit({ progress: progress.message ?? null }),
+          timeout: 600_000,
+          resetTimeoutOnProgress: true,
+        },
+      );
+      emit({ result });
+    }
+  } catch (error) {
+    emit({ error: String(error?.message ?? error) });
+  }
+}
+await client.close();
