@@ -37,7 +37,8 @@ STATEMENTS = "SQL statements per call (besides BEGIN and COMMIT)"
 COUNTS = (TRANSACTIONS, STATEMENTS)
 
 
-async def _direct(url: str, sizes: Sizes) -> list[float]:
+async def direct_calls(url: str, sizes: Sizes) -> list[float]:
+    """`echo` with the SDK's own Client straight to the server: the baseline of B1 and B6."""
     samples: list[float] = []
     async with Client(url) as client:
         for i in range(sizes.warmup):
@@ -70,7 +71,7 @@ async def run(work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
         through: list[float] = []
         async with console_with_agent("sqlite", work, postgres_url, server.url) as (agent, _):
             for _ in range(sizes.repetitions):
-                direct.extend(await _direct(server.url, sizes))
+                direct.extend(await direct_calls(server.url, sizes))
                 through.extend(await _console(agent, sizes))
         profile = await _profile(work, server.url, sizes, postgres_url)
     ratio = median(through) / median(direct)

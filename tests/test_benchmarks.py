@@ -22,9 +22,18 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
     argv += ["--postgres", postgres] if postgres else ["--no-postgres"]
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    for title in ("B1 call overhead", "B2 answer-to-resume", "B3 scale of waiting", "B4 throughput", "B5 "):
+    titles = (
+        "B1 call overhead",
+        "B2 answer-to-resume",
+        "B3 scale of waiting",
+        "B4 throughput",
+        "B5 ",
+        "B6 gateway",
+    )
+    for title in titles:
         assert title in done.stdout
     results = json.loads(out.read_text())["results"]
     assert results["B1"]["ratio"] > 0
+    assert results["B6"]["ratio"] > 0
     assert results["B5"]["console"]["rss_waiting"] > 0
     assert all(m["errors"] == 0 for measured in results["B4"].values() for m in measured)
