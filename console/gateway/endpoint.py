@@ -12,6 +12,7 @@ from starlette.types import Receive, Scope, Send
 from console.config import Settings
 from console.errors import Conflict, NotFound
 from console.gateway.auth import Refusal, authenticate
+from console.gateway.memo import CALLER, Memo
 from console.gateway.server import build_server
 from console.mcp.registry import server_by_name
 
@@ -23,8 +24,9 @@ class Gateway:
     """An ASGI app for `PATHS`; `running()` must be entered for the app's lifetime."""
 
     def __init__(self, settings: Settings) -> None:
+        self.memo = Memo()
         self._manager = StreamableHTTPSessionManager(
-            app=build_server(), max_request_body_size=settings.max_params_bytes
+            app=build_server(self.memo), max_request_body_size=settings.max_params_bytes
         )
 
     def running(self) -> AbstractAsyncContextManager[None]:
@@ -46,4 +48,8 @@ class Gateway:
                 status = 404 if isinstance(exc, NotFound) else 409
                 await Refusal(status, exc.message, code=INVALID_PARAMS)(scope, receive, send)
                 return
-        await self._manager.handle_request(scope, receive, send)
+        caller = CALLER.set((principal.token_id or "", only))
+        try:
+            await self._manager.handle_request(scope, receive, send)
+        finally:
+            CALLER.reset(caller)

@@ -24,6 +24,7 @@ from console.dispatch import follow
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.elicitations.waiting import Waiting, waiting_on
+from console.gateway.memo import Memo
 from console.identity import Principal
 from console.mcp.pool import ConnectionPool
 
@@ -40,6 +41,7 @@ class Services:
     signals: Signals
     dispatcher: Dispatcher | None
     settings: Settings
+    memo: Memo
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,13 @@ async def forward(
     """
     body = json.dumps({"server": server, "method": method, "params": params}, ensure_ascii=False)
     async with services.factory() as session:
-        owned = await run_for_agent(
-            session=session, principal=principal, key=run.key, title=run.title, agent=run.agent
-        )
+        run_id = services.memo.runs.get((principal.user_id, run.key))
+        if run_id is None:
+            owned = await run_for_agent(
+                session=session, principal=principal, key=run.key, title=run.title, agent=run.agent
+            )
+            run_id = owned.id
+            services.memo.runs.put((principal.user_id, run.key), run_id)
         started = await follow.start_and_hand_over(
             session=session,
             principal=principal,
@@ -88,7 +94,7 @@ async def forward(
             pool=services.pool,
             signals=services.signals,
             dispatcher=services.dispatcher,
-            run_id=owned.id,
+            run_id=run_id,
             body_text=body,
         )
     return await hold(

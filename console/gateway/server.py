@@ -23,6 +23,7 @@ from console.gateway import forwarding
 from console.gateway.auth import PRINCIPAL
 from console.gateway.catalog import Catalog, build_catalog, upstreams
 from console.gateway.forwarding import AWAIT_TOOL, RunKey, Services
+from console.gateway.memo import Memo
 from console.identity import Principal
 from console.mcp.connection import Listing
 
@@ -56,7 +57,7 @@ LISTINGS: tuple[CacheableMethod, ...] = (
 )
 
 
-def build_server() -> Server[Any]:
+def build_server(memo: Memo) -> Server[Any]:
     server: Server[Any] = Server(
         "approval-console",
         version="0.1.0",
@@ -65,6 +66,7 @@ def build_server() -> Server[Any]:
             "for them, and a result may say that it still waits and how to wait again."
         ),
         cache_hints=dict.fromkeys(LISTINGS, LISTING_HINT),
+        get_tool_input_schema=memo.input_schema,
     )
     server.add_request_handler("tools/list", types.PaginatedRequestParams, _list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, _call_tool)
@@ -163,6 +165,10 @@ async def _await(ctx: Context, arguments: dict[str, Any]) -> forwarding.Outcome:
 async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
     services, principal = _services(ctx), _principal(ctx)
     only = _only_server(ctx)
+    key = (principal.token_id or "", only, kinds)
+    kept = services.memo.catalogs.get(key)
+    if kept is not None:
+        return kept
     try:
         async with services.factory() as session:
             servers = await upstreams(
@@ -170,7 +176,9 @@ async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
             )
     except ConsoleError as exc:
         raise _as_mcp_error(exc) from None
-    return await build_catalog(pool=services.pool, servers=servers, prefixed=only is None, kinds=kinds)
+    catalog = await build_catalog(pool=services.pool, servers=servers, prefixed=only is None, kinds=kinds)
+    services.memo.catalogs.put(key, catalog)
+    return catalog
 
 
 def _complete(result: dict[str, Any]) -> dict[str, Any]:
@@ -187,7 +195,9 @@ def _request(ctx: Context) -> Request:
 
 def _services(ctx: Context) -> Services:
     state = _request(ctx).app.state
-    return Services(state.factory, state.pool, state.signals, state.dispatcher, state.settings)
+    return Services(
+        state.factory, state.pool, state.signals, state.dispatcher, state.settings, state.gateway_memo
+    )
 
 
 def _principal(ctx: Context) -> Principal:
