@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
         redoc_url=None,
     )
     app.state.settings = settings
-    app.state.gateway_memo = gateway.memo
+    app.state.gateway = gateway
     app.state.ready = False
     app.state.demo = demo
     app.state.templates = make_templates()

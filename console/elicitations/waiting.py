@@ -13,12 +13,25 @@ from console.identity.models import Team, User
 
 @dataclass(frozen=True)
 class Waiting:
-    id: str
-    mode: str  # form | url
-    message: str  # the server's text, as it sent it
+    question: Elicitation
     who: str  # e.g. "2 approvers of platform, not dev"
     approvals: int  # accepts so far
-    required_approvals: int
+
+    @property
+    def id(self) -> str:
+        return self.question.id
+
+    @property
+    def mode(self) -> str:
+        return self.question.mode  # form | url
+
+    @property
+    def message(self) -> str:
+        return self.question.message  # the server's text, as it sent it
+
+    @property
+    def required_approvals(self) -> int:
+        return self.question.required_approvals
 
     def path(self) -> str:
         """Where the question is answered: a link opens through its owner's consent page."""
@@ -43,10 +56,7 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
         )
     ).all()
     await session.commit()
-    return [
-        Waiting(q.id, q.mode, q.message, who(q, owner, team), int(count or 0), q.required_approvals)
-        for q, owner, team, count in rows
-    ]
+    return [Waiting(q, who(q, owner, team), int(count or 0)) for q, owner, team, count in rows]
 
 
 def who(question: Elicitation, owner: str, team: str) -> str:

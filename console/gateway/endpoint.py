@@ -9,10 +9,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import INVALID_PARAMS
 from starlette.types import Receive, Scope, Send
 
-from console.config import Settings
+from console.config import Settings, secret_text
 from console.errors import Conflict, NotFound
 from console.gateway.auth import Refusal, authenticate
 from console.gateway.memo import CALLER, Memo
+from console.gateway.request_state import StateSeal
 from console.gateway.server import build_server
 from console.mcp.registry import server_by_name
 
@@ -25,6 +26,7 @@ class Gateway:
 
     def __init__(self, settings: Settings) -> None:
         self.memo = Memo()
+        self.seal = StateSeal(secret_text(settings))
         self._manager = StreamableHTTPSessionManager(
             app=build_server(self.memo), max_request_body_size=settings.max_params_bytes
         )

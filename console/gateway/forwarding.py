@@ -25,6 +25,7 @@ from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.elicitations.waiting import Waiting, waiting_on
 from console.gateway.memo import Memo
+from console.gateway.request_state import StateSeal
 from console.identity import Principal
 from console.mcp.pool import ConnectionPool
 
@@ -32,6 +33,7 @@ HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
 AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
+Stop = Callable[[list[Waiting]], bool]  # True: return now with these questions open (the agent takes them)
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Services:
     dispatcher: Dispatcher | None
     settings: Settings
     memo: Memo
+    seal: StateSeal
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,10 @@ async def forward(
     method: str,
     params: dict[str, Any],
     report: Report,
+    stop: Stop | None = None,
 ) -> Outcome:
-    """Start the call in the agent's run and hold it until it ends or the hold bound passes.
+    """Start the call in the agent's run and hold it until it ends, `stop` says so, or the hold bound
+    passes.
 
     Raises:
         ConsoleError: the call could not be started (unknown tool, read-only caller, bad params ...).
@@ -98,7 +103,12 @@ async def forward(
             body_text=body,
         )
     return await hold(
-        services=services, principal=principal, call_id=started.call_id, report=report, since=started.marker
+        services=services,
+        principal=principal,
+        call_id=started.call_id,
+        report=report,
+        since=started.marker,
+        stop=stop,
     )
 
 
@@ -109,9 +119,11 @@ async def hold(
     call_id: str,
     report: Report,
     since: anyio.Event | None = None,
+    stop: Stop | None = None,
 ) -> Outcome:
-    """The call once it ended, or as it stands when `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a
-    progress notification on each change and every `HEARTBEAT_SECONDS` names who must answer.
+    """The call once it ended, or as it stands when `stop` holds for its open questions or
+    `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a progress notification on each change and every
+    `HEARTBEAT_SECONDS` names who must answer.
 
     Raises:
         NotFound: the caller may not see the call.
@@ -136,6 +148,8 @@ async def hold(
             if calls.is_terminal(view.call.status):
                 return Outcome(view, [])
             waiting = await waiting_on(session=session, call_id=call_id) if view.pending else []
+        if stop is not None and waiting and stop(waiting):
+            return Outcome(view, waiting)
         elapsed = time.monotonic() - start
         message = waiting_message(waiting, services.settings.base_url)
         await report(round(elapsed, 1), float(bound), message)

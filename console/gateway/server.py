@@ -19,7 +19,7 @@ from starlette.requests import Request
 
 from console.calls.service import view_call
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
-from console.gateway import forwarding
+from console.gateway import forwarding, rounds
 from console.gateway.auth import PRINCIPAL
 from console.gateway.catalog import Catalog, build_catalog, upstreams
 from console.gateway.forwarding import AWAIT_TOOL, RunKey, Services
@@ -100,66 +100,120 @@ async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[
     base_url = _services(ctx).settings.base_url
     if params.name == AWAIT_TOOL:
         return _complete(forwarding.tool_result(await _await(ctx, params.arguments or {}), base_url))
-    entry = (await _catalog(ctx, "tools")).tools.get(params.name)
-    if entry is None:
-        raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
-    forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
-    outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded)
-    return _complete(forwarding.tool_result(outcome, base_url))
+    if params.request_state is not None:
+        outcome = await _retried(ctx, "tools/call", params.request_state, params.input_responses)
+    else:
+        entry = (await _catalog(ctx, "tools")).tools.get(params.name)
+        if entry is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
+        forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
+        outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded)
+    return _handed_over(ctx, outcome) or _complete(forwarding.tool_result(outcome, base_url))
 
 
 async def _get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> dict[str, Any]:
-    entry = (await _catalog(ctx, "prompts")).prompts.get(params.name)
-    if entry is None:
-        raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
-    forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
-    outcome = await _forwarded(ctx, entry.upstream.name, "prompts/get", forwarded)
-    return _complete(forwarding.method_result(outcome, _services(ctx).settings.base_url))
+    if params.request_state is not None:
+        outcome = await _retried(ctx, "prompts/get", params.request_state, params.input_responses)
+    else:
+        entry = (await _catalog(ctx, "prompts")).prompts.get(params.name)
+        if entry is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
+        forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
+        outcome = await _forwarded(ctx, entry.upstream.name, "prompts/get", forwarded)
+    base_url = _services(ctx).settings.base_url
+    return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
 
 
 async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> dict[str, Any]:
-    uri = str(params.uri)
-    catalog = await _catalog(ctx, "resources", "resourceTemplates")
-    upstream = catalog.server_of_uri(uri)
-    if upstream is None:
-        raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}")
-    outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
-    return _complete(forwarding.method_result(outcome, _services(ctx).settings.base_url))
+    if params.request_state is not None:
+        outcome = await _retried(ctx, "resources/read", params.request_state, params.input_responses)
+    else:
+        uri = str(params.uri)
+        catalog = await _catalog(ctx, "resources", "resourceTemplates")
+        upstream = catalog.server_of_uri(uri)
+        if upstream is None:
+            raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}")
+        outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
+    base_url = _services(ctx).settings.base_url
+    return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
 
 
 async def _forwarded(ctx: Context, server: str, method: str, params: dict[str, Any]) -> forwarding.Outcome:
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.session.report_progress(progress, total, message)
+    services, principal = _services(ctx), _principal(ctx)
 
-    try:
+    async def held(stop: forwarding.Stop) -> forwarding.Outcome:
         return await forwarding.forward(
-            services=_services(ctx),
-            principal=_principal(ctx),
+            services=services,
+            principal=principal,
             run=_run_key(ctx),
             server=server,
             method=method,
             params=params,
-            report=report,
+            report=_reporter(ctx),
+            stop=stop,
         )
+
+    try:
+        return await rounds.with_offers(ctx, services, principal, held)
     except ConsoleError as exc:
         raise _as_mcp_error(exc) from None
+
+
+async def _retried(ctx: Context, method: str, request_state: str, responses: Any) -> forwarding.Outcome:
+    """A 2026-07-28 agent's retry with its client's answers: they decide, then the call is held again."""
+    services, principal = _services(ctx), _principal(ctx)
+    try:
+        call_id = await rounds.take_answers(services, principal, request_state, responses)
+        outcome = await _hold(ctx, call_id, offer=True)
+    except ConsoleError as exc:
+        raise _as_mcp_error(exc) from None
+    if outcome.view.call.method != method:
+        raise MCPError(types.INVALID_PARAMS, "this requestState belongs to another kind of request")
+    return outcome
 
 
 async def _await(ctx: Context, arguments: dict[str, Any]) -> forwarding.Outcome:
     call_id = arguments.get("call_id")
     if not isinstance(call_id, str) or not call_id:
         raise MCPError(types.INVALID_PARAMS, "call_id is required: the console call id a result named")
-    services, principal = _services(ctx), _principal(ctx)
+    try:
+        return await _hold(ctx, call_id, offer=False)
+    except ConsoleError as exc:
+        raise _as_mcp_error(exc) from None
 
+
+async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcome:
+    """Hold an existing call (the caller must be allowed to see it); with `offer`, its questions go to the
+    agent's client as for a new call.
+
+    Raises:
+        ConsoleError: the caller may not see the call (recorded).
+    """
+    services, principal = _services(ctx), _principal(ctx)
+    async with services.factory() as session:
+        await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await")
+
+    async def held(stop: forwarding.Stop) -> forwarding.Outcome:
+        return await forwarding.hold(
+            services=services, principal=principal, call_id=call_id, report=_reporter(ctx), stop=stop
+        )
+
+    if offer:
+        return await rounds.with_offers(ctx, services, principal, held)
+    return await forwarding.hold(
+        services=services, principal=principal, call_id=call_id, report=_reporter(ctx)
+    )
+
+
+def _handed_over(ctx: Context, outcome: forwarding.Outcome) -> dict[str, Any] | None:
+    return rounds.handed_over(_services(ctx), _principal(ctx), ctx, outcome)
+
+
+def _reporter(ctx: Context) -> forwarding.Report:
     async def report(progress: float, total: float | None, message: str | None) -> None:
         await ctx.session.report_progress(progress, total, message)
 
-    try:
-        async with services.factory() as session:
-            await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await")
-        return await forwarding.hold(services=services, principal=principal, call_id=call_id, report=report)
-    except ConsoleError as exc:
-        raise _as_mcp_error(exc) from None
+    return report
 
 
 async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
@@ -195,8 +249,9 @@ def _request(ctx: Context) -> Request:
 
 def _services(ctx: Context) -> Services:
     state = _request(ctx).app.state
+    gateway = state.gateway
     return Services(
-        state.factory, state.pool, state.signals, state.dispatcher, state.settings, state.gateway_memo
+        state.factory, state.pool, state.signals, state.dispatcher, state.settings, gateway.memo, gateway.seal
     )
 
 

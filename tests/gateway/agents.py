@@ -76,10 +76,17 @@ class ScriptedAgent:
         """The result of the call under way, and the progress messages heard before it."""
         heard: list[str] = []
         while "result" not in (line := self.line()):
-            assert "error" not in line, line
-            heard.append(str(line.get("progress")))
+            assert "progress" in line, line
+            heard.append(str(line["progress"]))
         result: dict[str, Any] = line["result"]
         return result, heard
+
+    def asked(self) -> dict[str, Any]:
+        """The question the agent's client was asked (skipping the progress it heard before)."""
+        while "asked" not in (line := self.line()):
+            assert "progress" in line, line
+        question: dict[str, Any] = line["asked"]
+        return question
 
     def question_id(self) -> str:
         """The question the call under way waits for, from the first progress message that links it."""

@@ -47,8 +47,12 @@ def kind(request: pytest.FixtureRequest) -> Kind:
 
 
 @contextmanager
-def scripted(kind: Kind, site: Site, tmp_path: Path, path: str = "/mcp") -> Iterator[ScriptedAgent]:
-    with scripted_agent([*kind.argv, site.base + path, site.tokens["dev"]], tmp_path / "agent.txt") as agent:
+def scripted(
+    kind: Kind, site: Site, tmp_path: Path, *, path: str = "/mcp", ask: bool = False
+) -> Iterator[ScriptedAgent]:
+    """dev's agent; with `ask`, its client declares elicitation and shows questions to dev."""
+    argv = [*kind.argv, site.base + path, site.tokens["dev"], *(["ask"] if ask else [])]
+    with scripted_agent(argv, tmp_path / "agent.txt") as agent:
         assert agent.ready == kind.version
         yield agent
 
@@ -111,3 +115,43 @@ async def test_past_the_hold_a_scripted_agent_learns_it_still_waits_and_console_
             if not done.get("isError"):
                 break
     assert text_of(done) == "auth-service 2.4.1 is being deployed to production."
+
+
+PRODUCTION = {"action": "accept", "content": {"environment": "production", "confirm": True}}
+
+
+async def deploy_question(site: Site, status: str) -> dict[str, Any]:
+    """The one deploy question in `status`, as an approver reads it."""
+    response = await site.api.get(
+        "/api/v1/elicitations", params={"status": status}, headers=site.auth("lead")
+    )
+    items: list[dict[str, Any]] = [q for q in response.json()["items"] if q["params"].get("name") == "deploy"]
+    assert len(items) == 1, items
+    return items[0]
+
+
+async def test_a_scripted_agents_client_answers_a_question_its_owner_may_decide(
+    site: Site, kind: Kind, tmp_path: Path
+) -> None:
+    with scripted(kind, site, tmp_path, ask=True) as agent:
+        agent.call("deployer__deploy", DEPLOY)
+        assert agent.asked() == {"message": "auth-service in version 2.4.1 — deploy where?", "mode": "form"}
+        agent.send(answer=PRODUCTION)
+        result, _ = agent.until_result()
+    assert text_of(result) == "auth-service 2.4.1 is being deployed to production."
+    assert (await deploy_question(site, "accepted"))["decided_by"] == "dev"
+
+
+async def test_when_a_person_answers_first_a_scripted_agents_late_answer_changes_nothing(
+    site: Site, kind: Kind, tmp_path: Path
+) -> None:
+    with scripted(kind, site, tmp_path, ask=True) as agent:
+        agent.call("deployer__deploy", DEPLOY)
+        agent.asked()  # dev's client shows the question; lead decides in the browser meanwhile
+        question = await deploy_question(site, "pending")
+        await decide_in_browser(site, question["id"], "lead", "accept", TARGET)
+        agent.send(answer=PRODUCTION)
+        result, _ = agent.until_result()
+    assert text_of(result) == "auth-service 2.4.1 is being deployed to staging."
+    decided = await site.question(question["id"], who="lead")
+    assert (decided["decided_by"], decided["content"]["environment"]) == ("lead", "staging")

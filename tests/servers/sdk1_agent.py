@@ -3,7 +3,7 @@
 It runs under the mcp 1.x interpreter that tests/mcp/sdk1.py installs into `.cache/`, never under the
 console's own environment. Usage:
 
-    <mcp 1.x python> tests/servers/sdk1_agent.py URL TOKEN
+    <mcp 1.x python> tests/servers/sdk1_agent.py URL TOKEN [ask]
 
 It connects to URL with `Authorization: Bearer TOKEN`, prints `{"ready": <protocol version>}`, then
 reads one JSON command per line from stdin and answers each with JSON lines on stdout:
@@ -11,6 +11,10 @@ reads one JSON command per line from stdin and answers each with JSON lines on s
     {"op": "list_tools"}                        -> {"tools": [names]}
     {"op": "call", "name": N, "arguments": A}   -> {"progress": message} per notification heard, then
                                                    {"result": <CallToolResult>} or {"error": message}
+
+With `ask` it declares elicitation (form and URL): a question the server pushes is printed as
+`{"asked": {"message": ..., "mode": ...}}` and answered with the next stdin line,
+`{"answer": <ElicitResult>}` (what the person at this agent decided).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import sys
 from typing import Any
 
 import anyio
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.streamable_http import streamablehttp_client
 from mcp.shared.exceptions import McpError
 
@@ -30,9 +34,17 @@ def emit(line: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+LINES = anyio.wrap_file(sys.stdin)
+
+
+async def ask_the_person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    emit({"asked": {"message": params.message, "mode": getattr(params, "mode", "form") or "form"}})
+    reply = json.loads(await LINES.readline())
+    return types.ElicitResult.model_validate(reply["answer"])
+
+
 async def serve(session: ClientSession) -> None:
-    lines = anyio.wrap_file(sys.stdin)
-    async for raw in lines:
+    async for raw in LINES:
         command = json.loads(raw)
         try:
             if command["op"] == "list_tools":
@@ -51,14 +63,18 @@ async def serve(session: ClientSession) -> None:
             emit({"error": exc.error.message})
 
 
-async def main(url: str, token: str) -> None:
+async def main(url: str, token: str, ask: bool) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     connection = streamablehttp_client(url, headers=headers, sse_read_timeout=600)
-    async with connection as (read, write, _), ClientSession(read, write) as session:
+    callback = ask_the_person if ask else None
+    async with (
+        connection as (read, write, _),
+        ClientSession(read, write, elicitation_callback=callback) as session,
+    ):
         initialized = await session.initialize()
         emit({"ready": initialized.protocolVersion})
         await serve(session)
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1], sys.argv[2])
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3:] == ["ask"])

@@ -1,0 +1,77 @@
+"""Questions the agent's own client may answer too: those the run's owner may answer alone, under the
+question's policy, when the client declared that kind of elicitation. Whoever answers first decides;
+the other place then sees who did."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import mcp.types as types
+
+from console.elicitations.decisions import answer, answer_refusal
+from console.elicitations.waiting import Waiting
+from console.errors import Conflict, Gone, InvalidInput
+from console.gateway.forwarding import Services
+from console.identity import Principal
+
+logger = logging.getLogger(__name__)
+
+
+def offerable(waiting: Waiting, principal: Principal, capabilities: types.ClientCapabilities | None) -> bool:
+    """Whether the question may go to the agent's client as well as to people: the client declared the
+    mode, and the owner (the token's user) may decide it alone, with no fresh sign-in (a token has none)."""
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return False
+    question = waiting.question
+    if question.mode == "url":
+        declared = elicitation.url is not None
+    else:  # an empty elicitation capability means form mode
+        declared = elicitation.form is not None or elicitation.url is None
+    if not declared or question.owner_id != principal.user_id:
+        return False
+    sole = question.required_approvals == 1 and question.step_up_minutes is None
+    return sole and answer_refusal(principal.viewer, question) is None
+
+
+def input_request(waiting: Waiting) -> dict[str, Any]:
+    """The question as an `elicitation/create` input request, as the upstream server asked it."""
+    question = waiting.question
+    params: dict[str, Any] = {"mode": question.mode, "message": question.message}
+    if question.mode == "url":
+        params["url"] = question.url or ""
+    else:
+        params["requestedSchema"] = json.loads(question.schema_json or "{}")
+    return {"method": "elicitation/create", "params": params}
+
+
+async def apply_answer(
+    *, services: Services, principal: Principal, question_id: str, response: dict[str, Any]
+) -> bool:
+    """Decide the question with the agent client's answer, as its owner; False when someone else decided
+    first (or it ended meanwhile), or the answer does not fit the question (it stays open).
+
+    Raises:
+        Forbidden, NotFound: the caller may not answer it (recorded).
+    """
+    action = response.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        return False
+    try:
+        async with services.factory() as session:
+            await answer(
+                session=session,
+                viewer=principal.viewer,
+                elicitation_id=question_id,
+                action=str(action),
+                content=response.get("content") if action == "accept" else None,
+            )
+    except (Conflict, Gone):
+        return False  # the first answer won, elsewhere
+    except InvalidInput as exc:
+        logger.info("gateway: an agent's answer to %s did not fit: %s", question_id, exc.message)
+        return False
+    services.signals.work_available()
+    return True
