@@ -99,6 +99,9 @@ class Elicitation(Base):
     )  # pending -> accepted|declined|cancelled|expired|superseded
     content_json: Mapped[str | None] = mapped_column(Text, default=None)
     decided_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
+    # Where the decision was made: "session" (a browser), "token:<id>" (the API), "mcp:<token id>" (the
+    # person's own agent, through the MCP gateway).
+    decided_via: Mapped[str | None] = mapped_column(String(80), default=None)
     decided_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
     reapplied_from: Mapped[str | None] = mapped_column(String(32), default=None)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())

@@ -130,6 +130,7 @@ async def _decide(
             status=DECIDED_STATUS[action],
             content_json=content_json,
             decided_by=viewer.user_id,
+            decided_via=viewer.via,
             decided_at=utcnow(),
         )
     )

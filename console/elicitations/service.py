@@ -54,6 +54,11 @@ class QuestionView:
         value = json.loads(self.elicitation.policy_json or "{}")
         return value if isinstance(value, dict) else {}
 
+    @property
+    def decided_where(self) -> str | None:
+        """Where the decision was made, in words: "in the browser", "through the API", "in their agent"."""
+        return decided_where(self.elicitation.decided_via)
+
     def signed_by(self, user_name: str) -> bool:
         return any(s.user == user_name for s in self.signatures)
 
@@ -72,6 +77,16 @@ class QuestionView:
         """The tool or prompt name, or the resource URI, the question belongs to."""
         params = json.loads(self.params_json)
         return str(params.get("uri") if self.method == "resources/read" else params.get("name"))
+
+
+def decided_where(via: str | None) -> str | None:
+    if via is None:
+        return None
+    if via.startswith("mcp:"):
+        return "in their agent (MCP)"
+    if via.startswith("token:"):
+        return "through the API"
+    return "in the browser"
 
 
 async def list_questions(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from typing import Any
 
 import mcp.types as types
@@ -59,11 +60,13 @@ async def apply_answer(
     action = response.get("action")
     if action not in ("accept", "decline", "cancel"):
         return False
+    # Recorded as decided in the owner's own agent, so the question page says where it was answered.
+    viewer = replace(principal.viewer, via=f"mcp:{principal.token_id}")
     try:
         async with services.factory() as session:
             await answer(
                 session=session,
-                viewer=principal.viewer,
+                viewer=viewer,
                 elicitation_id=question_id,
                 action=str(action),
                 content=response.get("content") if action == "accept" else None,

@@ -120,6 +120,9 @@ class QuestionOut(BaseModel):
     status: str
     content: dict[str, Any] | None = None
     decided_by: str | None = None
+    decided_where: str | None = Field(
+        default=None, description='"in the browser", "through the API" or "in their agent (MCP)"'
+    )
     decided_at: datetime | None = None
     expires_at: datetime
     created_at: datetime
@@ -154,6 +157,7 @@ class QuestionOut(BaseModel):
             status=e.status,
             content=json.loads(e.content_json) if e.content_json else None,
             decided_by=view.decided_by,
+            decided_where=view.decided_where,
             decided_at=e.decided_at,
             expires_at=e.expires_at,
             created_at=e.created_at,

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import httpx2
 import pytest
 from mcp import Client
@@ -17,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult
 
 from tests.gateway.agents import DEPLOY, TARGET, Heard
-from tests.harness import WAIT
+from tests.harness import WAIT, Browser, html, one, sign_in, text
 from tests.policies.setup import set_policy_at
 from tests.site import Site, decide_in_browser
 
@@ -66,7 +67,11 @@ async def test_the_agents_client_answers_a_question_its_owner_may_decide_and_the
     assert text_of(result) == "auth-service 2.4.1 is being deployed to production."
     assert asked[0].message == "auth-service in version 2.4.1 — deploy where?"  # the server's own question
     question = await only_question(site, "accepted")
-    assert question["decided_by"] == "dev"
+    assert (question["decided_by"], question["decided_where"]) == ("dev", "in their agent (MCP)")
+    async with httpx.AsyncClient(base_url=site.base, timeout=60) as browser:  # what lead sees on the page
+        await sign_in(Browser(browser), "lead")
+        outcome = one(html(await browser.get(f"/elicitations/{question['id']}")), "#outcome")
+        assert "by dev in their agent (MCP)" in text(outcome)
 
 
 async def test_when_a_person_answers_first_in_the_browser_the_clients_late_answer_changes_nothing(
@@ -102,6 +107,7 @@ async def test_when_a_person_answers_first_in_the_browser_the_clients_late_answe
         "lead",
         "staging",
     )
+    assert decided["decided_where"] == "in the browser"
 
 
 async def test_a_question_only_approvers_may_answer_never_reaches_the_agents_client(site: Site) -> None:
