@@ -13,16 +13,15 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import MCPError
-from mcp.server import ServerRequestContext
 
 from console.elicitations.waiting import Waiting
 from console.gateway import offers
+from console.gateway.context import Context
 from console.gateway.forwarding import Outcome, Services, Stop
 from console.gateway.request_state import OfferedState, StateRefused
 from console.identity import Principal
 
 logger = logging.getLogger(__name__)
-Context = ServerRequestContext[Any, Any]
 Held = Callable[[Stop], Awaitable[Outcome]]
 
 

@@ -8,30 +8,24 @@ prompt and resource read as a console call.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 import mcp.types as types
 from mcp import MCPError
-from mcp.server import Server, ServerRequestContext
+from mcp.server import Server
 from mcp.server.caching import CacheableMethod, CacheHint
-from starlette.requests import Request
 
 from console.calls.service import view_call
-from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
-from console.gateway import forwarding, rounds
-from console.gateway.auth import PRINCIPAL
+from console.errors import ConsoleError
+from console.gateway import context, forwarding, rounds
 from console.gateway.catalog import Catalog, build_catalog, upstreams
-from console.gateway.forwarding import AWAIT_TOOL, RunKey, Services
+from console.gateway.context import Context
+from console.gateway.forwarding import AWAIT_TOOL
 from console.gateway.memo import Memo
-from console.identity import Principal
 from console.mcp.connection import Listing
 
 logger = logging.getLogger(__name__)
 
-RUN_META = "io.approval-console/run"  # an agent names its run in a request's _meta ...
-RUN_HEADER = "console-run"  # ... or in this header
-SESSION_HEADER = "mcp-session-id"
 AWAIT_TOOL_ITEM = {
     "name": AWAIT_TOOL,
     "title": "Wait for a console call",
@@ -46,7 +40,6 @@ AWAIT_TOOL_ITEM = {
     },
     "annotations": {"readOnlyHint": True, "openWorldHint": False},
 }
-Context = ServerRequestContext[Any, Any]
 # Listings are each caller's own (their team's servers, their credentials) and change with admins' edits.
 LISTING_HINT = CacheHint(ttl_ms=10_000, scope="private")
 LISTINGS: tuple[CacheableMethod, ...] = (
@@ -97,7 +90,7 @@ async def _list_templates(ctx: Context, params: types.PaginatedRequestParams) ->
 
 
 async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
-    base_url = _services(ctx).settings.base_url
+    base_url = context.services(ctx).settings.base_url
     if params.name == AWAIT_TOOL:
         return _complete(forwarding.tool_result(await _await(ctx, params.arguments or {}), base_url))
     if params.request_state is not None:
@@ -120,7 +113,7 @@ async def _get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> dic
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
         forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
         outcome = await _forwarded(ctx, entry.upstream.name, "prompts/get", forwarded)
-    base_url = _services(ctx).settings.base_url
+    base_url = context.services(ctx).settings.base_url
     return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
 
 
@@ -134,39 +127,39 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
         if upstream is None:
             raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}")
         outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
-    base_url = _services(ctx).settings.base_url
+    base_url = context.services(ctx).settings.base_url
     return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
 
 
 async def _forwarded(ctx: Context, server: str, method: str, params: dict[str, Any]) -> forwarding.Outcome:
-    services, principal = _services(ctx), _principal(ctx)
+    services, principal = context.services(ctx), context.caller(ctx)
 
     async def held(stop: forwarding.Stop) -> forwarding.Outcome:
         return await forwarding.forward(
             services=services,
             principal=principal,
-            run=_run_key(ctx),
+            run=context.run_key(ctx),
             server=server,
             method=method,
             params=params,
-            report=_reporter(ctx),
+            report=context.reporter(ctx),
             stop=stop,
         )
 
     try:
         return await rounds.with_offers(ctx, services, principal, held)
     except ConsoleError as exc:
-        raise _as_mcp_error(exc) from None
+        raise context.as_mcp_error(exc) from None
 
 
 async def _retried(ctx: Context, method: str, request_state: str, responses: Any) -> forwarding.Outcome:
     """A 2026-07-28 agent's retry with its client's answers: they decide, then the call is held again."""
-    services, principal = _services(ctx), _principal(ctx)
+    services, principal = context.services(ctx), context.caller(ctx)
     try:
         call_id = await rounds.take_answers(services, principal, request_state, responses)
         outcome = await _hold(ctx, call_id, offer=True)
     except ConsoleError as exc:
-        raise _as_mcp_error(exc) from None
+        raise context.as_mcp_error(exc) from None
     if outcome.view.call.method != method:
         raise MCPError(types.INVALID_PARAMS, "this requestState belongs to another kind of request")
     return outcome
@@ -179,7 +172,7 @@ async def _await(ctx: Context, arguments: dict[str, Any]) -> forwarding.Outcome:
     try:
         return await _hold(ctx, call_id, offer=False)
     except ConsoleError as exc:
-        raise _as_mcp_error(exc) from None
+        raise context.as_mcp_error(exc) from None
 
 
 async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcome:
@@ -189,36 +182,29 @@ async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcom
     Raises:
         ConsoleError: the caller may not see the call (recorded).
     """
-    services, principal = _services(ctx), _principal(ctx)
+    services, principal = context.services(ctx), context.caller(ctx)
     async with services.factory() as session:
         await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await")
 
     async def held(stop: forwarding.Stop) -> forwarding.Outcome:
         return await forwarding.hold(
-            services=services, principal=principal, call_id=call_id, report=_reporter(ctx), stop=stop
+            services=services, principal=principal, call_id=call_id, report=context.reporter(ctx), stop=stop
         )
 
     if offer:
         return await rounds.with_offers(ctx, services, principal, held)
     return await forwarding.hold(
-        services=services, principal=principal, call_id=call_id, report=_reporter(ctx)
+        services=services, principal=principal, call_id=call_id, report=context.reporter(ctx)
     )
 
 
 def _handed_over(ctx: Context, outcome: forwarding.Outcome) -> dict[str, Any] | None:
-    return rounds.handed_over(_services(ctx), _principal(ctx), ctx, outcome)
-
-
-def _reporter(ctx: Context) -> forwarding.Report:
-    async def report(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.session.report_progress(progress, total, message)
-
-    return report
+    return rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
 
 
 async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
-    services, principal = _services(ctx), _principal(ctx)
-    only = _only_server(ctx)
+    services, principal = context.services(ctx), context.caller(ctx)
+    only = context.only_server(ctx)
     key = (principal.token_id or "", only, kinds)
     kept = services.memo.catalogs.get(key)
     if kept is not None:
@@ -229,7 +215,7 @@ async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
                 session=session, principal=principal, settings=services.settings, only=only
             )
     except ConsoleError as exc:
-        raise _as_mcp_error(exc) from None
+        raise context.as_mcp_error(exc) from None
     catalog = await build_catalog(pool=services.pool, servers=servers, prefixed=only is None, kinds=kinds)
     services.memo.catalogs.put(key, catalog)
     return catalog
@@ -238,59 +224,3 @@ async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
 def _complete(result: dict[str, Any]) -> dict[str, Any]:
     """A final result (the SDK drops `resultType` for a 2025-11-25 client)."""
     return {**result, "resultType": "complete"}
-
-
-def _request(ctx: Context) -> Request:
-    request = ctx.request
-    if not isinstance(request, Request):
-        raise RuntimeError("the gateway serves only HTTP requests")
-    return request
-
-
-def _services(ctx: Context) -> Services:
-    state = _request(ctx).app.state
-    gateway = state.gateway
-    return Services(
-        state.factory, state.pool, state.signals, state.dispatcher, state.settings, gateway.memo, gateway.seal
-    )
-
-
-def _principal(ctx: Context) -> Principal:
-    principal = getattr(_request(ctx).state, PRINCIPAL, None)
-    if not isinstance(principal, Principal):
-        raise RuntimeError("a gateway request reached the SDK without being authenticated")
-    return principal
-
-
-def _only_server(ctx: Context) -> str | None:
-    server = _request(ctx).path_params.get("server")
-    return server if isinstance(server, str) else None
-
-
-def _run_key(ctx: Context) -> RunKey:
-    """The run a request belongs to: one the agent names, else its 2025-11-25 session's, else one per token
-    and day (2026-07-28 requests are each on their own)."""
-    request, principal = _request(ctx), _principal(ctx)
-    client = ctx.session.client_params
-    info = client.client_info if client is not None else None
-    agent = f"{info.name} {info.version}".strip() if info is not None else "MCP agent"
-    named = (ctx.meta or {}).get(RUN_META) or request.headers.get(RUN_HEADER)
-    if isinstance(named, str) and named.strip():
-        name = named.strip()[:200]
-        return RunKey(f"name:{principal.user_id}:{name}", name, agent)
-    session_id = request.headers.get(SESSION_HEADER)
-    now = datetime.now(UTC)
-    if session_id:
-        return RunKey(f"session:{session_id}", f"{agent} session, {now:%Y-%m-%d %H:%M} UTC", agent)
-    day = f"{now:%Y-%m-%d}"
-    return RunKey(f"token:{principal.token_id}:{day}", f"{agent} on {day}", agent)
-
-
-def _as_mcp_error(exc: ConsoleError) -> MCPError:
-    """A console refusal as the JSON-RPC error the agent gets (the message says why; fields ride along)."""
-    if isinstance(exc, InvalidInput | NotFound):
-        data = getattr(exc, "fields", None) or None
-        return MCPError(types.INVALID_PARAMS, exc.message, data)
-    if isinstance(exc, Forbidden | Unauthorized | PayloadTooLarge):
-        return MCPError(types.INVALID_REQUEST, exc.message)
-    return MCPError(types.INTERNAL_ERROR, exc.message)

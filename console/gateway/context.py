@@ -1,0 +1,87 @@
+"""What a gateway handler knows about the request it serves: the caller, the path's server, the
+console's services, and the run the request is filed under."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import mcp.types as types
+from mcp import MCPError
+from mcp.server import ServerRequestContext
+from starlette.requests import Request
+
+from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
+from console.gateway.auth import PRINCIPAL
+from console.gateway.forwarding import Report, RunKey, Services
+from console.identity import Principal
+
+Context = ServerRequestContext[Any, Any]
+RUN_META = "io.approval-console/run"  # an agent names its run in a request's _meta ...
+RUN_HEADER = "console-run"  # ... or in this header
+SESSION_HEADER = "mcp-session-id"
+
+
+def request_of(ctx: Context) -> Request:
+    request = ctx.request
+    if not isinstance(request, Request):
+        raise RuntimeError("the gateway serves only HTTP requests")
+    return request
+
+
+def services(ctx: Context) -> Services:
+    state = request_of(ctx).app.state
+    gateway = state.gateway
+    return Services(
+        state.factory, state.pool, state.signals, state.dispatcher, state.settings, gateway.memo, gateway.seal
+    )
+
+
+def caller(ctx: Context) -> Principal:
+    principal = getattr(request_of(ctx).state, PRINCIPAL, None)
+    if not isinstance(principal, Principal):
+        raise RuntimeError("a gateway request reached the SDK without being authenticated")
+    return principal
+
+
+def only_server(ctx: Context) -> str | None:
+    server = request_of(ctx).path_params.get("server")
+    return server if isinstance(server, str) else None
+
+
+def run_key(ctx: Context) -> RunKey:
+    """The run a request belongs to: one the agent names, else its 2025-11-25 session's, else one per token
+    and day (2026-07-28 requests are each on their own)."""
+    request, principal = request_of(ctx), caller(ctx)
+    client = ctx.session.client_params
+    info = client.client_info if client is not None else None
+    agent = f"{info.name} {info.version}".strip() if info is not None else "MCP agent"
+    named = (ctx.meta or {}).get(RUN_META) or request.headers.get(RUN_HEADER)
+    if isinstance(named, str) and named.strip():
+        name = named.strip()[:200]
+        return RunKey(f"name:{principal.user_id}:{name}", name, agent)
+    session_id = request.headers.get(SESSION_HEADER)
+    now = datetime.now(UTC)
+    if session_id:
+        return RunKey(f"session:{session_id}", f"{agent} session, {now:%Y-%m-%d %H:%M} UTC", agent)
+    day = f"{now:%Y-%m-%d}"
+    return RunKey(f"token:{principal.token_id}:{day}", f"{agent} on {day}", agent)
+
+
+def as_mcp_error(exc: ConsoleError) -> MCPError:
+    """A console refusal as the JSON-RPC error the agent gets (the message says why; fields ride along)."""
+    if isinstance(exc, InvalidInput | NotFound):
+        data = getattr(exc, "fields", None) or None
+        return MCPError(types.INVALID_PARAMS, exc.message, data)
+    if isinstance(exc, Forbidden | Unauthorized | PayloadTooLarge):
+        return MCPError(types.INVALID_REQUEST, exc.message)
+    return MCPError(types.INTERNAL_ERROR, exc.message)
+
+
+def reporter(ctx: Context) -> Report:
+    """Progress notifications for the request (sent only when the agent gave a progress token)."""
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.session.report_progress(progress, total, message)
+
+    return report
