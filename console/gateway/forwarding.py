@@ -76,9 +76,10 @@ async def forward(
     params: dict[str, Any],
     report: Report,
     stop: Stop | None = None,
+    bound: float | None = None,
 ) -> Outcome:
     """Start the call in the agent's run and hold it until it ends, `stop` says so, or the hold bound
-    passes.
+    (`bound` seconds, else `CONSOLE_GATEWAY_HOLD_SECONDS`) passes.
 
     Raises:
         ConsoleError: the call could not be started (unknown tool, read-only caller, bad params ...).
@@ -109,6 +110,7 @@ async def forward(
         report=report,
         since=started.marker,
         stop=stop,
+        bound=bound,
     )
 
 
@@ -120,6 +122,7 @@ async def hold(
     report: Report,
     since: anyio.Event | None = None,
     stop: Stop | None = None,
+    bound: float | None = None,
 ) -> Outcome:
     """The call once it ended, or as it stands when `stop` holds for its open questions or
     `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a progress notification on each change and every
@@ -128,7 +131,7 @@ async def hold(
     Raises:
         NotFound: the caller may not see the call.
     """
-    bound = services.settings.gateway_hold_seconds
+    bound = services.settings.gateway_hold_seconds if bound is None else bound
     start = time.monotonic()
     marker = since
     told: tuple[str, int, str] | None = None

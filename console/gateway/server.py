@@ -17,7 +17,7 @@ from mcp.server.caching import CacheableMethod, CacheHint
 
 from console.calls.service import view_call
 from console.errors import ConsoleError
-from console.gateway import context, forwarding, rounds
+from console.gateway import context, forwarding, rounds, tasks
 from console.gateway.catalog import Catalog, build_catalog, upstreams
 from console.gateway.context import Context
 from console.gateway.forwarding import AWAIT_TOOL
@@ -42,6 +42,7 @@ AWAIT_TOOL_ITEM = {
 }
 # Listings are each caller's own (their team's servers, their credentials) and change with admins' edits.
 LISTING_HINT = CacheHint(ttl_ms=10_000, scope="private")
+TASK_AFTER_SECONDS = 2.0  # a call that neither ends nor asks anyone by then becomes a task too
 LISTINGS: tuple[CacheableMethod, ...] = (
     "tools/list",
     "prompts/list",
@@ -68,6 +69,10 @@ def build_server(memo: Memo) -> Server[Any]:
     server.add_request_handler("resources/list", types.PaginatedRequestParams, _list_resources)
     server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _list_templates)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, _read_resource)
+    server.extensions[tasks.TASKS] = {}
+    server.add_request_handler("tasks/get", tasks.TaskParams, tasks.get_task)
+    server.add_request_handler("tasks/update", tasks.TaskUpdateParams, tasks.update_task)
+    server.add_request_handler("tasks/cancel", tasks.TaskParams, tasks.cancel_task)
     return server
 
 
@@ -100,6 +105,11 @@ async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[
         if entry is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
         forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
+        if tasks.declared(ctx):
+            outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded, as_task=True)
+            if not outcome.ended:
+                return tasks.created(outcome, base_url)
+            return _complete(forwarding.tool_result(outcome, base_url))
         outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded)
     return _handed_over(ctx, outcome) or _complete(forwarding.tool_result(outcome, base_url))
 
@@ -131,7 +141,11 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
     return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
 
 
-async def _forwarded(ctx: Context, server: str, method: str, params: dict[str, Any]) -> forwarding.Outcome:
+async def _forwarded(
+    ctx: Context, server: str, method: str, params: dict[str, Any], *, as_task: bool = False
+) -> forwarding.Outcome:
+    """The request as a console call, held while people decide; `as_task`: only until it waits for
+    anyone (or `TASK_AFTER_SECONDS`), since the agent then follows it as a task."""
     services, principal = context.services(ctx), context.caller(ctx)
 
     async def held(stop: forwarding.Stop) -> forwarding.Outcome:
@@ -144,9 +158,12 @@ async def _forwarded(ctx: Context, server: str, method: str, params: dict[str, A
             params=params,
             report=context.reporter(ctx),
             stop=stop,
+            bound=TASK_AFTER_SECONDS if as_task else None,
         )
 
     try:
+        if as_task:  # its questions go to the client through tasks/get
+            return await held(lambda waiting: True)
         return await rounds.with_offers(ctx, services, principal, held)
     except ConsoleError as exc:
         raise context.as_mcp_error(exc) from None

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import httpx
 
-from tests.harness import WAIT
+from tests.harness import WAIT, Console
 
 DEPLOY = {"service": "auth-service"}
 TARGET = {"f0": "staging", "f1": "true"}  # the form's fields in schema order: environment, confirm
@@ -113,3 +114,52 @@ def scripted_agent(argv: list[str], log: Path) -> Iterator[ScriptedAgent]:
             yield agent
         finally:
             process.kill()
+
+
+# --- raw 2026-07-28 requests, for what no SDK client does ------------------------------------------
+
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"},
+}
+
+
+async def mcp(
+    console: Console,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    who: str | None,
+    path: str = "/mcp",
+    capabilities: dict[str, Any] | None = None,
+) -> httpx.Response:
+    """One 2026-07-28 request, as an MCP client sends it over Streamable HTTP, declaring `capabilities`."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+    }
+    if who is not None:
+        headers.update(console.auth(who))
+    name = (params or {}).get("name", (params or {}).get("taskId"))
+    if name is not None:
+        headers["Mcp-Name"] = str(name)
+    meta = {**META, "io.modelcontextprotocol/clientCapabilities": capabilities or {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": meta}}
+    return await console.client.post(path, json=body, headers=headers)
+
+
+def payload(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a response, JSON or one SSE event."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        data = [
+            line.removeprefix("data:").strip()
+            for line in response.text.splitlines()
+            if line.startswith("data:")
+        ]
+        message: dict[str, Any] = json.loads(data[-1])
+        return message
+    parsed: dict[str, Any] = response.json()
+    return parsed

@@ -3,7 +3,6 @@ member, another team's token and an auditor's calls are refused, and none of the
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -13,52 +12,10 @@ from console.audit import SYSTEM
 from console.identity.teams import remove_member
 from console.identity.tokens import list_tokens, revoke_token
 from console.identity.viewer import READ_ONLY
+from tests.gateway.agents import mcp, payload
 from tests.harness import TEAM, Console, Mrtr, running_console, stdio_deployer
 
 pytestmark = pytest.mark.anyio
-
-MODERN = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"},
-}
-
-
-async def mcp(
-    console: Console,
-    method: str,
-    params: dict[str, Any] | None = None,
-    *,
-    who: str | None,
-    path: str = "/mcp",
-) -> httpx.Response:
-    """One 2026-07-28 request, as an MCP client sends it over Streamable HTTP."""
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-    }
-    if who is not None:
-        headers.update(console.auth(who))
-    if params and "name" in params:
-        headers["Mcp-Name"] = params["name"]
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": META}}
-    return await console.client.post(path, json=body, headers=headers)
-
-
-def payload(response: httpx.Response) -> dict[str, Any]:
-    """The JSON-RPC message of a response, JSON or one SSE event."""
-    if response.headers["content-type"].startswith("text/event-stream"):
-        data = [
-            line.removeprefix("data:").strip()
-            for line in response.text.splitlines()
-            if line.startswith("data:")
-        ]
-        message: dict[str, Any] = json.loads(data[-1])
-        return message
-    parsed: dict[str, Any] = response.json()
-    return parsed
 
 
 def tool_names(response: httpx.Response) -> set[str]:

@@ -1,0 +1,131 @@
+"""The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) for agents that declare it: a call
+that waits for people becomes a task the agent polls (`tasks/get`), answers (`tasks/update`, for the
+questions its own client may take) or withdraws (`tasks/cancel`). The SDK has no server side for it.
+
+A task is the console call itself (its id is the call's), visible only to the token's user who owns it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp.types as types
+from mcp import MCPError
+from pydantic import Field
+
+from console.calls import service as calls
+from console.elicitations.waiting import waiting_on
+from console.errors import Conflict, ConsoleError, NotFound
+from console.gateway import context, forwarding, offers
+from console.gateway.context import Context
+from console.identity import Principal
+
+TASKS = "io.modelcontextprotocol/tasks"
+POLL_MS = 2000
+MISSING_CAPABILITY = -32021
+STATUS = {"completed": "completed", "failed": "failed", "interrupted": "failed", "abandoned": "cancelled"}
+
+
+class TaskParams(types.RequestParams):
+    task_id: str = Field(alias="taskId")
+
+
+class TaskUpdateParams(TaskParams):
+    input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
+
+
+def declared(ctx: Context) -> bool:
+    """Whether this request's client declared the tasks extension."""
+    capabilities = ctx.session.client_capabilities
+    return bool(capabilities is not None and TASKS in (capabilities.extensions or {}))
+
+
+def created(outcome: forwarding.Outcome, base_url: str) -> dict[str, Any]:
+    """The `CreateTaskResult` for a call that still runs or waits."""
+    return {"resultType": "task", **_task(outcome, base_url, offered=None)}
+
+
+async def get_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
+    services, principal = _checked(ctx)
+    outcome = await _outcome(services, principal, params.task_id)
+    mine = [w for w in outcome.waiting if offers.offerable(w, principal, ctx.session.client_capabilities)]
+    return {"resultType": "complete", **_task(outcome, services.settings.base_url, offered=mine)}
+
+
+async def update_task(ctx: Context, params: TaskUpdateParams) -> dict[str, Any]:
+    """Answers for the questions the client was offered; others (unknown, decided) are ignored."""
+    services, principal = _checked(ctx)
+    outcome = await _outcome(services, principal, params.task_id)
+    capabilities = ctx.session.client_capabilities
+    for question in outcome.waiting:
+        response = params.input_responses.get(question.id)
+        if response is not None and offers.offerable(question, principal, capabilities):
+            await offers.apply_answer(
+                services=services, principal=principal, question_id=question.id, response=response
+            )
+    return {"resultType": "complete"}
+
+
+async def cancel_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
+    """Withdraw the call's open questions and end it abandoned; a call already under way or ended is
+    left to finish (the extension's cancel is cooperative)."""
+    services, principal = _checked(ctx)
+    await _outcome(services, principal, params.task_id)
+    try:
+        async with services.factory() as session:
+            await calls.abandon_call(session=session, viewer=principal.viewer, call_id=params.task_id)
+    except Conflict:
+        pass
+    except ConsoleError as exc:
+        raise context.as_mcp_error(exc) from None
+    return {"resultType": "complete"}
+
+
+def _checked(ctx: Context) -> tuple[forwarding.Services, Principal]:
+    if not declared(ctx):
+        raise MCPError(
+            MISSING_CAPABILITY,
+            "tasks/* needs the tasks extension declared in the request's client capabilities",
+            {"requiredCapabilities": {"extensions": {TASKS: {}}}},
+        )
+    return context.services(ctx), context.caller(ctx)
+
+
+async def _outcome(services: forwarding.Services, principal: Principal, task_id: str) -> forwarding.Outcome:
+    """The call behind the task, for the person whose agent started it; anyone else learns nothing."""
+    try:
+        async with services.factory() as session:
+            view = await calls.view_call(
+                session=session, viewer=principal.viewer, call_id=task_id, attempt="task"
+            )
+            if view.owner_id != principal.user_id:
+                raise NotFound(f"no task {task_id!r}")
+            waiting = await waiting_on(session=session, call_id=task_id) if view.pending else []
+    except NotFound:
+        raise MCPError(types.INVALID_PARAMS, f"unknown task {task_id!r}") from None
+    return forwarding.Outcome(view, waiting)
+
+
+def _task(outcome: forwarding.Outcome, base_url: str, *, offered: list[Any] | None) -> dict[str, Any]:
+    call = outcome.view.call
+    task: dict[str, Any] = {
+        "taskId": call.id,
+        "status": STATUS.get(call.status, "working"),
+        "createdAt": call.created_at.isoformat(),
+        "lastUpdatedAt": call.updated_at.isoformat(),
+        "ttlMs": None,  # as long as the call: its questions expire by their own policy
+        "pollIntervalMs": POLL_MS,
+    }
+    if call.status == "completed":
+        task["result"] = forwarding.tool_result(outcome, base_url)
+    elif task["status"] == "failed":
+        try:
+            forwarding.tool_result(outcome, base_url)
+        except MCPError as exc:
+            task["error"] = exc.error.model_dump(mode="json", exclude_none=True)
+    elif offered:
+        task["status"] = "input_required"
+        task["inputRequests"] = {w.id: offers.input_request(w) for w in offered}
+    elif task["status"] == "working":
+        task["statusMessage"] = forwarding.waiting_message(outcome.waiting, base_url)
+    return task
