@@ -1,7 +1,7 @@
 """Imports every domain's models so `Base.metadata` is complete (Alembic reads it)."""
 
 from console.audit.models import AuditEvent
-from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run, Signature
+from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run, Signature
 from console.db import Base
 from console.identity.models import (
     ApiToken,
@@ -17,6 +17,7 @@ from console.mcp.models import McpServer
 from console.policies.models import PolicyRule
 
 __all__ = [
+    "AgentRequest",
     "ApiToken",
     "AuditEvent",
     "Base",

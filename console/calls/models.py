@@ -53,6 +53,9 @@ class Call(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # The tool's annotations as the server listed them when the call started (policies read them).
     tool_annotations_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # Input requests the agent itself answers (a JSON list: "sampling/createMessage", "roots/list"), as
+    # its client declared them through the MCP gateway; the server is told the console supports them.
+    relayed_json: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class CallRound(Base):
@@ -117,6 +120,29 @@ class Elicitation(Base):
     policy_json: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")  # which rules applied
     # With N-of-M approval the first accept fixes the content; co-signers sign this digest of it.
     content_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+
+
+class AgentRequest(Base):
+    """An input request of a round that the call's agent answers (sampling, roots), not a person.
+
+    Status: pending -> answered | expired | superseded.
+    """
+
+    __tablename__ = "agent_request"
+    __table_args__ = (UniqueConstraint("round_id", "key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    round_id: Mapped[str] = mapped_column(ForeignKey("call_round.id"), index=True)
+    call_id: Mapped[str] = mapped_column(ForeignKey("call.id"), index=True)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"))
+    key: Mapped[str] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(String(40))
+    params_json: Mapped[str] = mapped_column(Text)  # as the server sent it
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    response_json: Mapped[str | None] = mapped_column(Text, default=None)
+    answered_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class Signature(Base):

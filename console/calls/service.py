@@ -97,12 +97,14 @@ async def start_call(
     run_id: str,
     body_text: str,
     claimed_by: str | None = None,
+    relayed: frozenset[str] = frozenset(),
 ) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
     tool the server does not list is refused before anything is recorded. With `claimed_by`, the send
-    is recorded as already claimed by that dispatcher, which is then handed the job in memory.
+    is recorded as already claimed by that dispatcher, which is then handed the job in memory. `relayed`
+    names the input requests the caller's agent answers itself (sampling, roots: the MCP gateway).
 
     Raises:
         PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden (an auditor, or not the
@@ -155,6 +157,7 @@ async def start_call(
         params_json=params_text,
         status="running",
         tool_annotations_json=None if annotations is None else json.dumps(annotations),
+        relayed_json=json.dumps(sorted(relayed)) if relayed else None,
     )
     session.add(call)
     await session.flush()

@@ -34,6 +34,7 @@ async def start_and_hand_over(
     dispatcher: Dispatcher | None,
     run_id: str,
     body_text: str,
+    relayed: frozenset[str] = frozenset(),
 ) -> Started:
     """Record the call (`calls.service.start_call`) and give its first send to this process's dispatcher
     when it runs here, else wake whichever dispatcher polls.
@@ -50,6 +51,7 @@ async def start_and_hand_over(
         run_id=run_id,
         body_text=body_text,
         claimed_by=None if here is None else here.worker_id,
+        relayed=relayed,
     )
     call_id = started.call.id
     marker = signals.call_marker(call_id)

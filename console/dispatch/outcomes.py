@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
-from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.config import Settings
 from console.db import utcnow
 from console.elicitations.decisions import queue_resume_if_complete
@@ -77,6 +77,11 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
             )
             return
     fail_call(session=session, call=call, job=job, error=error.as_json())
+
+
+def relayed_of(call: Call) -> frozenset[str]:
+    """The input requests the call's agent answers itself (none for calls made through the API)."""
+    return frozenset(json.loads(call.relayed_json)) if call.relayed_json else frozenset()
 
 
 def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:
@@ -167,7 +172,7 @@ async def _open_round(
         settings.max_request_state_bytes
     ):
         raise McpProtocolError(f"requestState larger than {settings.max_request_state_bytes} bytes")
-    questions = parse_input_requests(reply.input_requests)
+    questions, asks = parse_input_requests(reply.input_requests, relayed_of(call))
     call.round += 1
     round_ = CallRound(
         call_id=call.id,
@@ -192,10 +197,25 @@ async def _open_round(
         },
     )
     call.updated_at = utcnow()
-    if not questions:
+    if not questions and not asks:
         await _queue_state_only_retry(session, call, round_)
         return
     call.status = "awaiting_input"
+    agent_expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
+    session.add_all(
+        AgentRequest(
+            round_id=round_.id,
+            call_id=call.id,
+            owner_id=run.owner_id,
+            key=ask.key,
+            method=ask.method,
+            params_json=json.dumps(ask.params),
+            expires_at=agent_expires,
+        )
+        for ask in asks
+    )
+    if not questions:
+        return
     params = json.loads(call.params_json)
     resolved = await resolve_for_request(
         session=session,

@@ -16,11 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
-from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.config import Settings
 from console.db import get_row, utcnow
-from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply
+from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply, relayed_of
 from console.dispatch.signals import Signals
+from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import SecretMissing
@@ -124,8 +125,10 @@ class Dispatcher:
             async with self._factory() as session:
                 expired = await expire_due(session=session)
             async with self._factory() as session:
+                unanswered = await expire_agent_requests(session=session)
+            async with self._factory() as session:
                 lost = await _recover_lost_sends(session)
-        for call_id in {*expired, *lost}:
+        for call_id in {*expired, *unanswered, *lost}:
             self._signals.call_changed(call_id)
         if expired:
             self._signals.work_available()
@@ -337,14 +340,20 @@ class Dispatcher:
 async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
     params = json.loads(call.params_json)
     if job.kind != "resume" or job.round_id is None:
-        return McpRequest(call.method, params)
+        return McpRequest(call.method, params, relayed=relayed_of(call))
     round_ = await get_row(session, CallRound, job.round_id)
     questions = (
         await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
     ).scalars()
     responses = {q.key: response_for(q) for q in questions}
+    relayed = (
+        await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
+    ).scalars()
+    responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
     state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
-    return McpRequest(call.method, params, input_responses=responses or None, request_state=state)
+    return McpRequest(
+        call.method, params, input_responses=responses or None, request_state=state, relayed=relayed_of(call)
+    )
 
 
 async def _recover_lost_sends(session: AsyncSession) -> list[str]:

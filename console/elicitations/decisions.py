@@ -16,7 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
-from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Signature
+from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Signature
 from console.db import utcnow
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
@@ -358,16 +358,18 @@ def _checked_content(elicitation: Elicitation, action: str, content: Any) -> str
 
 
 async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
-    """If no question of the round is pending, mark it ready and add its one dispatch job."""
-    pending = (
-        await session.execute(
-            select(func.count())
-            .select_from(Elicitation)
-            .where(Elicitation.round_id == round_.id, Elicitation.status == "pending")
-        )
-    ).scalar_one()
-    if pending:
-        return False
+    """If nothing of the round is pending (its questions, and what its agent answers), mark it ready and
+    add its one dispatch job."""
+    for pending_in in (Elicitation, AgentRequest):
+        pending = (
+            await session.execute(
+                select(func.count())
+                .select_from(pending_in)
+                .where(pending_in.round_id == round_.id, pending_in.status == "pending")
+            )
+        ).scalar_one()
+        if pending:
+            return False
     moved = await session.execute(
         update(CallRound).where(CallRound.id == round_.id, CallRound.status == "open").values(status="ready")
     )

@@ -1,4 +1,5 @@
-"""Turning a server's inputRequests into questions for people, refusing what we never advertised."""
+"""Turning a server's inputRequests into questions for people and requests the call's agent answers,
+refusing what we never advertised."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from console.errors import McpProtocolError
 from console.forms import SchemaError, parse_schema
 
 ELICIT = "elicitation/create"
+RELAYABLE = ("sampling/createMessage", "roots/list")  # what an agent may answer itself (the gateway)
 
 
 @dataclass(frozen=True)
@@ -53,24 +55,46 @@ def shown_digest(
     return sha256_hex(canonical_json(shown))
 
 
-def parse_input_requests(input_requests: dict[str, Any]) -> list[Question]:
-    """Questions in the server's key order.
+@dataclass(frozen=True)
+class AgentAsk:
+    """An input request the call's agent answers (its model samples, or it lists its roots)."""
+
+    key: str
+    method: str
+    params: dict[str, Any]
+
+
+def parse_input_requests(
+    input_requests: dict[str, Any], relayed: frozenset[str] = frozenset()
+) -> tuple[list[Question], list[AgentAsk]]:
+    """Questions for people and requests for the agent (of the `relayed` methods), in the server's key
+    order.
 
     Raises:
-        McpProtocolError: a request we never advertised (sampling, roots), a form schema outside the
-            allowed subset, a URL that is not http(s), or a malformed entry.
+        McpProtocolError: a request we never advertised (sampling, roots, unless relayed), a form schema
+            outside the allowed subset, a URL that is not http(s), or a malformed entry.
     """
-    return [_question(key, request) for key, request in input_requests.items()]
+    questions: list[Question] = []
+    asks: list[AgentAsk] = []
+    for key, request in input_requests.items():
+        if not isinstance(request, dict):
+            raise McpProtocolError(f"input request {key!r} is not an object")
+        method = request.get("method")
+        if method in relayed:
+            params = request.get("params")
+            asks.append(AgentAsk(key, str(method), params if isinstance(params, dict) else {}))
+        else:
+            questions.append(_question(key, request, relayed))
+    return questions, asks
 
 
-def _question(key: str, request: Any) -> Question:
-    if not isinstance(request, dict):
-        raise McpProtocolError(f"input request {key!r} is not an object")
+def _question(key: str, request: dict[str, Any], relayed: frozenset[str]) -> Question:
     method = request.get("method")
     if method != ELICIT:
+        what = "elicitation" + "".join(f", {m}" for m in sorted(relayed))
         raise McpProtocolError(
             f"server sent a {method!r} input request for {key!r}, which this client never advertised "
-            "(it supports elicitation only)"
+            f"(it supports {what} only)"
         )
     params = request.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("message"), str):

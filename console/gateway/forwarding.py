@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls import service as calls
 from console.calls.agent_runs import run_for_agent
+from console.calls.models import AgentRequest
 from console.config import Settings
 from console.dispatch import follow
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
+from console.elicitations.agent_answers import pending_agent_requests
 from console.elicitations.waiting import Waiting, waiting_on
 from console.gateway.memo import Memo
 from console.gateway.request_state import StateSeal
@@ -33,7 +35,8 @@ HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
 AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
-Stop = Callable[[list[Waiting]], bool]  # True: return now with these questions open (the agent takes them)
+# Given the open questions and what waits for the agent: True to return now (the agent takes them).
+Stop = Callable[[list[Waiting], list[AgentRequest]], bool]
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class RunKey:
 class Outcome:
     view: calls.CallView
     waiting: list[Waiting]  # empty once the call ended
+    asks: list[AgentRequest] = field(default_factory=list)  # the server's requests for the agent
 
     @property
     def ended(self) -> bool:
@@ -77,6 +81,7 @@ async def forward(
     report: Report,
     stop: Stop | None = None,
     bound: float | None = None,
+    relayed: frozenset[str] = frozenset(),
 ) -> Outcome:
     """Start the call in the agent's run and hold it until it ends, `stop` says so, or the hold bound
     (`bound` seconds, else `CONSOLE_GATEWAY_HOLD_SECONDS`) passes.
@@ -102,6 +107,7 @@ async def forward(
             dispatcher=services.dispatcher,
             run_id=run_id,
             body_text=body,
+            relayed=relayed,
         )
     return await hold(
         services=services,
@@ -150,15 +156,17 @@ async def hold(
             marker = None
             if calls.is_terminal(view.call.status):
                 return Outcome(view, [])
+            asking = view.call.status == "awaiting_input"
             waiting = await waiting_on(session=session, call_id=call_id) if view.pending else []
-        if stop is not None and waiting and stop(waiting):
-            return Outcome(view, waiting)
+            asks = await pending_agent_requests(session=session, call_id=call_id) if asking else []
+        if stop is not None and (waiting or asks) and stop(waiting, asks):
+            return Outcome(view, waiting, asks)
         elapsed = time.monotonic() - start
-        message = waiting_message(waiting, services.settings.base_url)
+        message = waiting_message(waiting, services.settings.base_url, asks)
         await report(round(elapsed, 1), float(bound), message)
         told = (view.call.status, view.call.round, message)
         if elapsed >= bound:
-            return Outcome(view, waiting)
+            return Outcome(view, waiting, asks)
 
 
 def _changed_since(told: tuple[str, int, str] | None) -> Callable[[str, int], bool]:
@@ -172,17 +180,20 @@ def _changed_since(told: tuple[str, int, str] | None) -> Callable[[str, int], bo
     return settled
 
 
-def waiting_message(waiting: list[Waiting], base_url: str) -> str:
+def waiting_message(waiting: list[Waiting], base_url: str, asks: list[AgentRequest] | None = None) -> str:
     """What the call waits for, with where each question is answered."""
+    if asks:
+        methods = ", ".join(sorted({ask.method for ask in asks}))
+        return f"Waiting for the agent to answer the server's {methods} request."
     if not waiting:
         return "The MCP server is working on the request."
-    asks = [
+    lines = [
         f'"{q.message[:200]}": waits for {q.who}'
         + (f" ({q.approvals} of {q.required_approvals} approvals)" if q.required_approvals > 1 else "")
         + f" at {base_url}{q.path()}"
         for q in waiting
     ]
-    return "Waiting for a person to decide: " + "; ".join(asks) + "."
+    return "Waiting for a person to decide: " + "; ".join(lines) + "."
 
 
 def tool_result(outcome: Outcome, base_url: str) -> dict[str, Any]:
@@ -228,8 +239,8 @@ def waiting_meta(outcome: Outcome, base_url: str) -> dict[str, Any]:
 def _still_waiting_text(outcome: Outcome, base_url: str) -> str:
     call = outcome.view.call
     return (
-        f"{waiting_message(outcome.waiting, base_url)} Nothing is lost: the decision resumes the call "
-        f"(console call {call.id}). To wait for it again, call the tool {AWAIT_TOOL} with "
+        f"{waiting_message(outcome.waiting, base_url, outcome.asks)} Nothing is lost: the decision "
+        f"resumes the call (console call {call.id}). To wait for it again, call the tool {AWAIT_TOOL} with "
         f'{{"call_id": "{call.id}"}}.'
     )
 

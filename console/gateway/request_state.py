@@ -28,8 +28,9 @@ class StateRefused(ValueError):
 @dataclass(frozen=True)
 class OfferedState:
     call_id: str
-    question_ids: tuple[str, ...]  # the keys of the inputRequests the agent was given
+    question_ids: tuple[str, ...]  # keys of the inputRequests the agent was given: questions ...
     expires_at: float  # seconds since the epoch
+    request_ids: tuple[str, ...] = ()  # ... and the server's sampling or roots requests
 
 
 class StateSeal:
@@ -45,7 +46,12 @@ class StateSeal:
 
     def seal(self, state: OfferedState, *, bound_to: str) -> str:
         body = json.dumps(
-            {"call": state.call_id, "questions": list(state.question_ids), "exp": state.expires_at}
+            {
+                "call": state.call_id,
+                "questions": list(state.question_ids),
+                "requests": list(state.request_ids),
+                "exp": state.expires_at,
+            }
         ).encode()
         nonce = secrets.token_bytes(12)
         sealed = self._aead.encrypt(nonce, body, bound_to.encode())
@@ -60,7 +66,10 @@ class StateSeal:
             blob = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
             body = json.loads(self._aead.decrypt(blob[:12], blob[12:], bound_to.encode()))
             state = OfferedState(
-                str(body["call"]), tuple(str(q) for q in body["questions"]), float(body["exp"])
+                str(body["call"]),
+                tuple(str(q) for q in body["questions"]),
+                float(body["exp"]),
+                tuple(str(r) for r in body["requests"]),
             )
         except (InvalidTag, ValueError, binascii.Error, KeyError, TypeError) as exc:
             raise StateRefused("this requestState is not valid for this caller") from exc

@@ -1,10 +1,12 @@
-"""Questions the agent's client takes while people may answer them too: a 2026-07-28 agent gets them in
-an `input_required` result with the console's own sealed `requestState` and answers on its retry; a
-2025-11-25 session gets them pushed as `elicitation/create` while its request is held. The first
-answer, here or in the browser, decides."""
+"""What the agent's client takes while a call waits: the server's sampling and roots requests (the agent
+has the model and the roots) and the questions its owner may decide alone, which people may answer too.
+A 2026-07-28 agent gets them in an `input_required` result with the console's own sealed
+`requestState` and answers on its retry; a 2025-11-25 session gets them pushed while its request is
+held. For questions, the first answer, here or in the browser, decides."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -14,7 +16,10 @@ import anyio
 import mcp.types as types
 from mcp import MCPError
 
+from console.calls.models import AgentRequest
+from console.elicitations.agent_answers import answer_agent_request
 from console.elicitations.waiting import Waiting
+from console.errors import InvalidInput, NotFound
 from console.gateway import offers
 from console.gateway.context import Context
 from console.gateway.forwarding import Outcome, Services, Stop
@@ -29,19 +34,38 @@ def bound_to(principal: Principal) -> str:
     return f"{principal.user_id}:{principal.token_id}"
 
 
+def relayed_by(ctx: Context) -> frozenset[str]:
+    """The input requests this agent's client declared it answers besides elicitation."""
+    capabilities = ctx.session.client_capabilities
+    if capabilities is None:
+        return frozenset()
+    relayed = {"sampling/createMessage"} if capabilities.sampling is not None else set()
+    if capabilities.roots is not None:
+        relayed.add("roots/list")
+    return frozenset(relayed)
+
+
 async def with_offers(ctx: Context, services: Services, principal: Principal, held: Held) -> Outcome:
-    """Run `held` (a hold on a call) so that questions the client may answer go to it as well."""
+    """Run `held` (a hold on a call) so that what the client may answer goes to it."""
     capabilities = ctx.session.client_capabilities
     if not ctx.session.can_send_request:  # 2026-07-28: hand them over in the result, at once
-        return await held(lambda waiting: any(offers.offerable(w, principal, capabilities) for w in waiting))
+
+        def for_the_client(waiting: list[Waiting], asks: list[AgentRequest]) -> bool:
+            return bool(asks) or any(offers.offerable(w, principal, capabilities) for w in waiting)
+
+        return await held(for_the_client)
     pushed: set[str] = set()
     async with anyio.create_task_group() as tasks:
 
-        def push_new(waiting: list[Waiting]) -> bool:
+        def push_new(waiting: list[Waiting], asks: list[AgentRequest]) -> bool:
+            for ask in asks:
+                if ask.id not in pushed:
+                    pushed.add(ask.id)
+                    tasks.start_soon(_push_ask, ctx, services, principal, ask)
             for question in waiting:
                 if question.id not in pushed and offers.offerable(question, principal, capabilities):
                     pushed.add(question.id)
-                    tasks.start_soon(_push, ctx, services, principal, question)
+                    tasks.start_soon(_push_question, ctx, services, principal, question)
             return False
 
         outcome = await held(push_new)
@@ -49,7 +73,7 @@ async def with_offers(ctx: Context, services: Services, principal: Principal, he
     return outcome
 
 
-async def _push(ctx: Context, services: Services, principal: Principal, waiting: Waiting) -> None:
+async def _push_question(ctx: Context, services: Services, principal: Principal, waiting: Waiting) -> None:
     question = offers.input_request(waiting)["params"]
     try:
         if waiting.mode == "url":
@@ -69,21 +93,68 @@ async def _push(ctx: Context, services: Services, principal: Principal, waiting:
     )
 
 
+async def _push_ask(ctx: Context, services: Services, principal: Principal, ask: AgentRequest) -> None:
+    """The server's sampling or roots request, sent to the agent's client as the server sent it."""
+    params = json.loads(ask.params_json)
+    try:
+        if ask.method == "roots/list":
+            reply: Any = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+        else:
+            request = types.CreateMessageRequest(
+                params=types.CreateMessageRequestParams.model_validate(params)
+            )
+            reply = await ctx.session.send_request(request, types.CreateMessageResult)
+    except MCPError as exc:
+        logger.info("gateway: the agent's client did not answer %s: %s", ask.method, exc.message)
+        return
+    await answer_ask(
+        services, principal, ask.id, reply.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+
+
+async def answer_ask(services: Services, principal: Principal, request_id: str, response: Any) -> None:
+    """The agent's answer to the server's sampling or roots request (one already answered is left alone).
+
+    Raises:
+        MCPError: the answer has the wrong shape for the request.
+    """
+    try:
+        async with services.factory() as session:
+            answered = await answer_agent_request(
+                session=session, viewer=principal.viewer, request_id=request_id, response=response
+            )
+    except InvalidInput as exc:
+        raise MCPError(types.INVALID_PARAMS, exc.message, exc.fields or None) from None
+    except NotFound:
+        return
+    if answered:
+        services.signals.work_available()
+
+
 def handed_over(
     services: Services, principal: Principal, ctx: Context, outcome: Outcome
 ) -> dict[str, Any] | None:
-    """The `input_required` result giving a 2026-07-28 client the questions it may answer, if any."""
+    """The `input_required` result giving a 2026-07-28 client what it may answer, if anything."""
     if outcome.ended or ctx.session.can_send_request:
         return None
     capabilities = ctx.session.client_capabilities
     mine = [w for w in outcome.waiting if offers.offerable(w, principal, capabilities)]
-    if not mine:
+    if not mine and not outcome.asks:
         return None
-    expires = max(w.question.expires_at.timestamp() for w in mine)
-    state = OfferedState(outcome.view.call.id, tuple(w.id for w in mine), min(expires, time.time() + 86400))
+    expiries = [w.question.expires_at.timestamp() for w in mine] + [
+        a.expires_at.timestamp() for a in outcome.asks
+    ]
+    state = OfferedState(
+        outcome.view.call.id,
+        tuple(w.id for w in mine),
+        min(max(expiries), time.time() + 86400),
+        tuple(a.id for a in outcome.asks),
+    )
+    requests = {w.id: offers.input_request(w) for w in mine}
+    requests.update({a.id: {"method": a.method, "params": json.loads(a.params_json)} for a in outcome.asks})
     return {
         "resultType": "input_required",
-        "inputRequests": {w.id: offers.input_request(w) for w in mine},
+        "inputRequests": requests,
         "requestState": services.seal.seal(state, bound_to=bound_to(principal)),
     }
 
@@ -91,21 +162,31 @@ def handed_over(
 async def take_answers(
     services: Services, principal: Principal, request_state: str, responses: dict[str, Any] | None
 ) -> str:
-    """Apply a retry's answers to the questions its state names; the console call to hold again.
+    """Apply a retry's answers to what its state names; the console call to hold again.
 
     Raises:
-        MCPError: the state is not this console's for this caller, or expired.
+        MCPError: the state is not this console's for this caller, or expired; an answer to the server's
+            own request has the wrong shape.
     """
     try:
         state = services.seal.open(request_state, bound_to=bound_to(principal))
     except StateRefused as exc:
         raise MCPError(types.INVALID_PARAMS, str(exc), {"reason": "invalid_request_state"}) from None
+    given = {key: _dumped(value) for key, value in (responses or {}).items()}
+    for request_id in state.request_ids:
+        if request_id in given:
+            await answer_ask(services, principal, request_id, given[request_id])
     for question_id in state.question_ids:
-        response = (responses or {}).get(question_id)
-        if response is None:
-            continue  # not answered this time: it is offered again if it still waits
-        dumped = response if isinstance(response, dict) else response.model_dump(by_alias=True, mode="json")
-        await offers.apply_answer(
-            services=services, principal=principal, question_id=question_id, response=dumped
-        )
+        if question_id in given:  # one not answered this time is offered again if it still waits
+            await offers.apply_answer(
+                services=services, principal=principal, question_id=question_id, response=given[question_id]
+            )
     return state.call_id
+
+
+def _dumped(value: Any) -> Any:
+    return (
+        value.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if hasattr(value, "model_dump")
+        else value
+    )

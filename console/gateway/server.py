@@ -159,11 +159,12 @@ async def _forwarded(
             report=context.reporter(ctx),
             stop=stop,
             bound=TASK_AFTER_SECONDS if as_task else None,
+            relayed=rounds.relayed_by(ctx),
         )
 
     try:
         if as_task:  # its questions go to the client through tasks/get
-            return await held(lambda waiting: True)
+            return await held(lambda waiting, asks: True)
         return await rounds.with_offers(ctx, services, principal, held)
     except ConsoleError as exc:
         raise context.as_mcp_error(exc) from None

@@ -7,6 +7,7 @@ A task is the console call itself (its id is the call's), visible only to the to
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp.types as types
@@ -14,9 +15,10 @@ from mcp import MCPError
 from pydantic import Field
 
 from console.calls import service as calls
+from console.elicitations.agent_answers import pending_agent_requests
 from console.elicitations.waiting import waiting_on
 from console.errors import Conflict, ConsoleError, NotFound
-from console.gateway import context, forwarding, offers
+from console.gateway import context, forwarding, offers, rounds
 from console.gateway.context import Context
 from console.identity import Principal
 
@@ -46,6 +48,7 @@ def created(outcome: forwarding.Outcome, base_url: str) -> dict[str, Any]:
 
 
 async def get_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
+    """The task as it stands; `input_required` with what this client may answer."""
     services, principal = _checked(ctx)
     outcome = await _outcome(services, principal, params.task_id)
     mine = [w for w in outcome.waiting if offers.offerable(w, principal, ctx.session.client_capabilities)]
@@ -57,6 +60,9 @@ async def update_task(ctx: Context, params: TaskUpdateParams) -> dict[str, Any]:
     services, principal = _checked(ctx)
     outcome = await _outcome(services, principal, params.task_id)
     capabilities = ctx.session.client_capabilities
+    for ask in outcome.asks:
+        if ask.id in params.input_responses:
+            await rounds.answer_ask(services, principal, ask.id, params.input_responses[ask.id])
     for question in outcome.waiting:
         response = params.input_responses.get(question.id)
         if response is not None and offers.offerable(question, principal, capabilities):
@@ -101,9 +107,11 @@ async def _outcome(services: forwarding.Services, principal: Principal, task_id:
             if view.owner_id != principal.user_id:
                 raise NotFound(f"no task {task_id!r}")
             waiting = await waiting_on(session=session, call_id=task_id) if view.pending else []
+            asking = view.call.status == "awaiting_input"
+            asks = await pending_agent_requests(session=session, call_id=task_id) if asking else []
     except NotFound:
         raise MCPError(types.INVALID_PARAMS, f"unknown task {task_id!r}") from None
-    return forwarding.Outcome(view, waiting)
+    return forwarding.Outcome(view, waiting, asks)
 
 
 def _task(outcome: forwarding.Outcome, base_url: str, *, offered: list[Any] | None) -> dict[str, Any]:
@@ -123,9 +131,12 @@ def _task(outcome: forwarding.Outcome, base_url: str, *, offered: list[Any] | No
             forwarding.tool_result(outcome, base_url)
         except MCPError as exc:
             task["error"] = exc.error.model_dump(mode="json", exclude_none=True)
-    elif offered:
+    elif offered or outcome.asks:
         task["status"] = "input_required"
-        task["inputRequests"] = {w.id: offers.input_request(w) for w in offered}
+        task["inputRequests"] = {w.id: offers.input_request(w) for w in offered or []}
+        task["inputRequests"].update(
+            {a.id: {"method": a.method, "params": json.loads(a.params_json)} for a in outcome.asks}
+        )
     elif task["status"] == "working":
         task["statusMessage"] = forwarding.waiting_message(outcome.waiting, base_url)
     return task

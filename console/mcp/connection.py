@@ -44,8 +44,11 @@ PUSHED_QUESTION = (
 class Connection:
     """A warm session to one endpoint; `run` owns the transport, `send` may be called concurrently."""
 
-    def __init__(self, endpoint: Endpoint, *, request_timeout: float) -> None:
+    def __init__(
+        self, endpoint: Endpoint, *, request_timeout: float, relayed: frozenset[str] = frozenset()
+    ) -> None:
         self.endpoint = endpoint
+        self.relayed = relayed  # what this connection tells servers it answers besides elicitation
         self._request_timeout = request_timeout
         self._stop = anyio.Event()
         self._session: ClientSession | None = None
@@ -86,12 +89,18 @@ class Connection:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(stack))
                 watched = WatchedReadStream(read, on_end=self._stop.set)
+                # Passing a callback is what makes the SDK advertise a capability (see _refuse_pushed).
+                relays_sampling = "sampling/createMessage" in self.relayed
                 session = await stack.enter_async_context(
                     ClientSession(
                         watched,
                         write,
                         read_timeout_seconds=self._request_timeout,
                         elicitation_callback=self._refuse_pushed,
+                        sampling_callback=self._refuse_pushed_sampling if relays_sampling else None,
+                        list_roots_callback=self._refuse_pushed_roots
+                        if "roots/list" in self.relayed
+                        else None,
                         client_info=CLIENT_INFO,
                     )
                 )
@@ -161,6 +170,20 @@ class Connection:
         return types.ErrorData(
             code=types.INVALID_REQUEST, message="this client answers elicitations asynchronously"
         )
+
+    async def _refuse_pushed_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        self._pushed = True  # as for a pushed elicitation: only results that ask are answered
+        return types.ErrorData(
+            code=types.INVALID_REQUEST, message="this client answers sampling asynchronously"
+        )
+
+    async def _refuse_pushed_roots(
+        self, context: ClientRequestContext
+    ) -> types.ListRootsResult | types.ErrorData:
+        self._pushed = True
+        return types.ErrorData(code=types.INVALID_REQUEST, message="this client answers roots asynchronously")
 
     async def send(self, request: McpRequest) -> Reply:
         """Send one request and classify the reply.
@@ -336,7 +359,16 @@ def _ensure_encodable(request: McpRequest) -> None:
 def _typed_responses(responses: dict[str, dict[str, Any]] | None) -> types.InputResponses | None:
     if responses is None:
         return None
-    return {key: types.ElicitResult.model_validate(value) for key, value in responses.items()}
+    return {key: _typed_response(value) for key, value in responses.items()}
+
+
+def _typed_response(value: dict[str, Any]) -> types.InputResponse:
+    """An answer as the SDK sends it: a person's ElicitResult, or what an agent's client answered."""
+    if "roots" in value:
+        return types.ListRootsResult.model_validate(value)
+    if "role" in value and "content" in value:
+        return types.CreateMessageResult.model_validate(value)
+    return types.ElicitResult.model_validate(value)
 
 
 def _first(exc: BaseException) -> str:

@@ -46,6 +46,9 @@ class McpRequest:
     params: dict[str, Any]
     input_responses: dict[str, dict[str, Any]] | None = None
     request_state: str | None = None
+    # What the server is told the client answers besides elicitation ("sampling/createMessage",
+    # "roots/list"): the agent behind the MCP gateway answers those itself.
+    relayed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

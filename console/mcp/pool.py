@@ -24,8 +24,10 @@ class ConnectionPool:
 
     def __init__(self, *, request_timeout: float) -> None:
         self._request_timeout = request_timeout
-        self._connections: dict[Endpoint, Connection] = {}
-        self._locks: dict[Endpoint, anyio.Lock] = {}
+        # One connection per endpoint and what it relays: a server learns per connection (2025-11-25) or
+        # per request from that connection's callbacks (2026-07-28) what the client answers.
+        self._connections: dict[tuple[Endpoint, frozenset[str]], Connection] = {}
+        self._locks: dict[tuple[Endpoint, frozenset[str]], anyio.Lock] = {}
         self._task_group: TaskGroup | None = None
 
     async def __aenter__(self) -> ConnectionPool:
@@ -46,16 +48,17 @@ class ConnectionPool:
 
     def ended(self, endpoint: Endpoint) -> anyio.Event:
         """An event set when the endpoint's current connection ends (KeyError if there is none)."""
-        return self._connections[endpoint].ended
+        return self._connections[(endpoint, frozenset())].ended
 
     async def send(self, endpoint: Endpoint, request: McpRequest) -> Reply:
-        """Send on the endpoint's warm connection, (re)starting it first if needed."""
-        connection = await self._connection(endpoint)
+        """Send on the endpoint's warm connection (the one relaying what the request relays), (re)starting
+        it first if needed."""
+        connection = await self._connection(endpoint, request.relayed)
         try:
             return await connection.send(request)
         except McpUnavailable:
             # Died between our check and the send (nothing was written): start afresh once.
-            connection = await self._connection(endpoint)
+            connection = await self._connection(endpoint, request.relayed)
             return await connection.send(request)
 
     async def list_tools(self, endpoint: Endpoint) -> list[dict[str, Any]]:
@@ -80,7 +83,7 @@ class ConnectionPool:
 
     def known_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool as the endpoint's live connection last listed it; None when only asking can tell."""
-        connection = self._connections.get(endpoint)
+        connection = self._connections.get((endpoint, frozenset()))
         if connection is None or not connection.alive:
             return None
         if name not in connection.tool_names:
@@ -89,18 +92,19 @@ class ConnectionPool:
 
     def protocol(self, endpoint: Endpoint) -> str | None:
         """The protocol version the endpoint's connection negotiated, if it has connected."""
-        connection = self._connections.get(endpoint)
+        connection = self._connections.get((endpoint, frozenset()))
         return connection.protocol_version if connection is not None else None
 
-    async def _connection(self, endpoint: Endpoint) -> Connection:
+    async def _connection(self, endpoint: Endpoint, relayed: frozenset[str] = frozenset()) -> Connection:
         if self._task_group is None:
             raise RuntimeError("ConnectionPool used outside its context")
-        lock = self._locks.setdefault(endpoint, anyio.Lock())
+        key = (endpoint, relayed)
+        lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
-            current = self._connections.get(endpoint)
+            current = self._connections.get(key)
             if current is not None and current.alive:
                 return current
-            connection = Connection(endpoint, request_timeout=self._request_timeout)
+            connection = Connection(endpoint, request_timeout=self._request_timeout, relayed=relayed)
             await self._task_group.start(connection.run)
-            self._connections[endpoint] = connection
+            self._connections[key] = connection
             return connection

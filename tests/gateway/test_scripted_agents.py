@@ -155,3 +155,15 @@ async def test_when_a_person_answers_first_a_scripted_agents_late_answer_changes
     assert text_of(result) == "auth-service 2.4.1 is being deployed to staging."
     decided = await site.question(question["id"], who="lead")
     assert (decided["decided_by"], decided["content"]["environment"]) == ("lead", "staging")
+
+
+@pytest.mark.parametrize(
+    ("tool", "answered"), [("ask_sampling", "CreateMessageResult"), ("ask_roots", "ListRootsResult")]
+)
+async def test_a_servers_sampling_and_roots_requests_are_answered_by_the_scripted_agent(
+    site: Site, kind: Kind, tmp_path: Path, tool: str, answered: str
+) -> None:
+    with scripted(kind, site, tmp_path, ask=True) as agent:
+        agent.call(f"mrtr__{tool}", {})
+        result, _ = agent.until_result()
+    assert text_of(result) == f"{tool} answered: {answered}"

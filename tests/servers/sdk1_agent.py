@@ -12,9 +12,10 @@ reads one JSON command per line from stdin and answers each with JSON lines on s
     {"op": "call", "name": N, "arguments": A}   -> {"progress": message} per notification heard, then
                                                    {"result": <CallToolResult>} or {"error": message}
 
-With `ask` it declares elicitation (form and URL): a question the server pushes is printed as
-`{"asked": {"message": ..., "mode": ...}}` and answered with the next stdin line,
-`{"answer": <ElicitResult>}` (what the person at this agent decided).
+With `ask` it declares elicitation (form and URL), sampling and roots: a question the server pushes is
+printed as `{"asked": {"message": ..., "mode": ...}}` and answered with the next stdin line,
+`{"answer": <ElicitResult>}` (what the person at this agent decided); a sampling request is answered
+"Hello." by model "scripted-model", a roots request with the one root file:///work/project.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ async def ask_the_person(context: Any, params: types.ElicitRequestParams) -> typ
     return types.ElicitResult.model_validate(reply["answer"])
 
 
+async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    text = types.TextContent(type="text", text="Hello.")
+    return types.CreateMessageResult(role="assistant", content=text, model="scripted-model")
+
+
+async def roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///work/project"})])
+
+
 async def serve(session: ClientSession) -> None:
     async for raw in LINES:
         command = json.loads(raw)
@@ -66,11 +76,12 @@ async def serve(session: ClientSession) -> None:
 async def main(url: str, token: str, ask: bool) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     connection = streamablehttp_client(url, headers=headers, sse_read_timeout=600)
-    callback = ask_the_person if ask else None
-    async with (
-        connection as (read, write, _),
-        ClientSession(read, write, elicitation_callback=callback) as session,
-    ):
+    callbacks: dict[str, Any] = (
+        {"elicitation_callback": ask_the_person, "sampling_callback": sample, "list_roots_callback": roots}
+        if ask
+        else {}
+    )
+    async with connection as (read, write, _), ClientSession(read, write, **callbacks) as session:
         initialized = await session.initialize()
         emit({"ready": initialized.protocolVersion})
         await serve(session)

@@ -9,9 +9,10 @@
 //   {"op": "list_tools"}                        -> {"tools": [names]}
 //   {"op": "call", "name": N, "arguments": A}   -> {"progress": message} per notification heard, then
 //                                                  {"result": <CallToolResult>} or {"error": message}
-// With `ask` it declares elicitation (form and URL): each question it gets (pushed, or inside an
-// input_required result) is printed as {"asked": {"message", "mode"}} and answered with the next stdin
-// line, {"answer": <ElicitResult>} (what the person at this agent decided).
+// With `ask` it declares elicitation (form and URL), sampling and roots: each question it gets (pushed,
+// or inside an input_required result) is printed as {"asked": {"message", "mode"}} and answered with the
+// next stdin line, {"answer": <ElicitResult>} (what the person at this agent decided); a sampling
+// request is answered "Hello." by model "scripted-model", a roots request with file:///work/project.
 import readline from "node:readline";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
@@ -31,7 +32,7 @@ input.on("close", () => {
 const nextLine = () =>
   pending.length ? Promise.resolve(pending.shift()) : ended ? Promise.resolve(null) : new Promise((r) => readers.push(r));
 
-const capabilities = ask === "ask" ? { elicitation: { form: {}, url: {} } } : {};
+const capabilities = ask === "ask" ? { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} } : {};
 const client = new Client(
   { name: "console-ts-agent", version: "1.0.0" },
   { capabilities, versionNegotiation: { mode: negotiation } },
@@ -41,6 +42,12 @@ if (ask === "ask") {
     emit({ asked: { message: request.params.message, mode: request.params.mode ?? "form" } });
     return JSON.parse(await nextLine()).answer;
   });
+  client.setRequestHandler("sampling/createMessage", async () => ({
+    role: "assistant",
+    content: { type: "text", text: "Hello." },
+    model: "scripted-model",
+  }));
+  client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///work/project" }] }));
 }
 const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { Authorization: `Bearer ${token}` } },

@@ -1,0 +1,136 @@
+"""What a call's agent answers itself: the server's sampling and roots requests, relayed to the agent's
+client (the agent has the model and the roots). Once nothing of the round waits, the resume is queued."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, fingerprint, record_event
+from console.calls.models import AgentRequest, Call, CallRound, Elicitation
+from console.db import utcnow
+from console.elicitations.decisions import queue_resume_if_complete
+from console.errors import InvalidInput, NotFound
+from console.identity import Viewer
+
+
+async def pending_agent_requests(*, session: AsyncSession, call_id: str) -> list[AgentRequest]:
+    """The call's requests that wait for its agent, in the server's order."""
+    query = (
+        select(AgentRequest)
+        .where(AgentRequest.call_id == call_id, AgentRequest.status == "pending")
+        .order_by(AgentRequest.created_at, AgentRequest.key)
+    )
+    found = list((await session.execute(query)).scalars())
+    await session.commit()
+    return found
+
+
+async def answer_agent_request(
+    *, session: AsyncSession, viewer: Viewer, request_id: str, response: Any
+) -> bool:
+    """Record the agent's answer; False when the request was already answered or has ended.
+
+    Raises:
+        NotFound: no such request of the viewer's own calls.  InvalidInput: the answer has the wrong shape.
+    """
+    row = await session.get(AgentRequest, request_id)
+    if row is None or row.owner_id != viewer.user_id:
+        await session.rollback()
+        raise NotFound(f"no request {request_id!r}")
+    _check_shape(row.method, response)
+    round_ = (
+        await session.execute(select(CallRound).where(CallRound.id == row.round_id).with_for_update())
+    ).scalar_one()
+    text = json.dumps(response)
+    moved = await session.execute(
+        update(AgentRequest)
+        .where(AgentRequest.id == row.id, AgentRequest.status == "pending")
+        .values(status="answered", response_json=text, answered_at=utcnow())
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        await session.rollback()
+        return False
+    record_event(
+        session=session,
+        actor=viewer.actor,
+        action="agent_answered",
+        subject_type="agent_request",
+        subject_id=row.id,
+        call_id=row.call_id,
+        payload={
+            "key": row.key,
+            "method": row.method,
+            "response": fingerprint(text),
+        },  # model output stays out
+    )
+    await queue_resume_if_complete(session=session, round_=round_, actor=viewer.actor)
+    await session.commit()
+    return True
+
+
+async def expire_agent_requests(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
+    """End the calls whose agent never answered the server in time (a sampling or roots request has no
+    answer that means "no"); returns their ids."""
+    now = now or utcnow()
+    due = (
+        (
+            await session.execute(
+                select(AgentRequest)
+                .where(AgentRequest.status == "pending", AgentRequest.expires_at <= now)
+                .limit(200)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    touched: list[str] = []
+    for row in due:
+        moved = await session.execute(
+            update(AgentRequest)
+            .where(AgentRequest.id == row.id, AgentRequest.status == "pending")
+            .values(status="expired", answered_at=now)
+        )
+        if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+            continue
+        message = f"the agent did not answer the server's {row.method} request in time"
+        await session.execute(
+            update(Call)
+            .where(Call.id == row.call_id, Call.status == "awaiting_input")
+            .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": message}))
+        )
+        for pending_in in (Elicitation, AgentRequest):
+            await session.execute(
+                update(pending_in)
+                .where(pending_in.round_id == row.round_id, pending_in.status == "pending")
+                .values(status="superseded")
+            )
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="call_abandoned",
+            subject_type="call",
+            subject_id=row.call_id,
+            call_id=row.call_id,
+            payload={"reason": message, "key": row.key},
+        )
+        touched.append(row.call_id)
+    await session.commit()
+    return touched
+
+
+def _check_shape(method: str, response: Any) -> None:
+    if not isinstance(response, dict):
+        raise InvalidInput("the answer must be an object", {"response": "must be an object"})
+    if method == "roots/list":
+        roots = response.get("roots")
+        if not isinstance(roots, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots
+        ):
+            raise InvalidInput("a roots answer lists roots", {"roots": "must be a list of {uri, name?}"})
+    elif not isinstance(response.get("content"), dict | list) or not isinstance(response.get("role"), str):
+        raise InvalidInput("a sampling answer is a message", {"response": "needs role and content"})

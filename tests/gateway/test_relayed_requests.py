@@ -1,0 +1,76 @@
+"""A server's sampling and roots requests go to the agent's client when it declared them (the agent has
+the model and the roots): in its `input_required` result on 2026-07-28, and the agent's retry resumes the
+same console call. Without them declared, the call fails as an API call does."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client, MCPError
+from mcp.client import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import (
+    CallToolResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ListRootsResult,
+    Root,
+    TextContent,
+)
+
+from tests.harness import WAIT
+from tests.site import Site
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(part.text for part in result.content if part.type == "text")
+
+
+@asynccontextmanager
+async def agent(site: Site, **callbacks: Any) -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers=site.auth("dev"), timeout=httpx2.Timeout(30, read=WAIT * 3))
+    transport = streamable_http_client(site.base + "/mcp", http_client=http)
+    async with http, Client(transport, **callbacks) as client:
+        yield client
+
+
+async def test_a_servers_sampling_request_is_answered_by_the_agents_model(site: Site) -> None:
+    asked: list[CreateMessageRequestParams] = []
+
+    async def sample(
+        context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        asked.append(params)
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text="Hello."), model="agent-model"
+        )
+
+    async with agent(site, sampling_callback=sample) as client:
+        result = await client.call_tool("mrtr__ask_sampling", {})
+    assert text_of(result) == "ask_sampling answered: CreateMessageResult"
+    assert asked[0].messages[0].content.text == "Say hello."  # type: ignore[union-attr]  # a text message
+
+
+async def test_a_servers_roots_request_is_answered_with_the_agents_roots(site: Site) -> None:
+    async def roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(
+            roots=[Root.model_validate({"uri": "file:///work/project", "name": "project"})]
+        )
+
+    async with agent(site, list_roots_callback=roots) as client:
+        result = await client.call_tool("mrtr__ask_roots", {})
+    assert text_of(result) == "ask_roots answered: ListRootsResult"
+
+
+async def test_without_sampling_declared_the_call_fails_as_an_api_call_does(site: Site) -> None:
+    async with agent(site) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("mrtr__ask_sampling", {})
+    assert "'sampling/createMessage' input request for 'llm'" in refused.value.message
+    assert "never advertised (it supports elicitation only)" in refused.value.message
