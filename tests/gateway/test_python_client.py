@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 import anyio
 import httpx2
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
@@ -100,3 +100,13 @@ async def test_past_the_hold_the_agent_learns_it_still_waits_and_console_await_g
             while done.is_error:  # each wait lasts the 1 s hold at most
                 done = await client.call_tool("console__await", {"call_id": call_id})
     assert text_of(done) == "auth-service 2.4.1 is being deployed to production."
+
+
+async def test_an_upstream_error_reaches_the_agent_as_the_same_json_rpc_error(site: Site) -> None:
+    async with agent(site) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("deployer__deploy", {})
+    assert (refused.value.code, refused.value.message) == (
+        -32602,
+        "argument 'service' must be a non-empty string",
+    )
