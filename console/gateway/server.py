@@ -7,7 +7,7 @@ prompt and resource read as a console call.
 
 from __future__ import annotations
 
-import logging
+import json
 from typing import Any
 
 import mcp.types as types
@@ -23,8 +23,6 @@ from console.gateway.context import Context
 from console.gateway.forwarding import AWAIT_TOOL
 from console.gateway.memo import Memo
 from console.mcp.connection import Listing
-
-logger = logging.getLogger(__name__)
 
 AWAIT_TOOL_ITEM = {
     "name": AWAIT_TOOL,
@@ -97,7 +95,11 @@ async def _list_templates(ctx: Context, params: types.PaginatedRequestParams) ->
 async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
     base_url = context.services(ctx).settings.base_url
     if params.name == AWAIT_TOOL:
-        return _complete(forwarding.tool_result(await _await(ctx, params.arguments or {}), base_url))
+        awaited = await _await(ctx, params.arguments or {})
+        if awaited.ended and awaited.view.call.method != "tools/call":  # a prompt or resource, as text
+            text = json.dumps(forwarding.method_result(awaited, base_url), ensure_ascii=False)
+            return _complete({"content": [{"type": "text", "text": text}]})
+        return _complete(forwarding.tool_result(awaited, base_url))
     if params.request_state is not None:
         outcome = await _retried(ctx, "tools/call", params.request_state, params.input_responses)
     else:
