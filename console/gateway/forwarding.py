@@ -34,6 +34,7 @@ from console.mcp.pool import ConnectionPool
 HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
 AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
 # Given the open questions and what waits for the agent: True to return now (the agent takes them).
 Stop = Callable[[list[Waiting], list[AgentRequest]], bool]
@@ -245,12 +246,22 @@ def _still_waiting_text(outcome: Outcome, base_url: str) -> str:
     )
 
 
+def _as_ours(result: dict[str, Any]) -> dict[str, Any]:
+    """The server's result as the console answers it: the agent's server is the console, so the SDK
+    stamps the console's serverInfo instead of the upstream's."""
+    meta = result.get("_meta")
+    if not isinstance(meta, dict) or SERVER_INFO not in meta:
+        return result
+    rest = {key: value for key, value in meta.items() if key != SERVER_INFO}
+    return {**{k: v for k, v in result.items() if k != "_meta"}, **({"_meta": rest} if rest else {})}
+
+
 def _result_or_raise(view: calls.CallView) -> dict[str, Any]:
     call = view.call
     if call.status == "completed" and call.result_json is not None:
         result = json.loads(call.result_json)
         if isinstance(result, dict):
-            return result
+            return _as_ours(result)
     error = json.loads(call.error_json) if call.error_json else {}
     message = str(error.get("message") or f"the call ended {call.status}")
     code = error.get("code")

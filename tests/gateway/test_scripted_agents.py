@@ -6,6 +6,7 @@ decline, and the hold bound passing followed by `console__await`."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,15 @@ pytestmark = [
     pytest.mark.timeout(900),
 ]  # the first use installs the SDKs
 SDK1_AGENT = REPO / "tests/servers/sdk1_agent.py"
+
+
+@pytest.fixture
+def database_url(sqlite_template: Path, tmp_path: Path) -> str:
+    """SQLite only: what these agents see does not depend on the database, which the other gateway
+    tests run on both kinds (and each agent here costs a process start per test)."""
+    path = tmp_path / "console.db"
+    shutil.copyfile(sqlite_template, path)
+    return f"sqlite+aiosqlite:///{path}"
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ async def test_a_call_that_completes_at_once_is_a_plain_result(console: Console)
     ]
     assert result["resultType"] == "complete"
     assert result["content"][0]["text"] == "hello now"
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "approval-console"  # not upstream
 
 
 async def test_cancelling_a_task_withdraws_its_question_and_ends_the_call_abandoned(console: Console) -> None:
