@@ -6,9 +6,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event
-from console.calls.access import refuse_read_only
 from console.calls.models import Run
+from console.calls.service import open_run
 from console.identity import Principal
 
 
@@ -24,24 +23,10 @@ async def run_for_agent(
     if found is not None:
         await session.commit()
         return found
-    await refuse_read_only(
-        session=session,
-        viewer=principal.viewer,
-        team_id=principal.team_id,
-        attempt="create_run",
-        subject_type="team",
-        subject_id=principal.team_id,
-    )
-    run = Run(
-        team_id=principal.team_id,
-        owner_id=principal.user_id,
-        title=title[:500],
-        agent=agent[:200],
-        gateway_key=key[:300],
-    )
-    session.add(run)
     try:
-        await session.flush()
+        run = await open_run(
+            session=session, principal=principal, title=title[:500], agent=agent[:200], gateway_key=key[:300]
+        )
     except IntegrityError:  # another request of the same agent opened it first
         await session.rollback()
         raced = await _find(session, principal, key)
@@ -49,14 +34,6 @@ async def run_for_agent(
         if raced is None:
             raise
         return raced
-    record_event(
-        session=session,
-        actor=principal.actor,
-        action="run_created",
-        subject_type="run",
-        subject_id=run.id,
-        payload={"title": run.title, "agent": run.agent, "source": "mcp gateway"},
-    )
     await session.commit()
     return run
 

@@ -65,6 +65,24 @@ async def create_run(
     """
     if team != principal.team_name:
         raise Forbidden(f"this token acts in team {principal.team_name!r}, not {team!r}")
+    run = await open_run(session=session, principal=principal, title=title, agent=agent)
+    await session.commit()
+    return run
+
+
+async def open_run(
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    title: str,
+    agent: str,
+    gateway_key: str | None = None,
+) -> Run:
+    """Add a run of the caller's in their team, with its `run_created` event, to the caller's transaction.
+
+    Raises:
+        Forbidden: the caller is read-only in the team (recorded).  IntegrityError: `gateway_key` is taken.
+    """
     await refuse_read_only(
         session=session,
         viewer=principal.viewer,
@@ -73,18 +91,24 @@ async def create_run(
         subject_type="team",
         subject_id=principal.team_id,
     )
-    run = Run(team_id=principal.team_id, owner_id=principal.user_id, title=title, agent=agent)
+    run = Run(
+        team_id=principal.team_id,
+        owner_id=principal.user_id,
+        title=title,
+        agent=agent,
+        gateway_key=gateway_key,
+    )
     session.add(run)
     await session.flush()
+    payload = {"title": title, "agent": agent} | ({} if gateway_key is None else {"source": "mcp gateway"})
     record_event(
         session=session,
         actor=principal.actor,
         action="run_created",
         subject_type="run",
         subject_id=run.id,
-        payload={"title": title, "agent": agent},
+        payload=payload,
     )
-    await session.commit()
     return run
 
 

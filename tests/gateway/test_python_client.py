@@ -41,8 +41,10 @@ async def test_an_agent_lists_every_server_prefixed_and_a_plain_call_completes(s
     assert "hello" in text_of(result)
 
 
-async def test_a_call_waits_for_an_approver_who_answers_in_the_browser(site: Site) -> None:
-    heard = Heard()
+async def deploy_until_decided(
+    site: Site, heard: Heard, action: str, fields: dict[str, str] | None
+) -> CallToolResult:
+    """dev's agent deploys; lead decides the question it waits for in the browser."""
     results: list[CallToolResult] = []
     async with agent(site) as client, anyio.create_task_group() as tg:
 
@@ -52,29 +54,25 @@ async def test_a_call_waits_for_an_approver_who_answers_in_the_browser(site: Sit
             )
 
         tg.start_soon(deploy)
-        question = await heard.question_id()
-        await decide_in_browser(site, question, "lead", "accept", TARGET)
-    assert text_of(results[0]) == "auth-service 2.4.1 is being deployed to staging."
-    assert not results[0].is_error
+        await decide_in_browser(site, await heard.question_id(), "lead", action, fields)
+    return results[0]
+
+
+async def test_a_call_waits_for_an_approver_who_answers_in_the_browser(site: Site) -> None:
+    heard = Heard()
+    result = await deploy_until_decided(site, heard, "accept", TARGET)
+    assert text_of(result) == "auth-service 2.4.1 is being deployed to staging."
+    assert not result.is_error
     # While it waited, the agent heard whom it waits for and where the question is answered.
+    question = await heard.question_id()
     waiting = next(m for m in heard.messages if question in m)
     assert "dev or an approver of platform" in waiting
     assert f"/elicitations/{question}" in waiting
 
 
 async def test_a_decline_in_the_browser_reaches_the_agent_as_the_servers_answer(site: Site) -> None:
-    heard = Heard()
-    results: list[CallToolResult] = []
-    async with agent(site) as client, anyio.create_task_group() as tg:
-
-        async def deploy() -> None:
-            results.append(
-                await client.call_tool("deployer__deploy", DEPLOY, progress_callback=heard.progress)
-            )
-
-        tg.start_soon(deploy)
-        await decide_in_browser(site, await heard.question_id(), "lead", "decline")
-    assert text_of(results[0]) == "Deployment not started (decline)."
+    result = await deploy_until_decided(site, Heard(), "decline", None)
+    assert text_of(result) == "Deployment not started (decline)."
 
 
 async def test_past_the_hold_the_agent_learns_it_still_waits_and_console_await_gets_the_result(
