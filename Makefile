@@ -28,7 +28,7 @@ types: $(SETUP)
 	$(PYTHON) -m mypy
 
 pytest: $(SETUP)
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q --durations=30
 
 demo: $(SETUP)
 	$(PYTHON) -m console.cli demo
