@@ -12,7 +12,9 @@ from starlette.types import Receive, Scope, Send
 from console.config import Settings, secret_text
 from console.errors import Conflict, NotFound
 from console.gateway.auth import Refusal, authenticate
+from console.gateway.events import RETRY_MS, RecentEvents
 from console.gateway.memo import CALLER, Memo
+from console.gateway.origins import refused_site
 from console.gateway.request_state import StateSeal
 from console.gateway.server import build_server
 from console.mcp.registry import server_by_name
@@ -26,9 +28,13 @@ class Gateway:
 
     def __init__(self, settings: Settings) -> None:
         self.memo = Memo()
+        self._base_url = settings.base_url
         self.seal = StateSeal(secret_text(settings))
         self._manager = StreamableHTTPSessionManager(
-            app=build_server(self.memo), max_request_body_size=settings.max_params_bytes
+            app=build_server(self.memo),
+            event_store=RecentEvents(),
+            retry_interval=RETRY_MS,
+            max_request_body_size=settings.max_params_bytes,
         )
 
     def running(self) -> AbstractAsyncContextManager[None]:
@@ -36,6 +42,10 @@ class Gateway:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         factory = scope["app"].state.factory
+        refused = refused_site(scope, self._base_url)
+        if refused is not None:
+            await Refusal(403, refused)(scope, receive, send)
+            return
         principal = await authenticate(scope, factory)
         if isinstance(principal, Refusal):
             await principal(scope, receive, send)

@@ -246,7 +246,7 @@ def _still_waiting_text(outcome: Outcome, base_url: str) -> str:
     )
 
 
-def _as_ours(result: dict[str, Any]) -> dict[str, Any]:
+def as_ours(result: dict[str, Any]) -> dict[str, Any]:
     """The server's result as the console answers it: the agent's server is the console, so the SDK
     stamps the console's serverInfo instead of the upstream's."""
     meta = result.get("_meta")
@@ -261,7 +261,7 @@ def _result_or_raise(view: calls.CallView) -> dict[str, Any]:
     if call.status == "completed" and call.result_json is not None:
         result = json.loads(call.result_json)
         if isinstance(result, dict):
-            return _as_ours(result)
+            return as_ours(result)
     error = json.loads(call.error_json) if call.error_json else {}
     message = str(error.get("message") or f"the call ended {call.status}")
     code = error.get("code")

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
+from collections import Counter
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp.types as types
 
+from console.calls.models import AgentRequest
 from console.elicitations.decisions import answer, answer_refusal
 from console.elicitations.waiting import Waiting
 from console.errors import Conflict, Gone, InvalidInput
@@ -46,6 +48,34 @@ def input_request(waiting: Waiting) -> dict[str, Any]:
     else:
         params["requestedSchema"] = json.loads(question.schema_json or "{}")
     return {"method": "elicitation/create", "params": params}
+
+
+@dataclass(frozen=True)
+class Offered:
+    """What the agent's client is given to answer, each under the key it answers by: the server's own key
+    (a client may rely on it, and keys are unique within a round), else the console's id."""
+
+    questions: dict[str, Waiting]
+    asks: dict[str, AgentRequest]
+
+    @classmethod
+    def of(cls, questions: list[Waiting], asks: list[AgentRequest]) -> Offered:
+        taken = Counter([w.question.key for w in questions] + [a.key for a in asks])
+
+        def key(server_key: str, console_id: str) -> str:
+            return server_key if taken[server_key] == 1 else console_id
+
+        return cls({key(w.question.key, w.id): w for w in questions}, {key(a.key, a.id): a for a in asks})
+
+    def __bool__(self) -> bool:
+        return bool(self.questions or self.asks)
+
+    def input_requests(self) -> dict[str, Any]:
+        requests = {key: input_request(w) for key, w in self.questions.items()}
+        requests.update(
+            {key: {"method": a.method, "params": json.loads(a.params_json)} for key, a in self.asks.items()}
+        )
+        return requests
 
 
 async def apply_answer(

@@ -28,9 +28,9 @@ class StateRefused(ValueError):
 @dataclass(frozen=True)
 class OfferedState:
     call_id: str
-    question_ids: tuple[str, ...]  # keys of the inputRequests the agent was given: questions ...
+    questions: dict[str, str]  # the agent's inputRequests keys: the questions' ids ...
     expires_at: float  # seconds since the epoch
-    request_ids: tuple[str, ...] = ()  # ... and the server's sampling or roots requests
+    requests: dict[str, str]  # ... and the server's sampling or roots requests' ids
 
 
 class StateSeal:
@@ -48,8 +48,8 @@ class StateSeal:
         body = json.dumps(
             {
                 "call": state.call_id,
-                "questions": list(state.question_ids),
-                "requests": list(state.request_ids),
+                "questions": state.questions,
+                "requests": state.requests,
                 "exp": state.expires_at,
             }
         ).encode()
@@ -67,11 +67,11 @@ class StateSeal:
             body = json.loads(self._aead.decrypt(blob[:12], blob[12:], bound_to.encode()))
             state = OfferedState(
                 str(body["call"]),
-                tuple(str(q) for q in body["questions"]),
+                {str(key): str(q) for key, q in body["questions"].items()},
                 float(body["exp"]),
-                tuple(str(r) for r in body["requests"]),
+                {str(key): str(r) for key, r in body["requests"].items()},
             )
-        except (InvalidTag, ValueError, binascii.Error, KeyError, TypeError) as exc:
+        except (InvalidTag, ValueError, binascii.Error, KeyError, TypeError, AttributeError) as exc:
             raise StateRefused("this requestState is not valid for this caller") from exc
         if state.expires_at < time.time():
             raise StateRefused("this requestState has expired")

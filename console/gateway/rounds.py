@@ -139,22 +139,21 @@ def handed_over(
         return None
     capabilities = ctx.session.client_capabilities
     mine = [w for w in outcome.waiting if offers.offerable(w, principal, capabilities)]
-    if not mine and not outcome.asks:
+    offered = offers.Offered.of(mine, outcome.asks)
+    if not offered:
         return None
     expiries = [w.question.expires_at.timestamp() for w in mine] + [
         a.expires_at.timestamp() for a in outcome.asks
     ]
     state = OfferedState(
         outcome.view.call.id,
-        tuple(w.id for w in mine),
+        {key: w.id for key, w in offered.questions.items()},
         min(max(expiries), time.time() + 86400),
-        tuple(a.id for a in outcome.asks),
+        {key: a.id for key, a in offered.asks.items()},
     )
-    requests = {w.id: offers.input_request(w) for w in mine}
-    requests.update({a.id: {"method": a.method, "params": json.loads(a.params_json)} for a in outcome.asks})
     return {
         "resultType": "input_required",
-        "inputRequests": requests,
+        "inputRequests": offered.input_requests(),
         "requestState": services.seal.seal(state, bound_to=bound_to(principal)),
     }
 
@@ -173,13 +172,13 @@ async def take_answers(
     except StateRefused as exc:
         raise MCPError(types.INVALID_PARAMS, str(exc), {"reason": "invalid_request_state"}) from None
     given = {key: _dumped(value) for key, value in (responses or {}).items()}
-    for request_id in state.request_ids:
-        if request_id in given:
-            await answer_ask(services, principal, request_id, given[request_id])
-    for question_id in state.question_ids:
-        if question_id in given:  # one not answered this time is offered again if it still waits
+    for key, request_id in state.requests.items():
+        if key in given:
+            await answer_ask(services, principal, request_id, given[key])
+    for key, question_id in state.questions.items():
+        if key in given:  # one not answered this time is offered again if it still waits
             await offers.apply_answer(
-                services=services, principal=principal, question_id=question_id, response=given[question_id]
+                services=services, principal=principal, question_id=question_id, response=given[key]
             )
     return state.call_id
 

@@ -16,7 +16,7 @@ from mcp.server import Server
 from mcp.server.caching import CacheableMethod, CacheHint
 
 from console.calls.service import view_call
-from console.errors import ConsoleError
+from console.errors import ConsoleError, McpError
 from console.gateway import context, forwarding, rounds, tasks
 from console.gateway.catalog import Catalog, build_catalog, upstreams
 from console.gateway.context import Context
@@ -67,6 +67,7 @@ def build_server(memo: Memo) -> Server[Any]:
     server.add_request_handler("resources/list", types.PaginatedRequestParams, _list_resources)
     server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _list_templates)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, _read_resource)
+    server.add_request_handler("completion/complete", types.CompleteRequestParams, _complete_argument)
     server.extensions[tasks.TASKS] = {}
     server.add_request_handler("tasks/get", tasks.TaskParams, tasks.get_task)
     server.add_request_handler("tasks/update", tasks.TaskUpdateParams, tasks.update_task)
@@ -137,10 +138,35 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
         catalog = await _catalog(ctx, "resources", "resourceTemplates")
         upstream = catalog.server_of_uri(uri)
         if upstream is None:
-            raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}")
+            raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}", {"uri": uri})
         outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
     base_url = context.services(ctx).settings.base_url
     return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
+
+
+async def _complete_argument(ctx: Context, params: types.CompleteRequestParams) -> dict[str, Any]:
+    """Completions for a prompt's or resource template's argument, asked of the server that listed it
+    (directly: completing what a person types has no effects, so it is no console call)."""
+    if isinstance(params.ref, types.PromptReference):
+        entry = (await _catalog(ctx, "prompts")).prompts.get(params.ref.name)
+        if entry is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.ref.name!r}")
+        upstream = entry.upstream
+        ref: types.PromptReference | types.ResourceTemplateReference = params.ref.model_copy(
+            update={"name": entry.upstream_name}
+        )
+    else:
+        found = (await _catalog(ctx, "resources", "resourceTemplates")).server_of_uri(params.ref.uri)
+        if found is None:
+            raise MCPError(types.INVALID_PARAMS, f"no server here lists {params.ref.uri!r}")
+        upstream, ref = found, params.ref
+    try:
+        result = await context.services(ctx).pool.complete(
+            upstream.endpoint, params.model_copy(update={"ref": ref, "meta": None})
+        )
+    except McpError as exc:
+        raise MCPError(exc.rpc_code or types.INTERNAL_ERROR, exc.message, exc.data) from None
+    return _complete(forwarding.as_ours(result))
 
 
 async def _forwarded(

@@ -7,7 +7,6 @@ A task is the console call itself (its id is the call's), visible only to the to
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import mcp.types as types
@@ -44,28 +43,34 @@ def declared(ctx: Context) -> bool:
 
 def created(outcome: forwarding.Outcome, base_url: str) -> dict[str, Any]:
     """The `CreateTaskResult` for a call that still runs or waits."""
-    return {"resultType": "task", **_task(outcome, base_url, offered=None)}
+    return {"resultType": "task", **_task(outcome, base_url, offered=offers.Offered.of([], outcome.asks))}
 
 
 async def get_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
     """The task as it stands; `input_required` with what this client may answer."""
     services, principal = _checked(ctx)
     outcome = await _outcome(services, principal, params.task_id)
-    mine = [w for w in outcome.waiting if offers.offerable(w, principal, ctx.session.client_capabilities)]
-    return {"resultType": "complete", **_task(outcome, services.settings.base_url, offered=mine)}
+    offered = _offered(ctx, principal, outcome)
+    return {"resultType": "complete", **_task(outcome, services.settings.base_url, offered=offered)}
+
+
+def _offered(ctx: Context, principal: Principal, outcome: forwarding.Outcome) -> offers.Offered:
+    capabilities = ctx.session.client_capabilities
+    mine = [w for w in outcome.waiting if offers.offerable(w, principal, capabilities)]
+    return offers.Offered.of(mine, outcome.asks)
 
 
 async def update_task(ctx: Context, params: TaskUpdateParams) -> dict[str, Any]:
     """Answers for the questions the client was offered; others (unknown, decided) are ignored."""
     services, principal = _checked(ctx)
     outcome = await _outcome(services, principal, params.task_id)
-    capabilities = ctx.session.client_capabilities
-    for ask in outcome.asks:
-        if ask.id in params.input_responses:
-            await rounds.answer_ask(services, principal, ask.id, params.input_responses[ask.id])
-    for question in outcome.waiting:
-        response = params.input_responses.get(question.id)
-        if response is not None and offers.offerable(question, principal, capabilities):
+    offered = _offered(ctx, principal, outcome)
+    for key, ask in offered.asks.items():
+        if key in params.input_responses:
+            await rounds.answer_ask(services, principal, ask.id, params.input_responses[key])
+    for key, question in offered.questions.items():
+        response = params.input_responses.get(key)
+        if response is not None:
             await offers.apply_answer(
                 services=services, principal=principal, question_id=question.id, response=response
             )
@@ -114,7 +119,7 @@ async def _outcome(services: forwarding.Services, principal: Principal, task_id:
     return forwarding.Outcome(view, waiting, asks)
 
 
-def _task(outcome: forwarding.Outcome, base_url: str, *, offered: list[Any] | None) -> dict[str, Any]:
+def _task(outcome: forwarding.Outcome, base_url: str, *, offered: offers.Offered) -> dict[str, Any]:
     call = outcome.view.call
     task: dict[str, Any] = {
         "taskId": call.id,
@@ -131,12 +136,9 @@ def _task(outcome: forwarding.Outcome, base_url: str, *, offered: list[Any] | No
             forwarding.tool_result(outcome, base_url)
         except MCPError as exc:
             task["error"] = exc.error.model_dump(mode="json", exclude_none=True)
-    elif offered or outcome.asks:
+    elif offered:
         task["status"] = "input_required"
-        task["inputRequests"] = {w.id: offers.input_request(w) for w in offered or []}
-        task["inputRequests"].update(
-            {a.id: {"method": a.method, "params": json.loads(a.params_json)} for a in outcome.asks}
-        )
+        task["inputRequests"] = offered.input_requests()
     elif task["status"] == "working":
         task["statusMessage"] = forwarding.waiting_message(outcome.waiting, base_url)
     return task

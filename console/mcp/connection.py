@@ -268,6 +268,28 @@ class Connection:
         self._listings[kind] = (time.monotonic(), items)
         return items
 
+    async def complete(self, params: types.CompleteRequestParams) -> dict[str, Any]:
+        """The server's completions for one argument (a helper for people typing, with no effects, so it
+        is asked directly rather than as a call).
+
+        Raises:
+            McpUnavailable: the connection is gone, or the server offers no completions.
+            McpProtocolError: the server refused or answered badly.
+        """
+        session = self._session
+        if session is None or self._stop.is_set():
+            raise McpUnavailable("connection closed", rpc_code=types.CONNECTION_CLOSED)
+        offered = session.server_capabilities
+        if offered is None or offered.completions is None:
+            raise McpProtocolError("the server offers no completions", rpc_code=types.METHOD_NOT_FOUND)
+        context = params.context.arguments if params.context is not None else None
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        try:
+            result = await session.complete(params.ref, argument, context)
+        except MCPError as exc:
+            raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
     def _remember_tools(self, tools: list[types.Tool]) -> None:
         self.tool_names = frozenset(tool.name for tool in tools)
         self.tool_annotations = {

@@ -7,6 +7,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import mcp.types as types
 from anyio.abc import TaskGroup
 
 from console.errors import McpUnavailable
@@ -69,6 +70,10 @@ class ConnectionPool:
         """What the endpoint lists of one kind (tools, prompts, resources, templates), kept a while."""
         connection = await self._connection(endpoint)
         return await connection.listing(kind)
+
+    async def complete(self, endpoint: Endpoint, params: types.CompleteRequestParams) -> dict[str, Any]:
+        connection = await self._connection(endpoint)
+        return await connection.complete(params)
 
     async def find_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool if the server lists it (the listing is re-read once before saying no)."""

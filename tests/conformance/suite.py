@@ -89,6 +89,18 @@ class Outcome:
     def scenario(self, name: str) -> list[dict[str, object]]:
         return self.by_scenario.get(name, [])
 
+    def passed(self) -> set[str]:
+        """The scenarios with checks and no failed check."""
+        return {
+            name
+            for name, checks in self.by_scenario.items()
+            if checks and all(c["status"] != "FAILURE" for c in checks)
+        }
+
+    def succeeded(self, name: str) -> set[str]:
+        """The ids of the scenario's checks that succeeded (not merely warned)."""
+        return {str(c["id"]) for c in self.scenario(name) if c["status"] == "SUCCESS"}
+
     def failures(self) -> list[str]:
         return [
             f"{c['id']}: {c.get('errorMessage') or c.get('description')}"
@@ -99,19 +111,18 @@ class Outcome:
 
 def run_client(suite: Suite, out: Path, *args: str) -> Outcome:
     """`conformance client` with our client command; the exit status, output and every check written."""
-    command = [
-        str(suite.conformance),
-        "client",
-        "--command",
-        CLIENT_COMMAND,
-        "--timeout",
-        str(SCENARIO_TIMEOUT_MS),
-        "-o",
-        str(out),
-        *args,
-    ]
+    command = ["client", "--command", CLIENT_COMMAND, "--timeout", str(SCENARIO_TIMEOUT_MS), *args]
+    return _run(suite, out, command)
+
+
+def run_server(suite: Suite, out: Path, url: str, *args: str) -> Outcome:
+    """`conformance server` against the MCP endpoint at `url`; the suite is the client."""
+    return _run(suite, out, ["server", "--url", url, *args])
+
+
+def _run(suite: Suite, out: Path, args: list[str]) -> Outcome:
     done = subprocess.run(  # the pinned suite from our cache folder
-        command,
+        [str(suite.conformance), *args, "-o", str(out)],
         cwd=REPO,
         env=suite.env,
         capture_output=True,
@@ -121,9 +132,10 @@ def run_client(suite: Suite, out: Path, *args: str) -> Outcome:
     )
     by_scenario: dict[str, list[dict[str, object]]] = {}
     for path in sorted(out.rglob("checks.json")):
-        # Results go to <out>/<scenario>-<timestamp>/checks.json; auth/* scenarios nest one level deeper.
+        # Results go to <out>/<scenario>-<timestamp>/checks.json; auth/* scenarios nest one level deeper;
+        # server runs name the folder server-<scenario>-<timestamp>.
         folder = path.parent.relative_to(out).as_posix()
-        name = RUN_STAMP.sub("", folder)
+        name = RUN_STAMP.sub("", folder).removeprefix("server-")
         by_scenario.setdefault(name, []).extend(json.loads(path.read_text()))
     checks = [check for found in by_scenario.values() for check in found]
     return Outcome(done.returncode, done.stdout + done.stderr, checks, by_scenario)

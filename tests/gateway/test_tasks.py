@@ -98,6 +98,8 @@ async def test_a_task_the_owner_may_answer_asks_the_client_and_tasks_update_deci
     task = await deploy_task(console, TASKS_AND_FORMS)
     asking = await task_until(console, task["taskId"], "input_required", TASKS_AND_FORMS)
     ((key, request),) = asking["inputRequests"].items()
+    assert key == "target"  # the deployer's own key for its question
+    question = (await console.pending_questions("lead"))[0]
     assert request["method"] == "elicitation/create"
     assert request["params"]["message"] == "auth-service in version 2.4.1 — deploy where?"
     answer = {"action": "accept", "content": {"environment": "staging", "confirm": True}}
@@ -106,7 +108,7 @@ async def test_a_task_the_owner_may_answer_asks_the_client_and_tasks_update_deci
     assert updated["result"]["resultType"] == "complete", updated
     done = await task_until(console, task["taskId"], "completed", TASKS_AND_FORMS)
     assert done["result"]["content"][0]["text"] == "auth-service 2.4.1 is being deployed to staging."
-    assert (await console.question(key))["decided_by"] == "dev"
+    assert (await console.question(question["id"]))["decided_by"] == "dev"
 
 
 async def test_nobody_else_sees_or_steers_a_task_and_tasks_need_the_extension(console: Console) -> None:
