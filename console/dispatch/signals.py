@@ -5,7 +5,12 @@ Other processes are covered by polling; these events only make the common single
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import anyio
+
+from console.mcp.endpoint import Progress
 
 
 class Signals:
@@ -13,6 +18,7 @@ class Signals:
         self._work = anyio.Event()
         self._any = anyio.Event()
         self._calls: dict[str, anyio.Event] = {}
+        self._progress: dict[str, list[Progress]] = {}
 
     def work_available(self) -> None:
         self._work.set()
@@ -59,3 +65,24 @@ class Signals:
         """Forget a marker nobody waits on (changes made by another process never reach this map)."""
         if not marker.is_set() and self._calls.get(call_id) is marker:
             del self._calls[call_id]
+
+    def progress_of(self, call_id: str) -> Progress:
+        """Where the server's progress notifications for the call go: to whoever in this process follows
+        it (an agent's request held open at the gateway); nowhere when nobody does."""
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            for listener in list(self._progress.get(call_id, ())):
+                await listener(progress, total, message)
+
+        return relay
+
+    @contextmanager
+    def following_progress(self, call_id: str, listener: Progress) -> Iterator[None]:
+        listeners = self._progress.setdefault(call_id, [])
+        listeners.append(listener)
+        try:
+            yield
+        finally:
+            listeners.remove(listener)
+            if not listeners:
+                self._progress.pop(call_id, None)

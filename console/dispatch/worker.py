@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import anyio
@@ -188,6 +188,7 @@ class Dispatcher:
         if prepared is None:
             return
         endpoint, request, server = prepared
+        request = replace(request, on_progress=self._signals.progress_of(claimed.call_id))
         try:
             reply: Reply | McpError = await self._pool.send(endpoint, request)
         except McpError as exc:

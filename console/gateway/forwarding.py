@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from console.identity import Principal
 from console.mcp.pool import ConnectionPool
 
 HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
+PROGRESS_BUFFER = 32  # the server's progress notifications waiting for a slow agent
 AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -139,6 +141,20 @@ async def hold(
         NotFound: the caller may not see the call.
     """
     bound = services.settings.gateway_hold_seconds if bound is None else bound
+    report = Monotonic(report)
+    async with _relaying_progress(services.signals, call_id, report):
+        return await _hold(services, principal, call_id, report, since, stop, bound)
+
+
+async def _hold(
+    services: Services,
+    principal: Principal,
+    call_id: str,
+    report: Report,
+    since: anyio.Event | None,
+    stop: Stop | None,
+    bound: float,
+) -> Outcome:
     start = time.monotonic()
     marker = since
     told: tuple[str, int, str] | None = None
@@ -168,6 +184,42 @@ async def hold(
         told = (view.call.status, view.call.round, message)
         if elapsed >= bound:
             return Outcome(view, waiting, asks)
+
+
+class Monotonic:
+    """One progress stream for the agent from two sources, the server's own notifications and the
+    console's while people decide. The protocol wants the values to increase: one at or below the last
+    is sent just above it, without a total."""
+
+    def __init__(self, report: Report) -> None:
+        self._report = report
+        self._last: float | None = None
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._last is not None and progress <= self._last:
+            progress, total = round(self._last + 0.1, 1), None
+        self._last = progress
+        await self._report(progress, total, message)
+
+
+@asynccontextmanager
+async def _relaying_progress(signals: Signals, call_id: str, report: Report) -> AsyncIterator[None]:
+    """While held, the server's progress for the call (when this process sends it) reaches the agent."""
+    send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](PROGRESS_BUFFER)
+
+    async def listener(progress: float, total: float | None, message: str | None) -> None:
+        with suppress(anyio.WouldBlock):  # a slow agent misses some; it never stalls the server's session
+            send.send_nowait((progress, total, message))
+
+    async def relay() -> None:
+        async for progress, total, message in receive:
+            await report(progress, total, message)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(relay)
+        with signals.following_progress(call_id, listener):
+            yield
+        tasks.cancel_scope.cancel()
 
 
 def _changed_since(told: tuple[str, int, str] | None) -> Callable[[str, int], bool]:

@@ -303,10 +303,12 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
     params = request.params
     responses = _typed_responses(request.input_responses)
     state = request.request_state
+    progress = request.on_progress
     if request.method == "tools/call":
         return await session.call_tool(
             params["name"],
             params.get("arguments"),
+            progress_callback=progress,
             input_responses=responses,
             request_state=state,
             allow_input_required=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 
@@ -38,6 +38,12 @@ class Endpoint:
         return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{port}{parts.path}"
 
 
+class Progress(Protocol):
+    """Where a request's progress notifications go."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
 @dataclass(frozen=True)
 class McpRequest:
     """One tools/call, prompts/get or resources/read, plus the answers of a resume."""
@@ -49,6 +55,7 @@ class McpRequest:
     # What the server is told the client answers besides elicitation ("sampling/createMessage",
     # "roots/list"): the agent behind the MCP gateway answers those itself.
     relayed: frozenset[str] = frozenset()
+    on_progress: Progress | None = field(default=None, compare=False)  # the server's, for this request
 
 
 @dataclass(frozen=True)

@@ -134,12 +134,14 @@ async def mcp(
     who: str | None,
     path: str = "/mcp",
     capabilities: dict[str, Any] | None = None,
+    extra_headers: dict[str, str] | None = None,
 ) -> httpx.Response:
     """One 2026-07-28 request, as an MCP client sends it over Streamable HTTP, declaring `capabilities`."""
     headers = {
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": method,
+        **(extra_headers or {}),
     }
     if who is not None:
         headers.update(console.auth(who))

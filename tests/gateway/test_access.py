@@ -54,6 +54,20 @@ async def test_without_a_valid_token_the_answer_is_401_with_a_challenge_and_no_t
         assert "deploy" not in refused.text
 
 
+async def test_a_page_of_another_site_or_a_rebound_host_name_is_refused_though_the_token_is_good(
+    console: Console,
+) -> None:
+    for foreign in ({"Origin": "https://evil.example"}, {"Host": "evil.example"}, {"Host": "127.0.0.1.evil"}):
+        refused = await mcp(console, "tools/list", who="dev", extra_headers=foreign)
+        assert refused.status_code == 403, (foreign, refused.text)
+        assert "deploy" not in refused.text
+    own = console.app.state.settings.base_url
+    for fine in ({"Origin": own}, {"Origin": "null"}, {"Host": "localhost:3000"}):
+        assert "deployer__deploy" in tool_names(
+            await mcp(console, "tools/list", who="dev", extra_headers=fine)
+        )
+
+
 async def test_a_revoked_token_and_a_removed_members_token_are_refused(console: Console) -> None:
     for who in ("dev", "lead"):
         assert "deployer__deploy" in tool_names(await mcp(console, "tools/list", who=who))

@@ -33,10 +33,8 @@ GATEWAY_GAPS: dict[str, dict[str, str]] = {
         # By design: answers sent with a first request, to questions nobody asked yet, are not passed on;
         # a question goes to the people the team's policy names, and only then may the agent answer it.
         "input-required-result-ignore-extra-params": "unasked answers are dropped, so the server asks",
-        "tools-call-with-progress": "the server's own progress notifications are not relayed yet",
     },
     "2025-11-25": {
-        "tools-call-with-progress": "the server's own progress notifications are not relayed yet",
         "tools-call-with-logging": "the server's log notifications are not relayed yet",
         "logging-set-level": "logging/setLevel is not handled yet",
         "resources-subscribe": "resources/subscribe is not passed on yet",
