@@ -7,10 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
-from console.mcp.endpoint import Progress
+from console.mcp.endpoint import LogSink, Progress
+
+# The protocol's log levels, least severe first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@dataclass(frozen=True)
+class LogFollower:
+    level: str  # the least severe level it wants
+    sink: LogSink
+
+    def wants(self, level: str) -> bool:
+        return level in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.level)
 
 
 class Signals:
@@ -19,6 +33,7 @@ class Signals:
         self._any = anyio.Event()
         self._calls: dict[str, anyio.Event] = {}
         self._progress: dict[str, list[Progress]] = {}
+        self._logs: dict[str, list[LogFollower]] = {}
 
     def work_available(self) -> None:
         self._work.set()
@@ -86,3 +101,29 @@ class Signals:
             listeners.remove(listener)
             if not listeners:
                 self._progress.pop(call_id, None)
+
+    def log_level_of(self, call_id: str) -> str | None:
+        """The least severe log level anyone in this process wants for the call, if anyone does."""
+        levels = [follower.level for follower in self._logs.get(call_id, ())]
+        return min(levels, key=LOG_LEVELS.index) if levels else None
+
+    def logs_of(self, call_id: str) -> LogSink:
+        """Where the server's log notifications for the call go: to each follower wanting their level."""
+
+        async def relay(level: str, data: Any, logger: str | None) -> None:
+            for follower in list(self._logs.get(call_id, ())):
+                if follower.wants(level):
+                    await follower.sink(level, data, logger)
+
+        return relay
+
+    @contextmanager
+    def following_logs(self, call_id: str, follower: LogFollower) -> Iterator[None]:
+        followers = self._logs.setdefault(call_id, [])
+        followers.append(follower)
+        try:
+            yield
+        finally:
+            followers.remove(follower)
+            if not followers:
+                self._logs.pop(call_id, None)

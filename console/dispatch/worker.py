@@ -181,6 +181,18 @@ class Dispatcher:
             await session.commit()
         return Claimed(candidate.id, candidate.call_id)
 
+    def _followed(self, request: McpRequest, call_id: str) -> McpRequest:
+        """The request with the server's progress and logs going to whoever in this process follows the
+        call. Progress is looked up as it arrives; the log level when the request goes out, so a follower
+        that registered later (the gateway does so as soon as the call is started) hears no logs."""
+        level = self._signals.log_level_of(call_id)
+        return replace(
+            request,
+            on_progress=self._signals.progress_of(call_id),
+            log_level=level,
+            on_log=self._signals.logs_of(call_id) if level is not None else None,
+        )
+
     async def _drive(self, claimed: Claimed) -> None:
         with anyio.CancelScope(shield=True):
             async with self._factory() as session:
@@ -188,7 +200,7 @@ class Dispatcher:
         if prepared is None:
             return
         endpoint, request, server = prepared
-        request = replace(request, on_progress=self._signals.progress_of(claimed.call_id))
+        request = self._followed(request, claimed.call_id)
         try:
             reply: Reply | McpError = await self._pool.send(endpoint, request)
         except McpError as exc:

@@ -3,6 +3,7 @@ console's services, and the run the request is filed under."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,6 +12,7 @@ from mcp import MCPError
 from mcp.server import ServerRequestContext
 from starlette.requests import Request
 
+from console.dispatch.signals import LOG_LEVELS, LogFollower
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
 from console.gateway.auth import PRINCIPAL
 from console.gateway.forwarding import Report, RunKey, Services
@@ -20,6 +22,7 @@ Context = ServerRequestContext[Any, Any]
 RUN_META = "io.approval-console/run"  # an agent names its run in a request's _meta ...
 RUN_HEADER = "console-run"  # ... or in this header
 SESSION_HEADER = "mcp-session-id"
+LOG_DATA_CHARS = 16_384  # a server's log entry longer than this (as JSON) reaches the agent as a note
 
 
 def request_of(ctx: Context) -> Request:
@@ -85,3 +88,32 @@ def reporter(ctx: Context) -> Report:
         await ctx.session.report_progress(progress, total, message)
 
     return report
+
+
+def session_key(ctx: Context) -> tuple[str, str] | None:
+    """The caller's 2025-11-25 session, if the request belongs to one."""
+    session_id = request_of(ctx).headers.get(SESSION_HEADER)
+    return (caller(ctx).token_id or "", session_id) if session_id else None
+
+
+def log_follower(ctx: Context) -> LogFollower | None:
+    """Where the server's log notifications go for this request, if the agent asked for them: a
+    2026-07-28 request names its level in `_meta`, a 2025-11-25 session sets it with logging/setLevel."""
+    level = (ctx.meta or {}).get(types.LOG_LEVEL_META_KEY)
+    if not isinstance(level, str):
+        key = session_key(ctx)
+        level = services(ctx).memo.log_levels.get(key) if key is not None else None
+    if level not in LOG_LEVELS:
+        return None
+
+    async def log(level: str, data: Any, logger: str | None) -> None:
+        size = len(json.dumps(data, ensure_ascii=False, default=str))
+        if size > LOG_DATA_CHARS:
+            data = f"(a log entry of {size} characters, left out)"
+        params = types.LoggingMessageNotificationParams.model_validate(
+            {"level": level, "data": data, "logger": logger}
+        )
+        notification = types.LoggingMessageNotification(params=params)
+        await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
+
+    return LogFollower(str(level), log)

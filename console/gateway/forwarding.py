@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import ExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from console.calls.agent_runs import run_for_agent
 from console.calls.models import AgentRequest
 from console.config import Settings
 from console.dispatch import follow
-from console.dispatch.signals import Signals
+from console.dispatch.signals import LogFollower, Signals
 from console.dispatch.worker import Dispatcher
 from console.elicitations.agent_answers import pending_agent_requests
 from console.elicitations.waiting import Waiting, waiting_on
@@ -33,7 +33,7 @@ from console.identity import Principal
 from console.mcp.pool import ConnectionPool
 
 HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
-PROGRESS_BUFFER = 32  # the server's progress notifications waiting for a slow agent
+NOTICE_BUFFER = 64  # the server's progress and log notifications waiting for a slow agent
 AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -85,6 +85,7 @@ async def forward(
     stop: Stop | None = None,
     bound: float | None = None,
     relayed: frozenset[str] = frozenset(),
+    logs: LogFollower | None = None,
 ) -> Outcome:
     """Start the call in the agent's run and hold it until it ends, `stop` says so, or the hold bound
     (`bound` seconds, else `CONSOLE_GATEWAY_HOLD_SECONDS`) passes.
@@ -120,6 +121,7 @@ async def forward(
         since=started.marker,
         stop=stop,
         bound=bound,
+        logs=logs,
     )
 
 
@@ -132,6 +134,7 @@ async def hold(
     since: anyio.Event | None = None,
     stop: Stop | None = None,
     bound: float | None = None,
+    logs: LogFollower | None = None,
 ) -> Outcome:
     """The call once it ended, or as it stands when `stop` holds for its open questions or
     `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a progress notification on each change and every
@@ -142,7 +145,7 @@ async def hold(
     """
     bound = services.settings.gateway_hold_seconds if bound is None else bound
     report = Monotonic(report)
-    async with _relaying_progress(services.signals, call_id, report):
+    async with _relaying(services.signals, call_id, report, logs):
         return await _hold(services, principal, call_id, report, since, stop, bound)
 
 
@@ -203,23 +206,36 @@ class Monotonic:
 
 
 @asynccontextmanager
-async def _relaying_progress(signals: Signals, call_id: str, report: Report) -> AsyncIterator[None]:
-    """While held, the server's progress for the call (when this process sends it) reaches the agent."""
-    send, receive = anyio.create_memory_object_stream[tuple[float, float | None, str | None]](PROGRESS_BUFFER)
+async def _relaying(
+    signals: Signals, call_id: str, report: Report, logs: LogFollower | None
+) -> AsyncIterator[None]:
+    """While held, the server's progress for the call, and its logs when the agent asked for them, reach
+    the agent (when this process sends the call). A slow agent misses some: they wait in a bounded
+    buffer, so the server's session never waits for the agent."""
+    send, receive = anyio.create_memory_object_stream[Callable[[], Awaitable[None]]](NOTICE_BUFFER)
 
-    async def listener(progress: float, total: float | None, message: str | None) -> None:
-        with suppress(anyio.WouldBlock):  # a slow agent misses some; it never stalls the server's session
-            send.send_nowait((progress, total, message))
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        with suppress(anyio.WouldBlock):
+            send.send_nowait(lambda: report(progress, total, message))
+
+    async def log(level: str, data: Any, logger: str | None) -> None:
+        if logs is not None:
+            with suppress(anyio.WouldBlock):
+                send.send_nowait(lambda: logs.sink(level, data, logger))
 
     async def relay() -> None:
-        async for progress, total, message in receive:
-            await report(progress, total, message)
+        async for notice in receive:
+            await notice()
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(relay)
-        with signals.following_progress(call_id, listener):
-            yield
-        tasks.cancel_scope.cancel()
+    with send, receive:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            with ExitStack() as following:
+                following.enter_context(signals.following_progress(call_id, progress))
+                if logs is not None:
+                    following.enter_context(signals.following_logs(call_id, LogFollower(logs.level, log)))
+                yield
+            tasks.cancel_scope.cancel()
 
 
 def _changed_since(told: tuple[str, int, str] | None) -> Callable[[str, int], bool]:

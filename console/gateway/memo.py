@@ -17,6 +17,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 CATALOG_SECONDS = 5.0
 RUN_SECONDS = 3600.0
+SESSION_SECONDS = 1800.0  # as long as the SDK keeps an idle 2025-11-25 session
 # Which catalog the request being served reads: (token id, the path's server or None for /mcp).
 CALLER: ContextVar[tuple[str, str | None] | None] = ContextVar("gateway_caller", default=None)
 
@@ -48,6 +49,8 @@ class Memo:
             seconds=CATALOG_SECONDS
         )
         self.runs: Recent[tuple[str, str], str] = Recent(seconds=RUN_SECONDS)  # (user id, key) -> run id
+        # The log level each 2025-11-25 session set (logging/setLevel): (token id, session id) -> level.
+        self.log_levels: Recent[tuple[str, str], str] = Recent(seconds=SESSION_SECONDS)
 
     def input_schema(self, name: str) -> Any | None:
         """The inputSchema the current caller was last shown for the tool (the SDK checks `Mcp-Param-*`

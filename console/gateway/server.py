@@ -68,6 +68,9 @@ def build_server(memo: Memo) -> Server[Any]:
     server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _list_templates)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, _read_resource)
     server.add_request_handler("completion/complete", types.CompleteRequestParams, _complete_argument)
+    # Registered directly: the SDK's keyword for it warns that logging is deprecated as of 2026-07-28,
+    # where the method is gone (the SDK answers it as unknown there).
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_log_level)
     server.extensions[tasks.TASKS] = {}
     server.add_request_handler("tasks/get", tasks.TaskParams, tasks.get_task)
     server.add_request_handler("tasks/update", tasks.TaskUpdateParams, tasks.update_task)
@@ -144,6 +147,16 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
     return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
 
 
+async def _set_log_level(ctx: Context, params: types.SetLevelRequestParams) -> dict[str, Any]:
+    """A 2025-11-25 session's level for the servers' log notifications of its later requests (the
+    servers are not told: each request relays only what its own session asked for)."""
+    key = context.session_key(ctx)
+    if key is None:
+        raise MCPError(types.INVALID_REQUEST, "logging/setLevel needs a session (MCP 2025-11-25)")
+    context.services(ctx).memo.log_levels.put(key, params.level)
+    return {}
+
+
 async def _complete_argument(ctx: Context, params: types.CompleteRequestParams) -> dict[str, Any]:
     """Completions for a prompt's or resource template's argument, asked of the server that listed it
     (directly: completing what a person types has no effects, so it is no console call)."""
@@ -188,6 +201,7 @@ async def _forwarded(
             stop=stop,
             bound=TASK_AFTER_SECONDS if as_task else None,
             relayed=rounds.relayed_by(ctx),
+            logs=context.log_follower(ctx),
         )
 
     try:
@@ -232,15 +246,22 @@ async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcom
     async with services.factory() as session:
         await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await")
 
+    logs = context.log_follower(ctx)
+
     async def held(stop: forwarding.Stop) -> forwarding.Outcome:
         return await forwarding.hold(
-            services=services, principal=principal, call_id=call_id, report=context.reporter(ctx), stop=stop
+            services=services,
+            principal=principal,
+            call_id=call_id,
+            report=context.reporter(ctx),
+            stop=stop,
+            logs=logs,
         )
 
     if offer:
         return await rounds.with_offers(ctx, services, principal, held)
     return await forwarding.hold(
-        services=services, principal=principal, call_id=call_id, report=context.reporter(ctx)
+        services=services, principal=principal, call_id=call_id, report=context.reporter(ctx), logs=logs
     )
 
 

@@ -6,6 +6,7 @@ import json
 import logging
 import time
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
-from console.mcp.endpoint import Complete, Endpoint, InputRequired, McpRequest, Reply
+from console.mcp.endpoint import Complete, Endpoint, InputRequired, LogSink, McpRequest, Reply
 from console.mcp.watch import WatchedReadStream
 
 logger = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ CONNECT_TIMEOUT_SECONDS = 20.0
 # A pushed question names no request, so a 2025-11-25 connection carries one request at a time; a
 # request waits this long for its turn, then is sent later (nothing went out, so that is safe).
 LEGACY_TURN_SECONDS = 10.0
+# A log notification names no request either, so one request at a time may hear the server's logs; a
+# request that waited this long for its turn goes without them.
+LOG_TURN_SECONDS = 5.0
 LISTING_SECONDS = 30.0  # how long a listing is served from memory before the server is asked again
 LISTING_PAGES = 100
 Listing = Literal["tools", "prompts", "resources", "resourceTemplates"]
@@ -54,6 +58,8 @@ class Connection:
         self._session: ClientSession | None = None
         self.protocol_version: str | None = None  # as negotiated; None until then
         self._turn = anyio.Lock()
+        self._log_turn = anyio.Lock()
+        self._log_sink: LogSink | None = None
         self._pushed = False
         self.tool_names: frozenset[str] = frozenset()
         self.tool_annotations: dict[str, dict[str, Any]] = {}  # as listed; trust is decided elsewhere
@@ -101,6 +107,7 @@ class Connection:
                         list_roots_callback=self._refuse_pushed_roots
                         if "roots/list" in self.relayed
                         else None,
+                        logging_callback=self._on_log,
                         client_info=CLIENT_INFO,
                     )
                 )
@@ -185,6 +192,11 @@ class Connection:
         self._pushed = True
         return types.ErrorData(code=types.INVALID_REQUEST, message="this client answers roots asynchronously")
 
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        sink = self._log_sink  # the one request that may hear logs now (see _send_logged)
+        if sink is not None:
+            await sink(params.level, params.data, params.logger)
+
     async def send(self, request: McpRequest) -> Reply:
         """Send one request and classify the reply.
 
@@ -200,6 +212,8 @@ class Connection:
             raise McpUnavailable("connection closed before sending", rpc_code=types.CONNECTION_CLOSED)
         legacy = self.legacy_version
         if legacy is None:
+            if request.on_log is not None:
+                return await self._send_logged(session, request)
             return await self._send(session, request)
         try:
             with anyio.fail_after(LEGACY_TURN_SECONDS):
@@ -208,6 +222,7 @@ class Connection:
             raise McpUnavailable(f"the server (MCP {legacy}) is busy with another request") from None
         try:
             self._pushed = False
+            self._log_sink = request.on_log
             try:
                 reply = await self._send(session, request)
             except McpProtocolError:
@@ -218,7 +233,23 @@ class Connection:
                 raise _pushed_question(legacy)
             return reply
         finally:
+            self._log_sink = None
             self._turn.release()
+
+    async def _send_logged(self, session: ClientSession, request: McpRequest) -> Reply:
+        """On 2026-07-28 a request opts in to the server's logs (`_meta` log level); while it is out, no
+        other opted-in request is, so every log notification heard is its own."""
+        try:
+            with anyio.fail_after(LOG_TURN_SECONDS):
+                await self._log_turn.acquire()
+        except TimeoutError:
+            return await self._send(session, replace(request, log_level=None, on_log=None))
+        try:
+            self._log_sink = request.on_log
+            return await self._send(session, request)
+        finally:
+            self._log_sink = None
+            self._log_turn.release()
 
     async def _send(self, session: ClientSession, request: McpRequest) -> Reply:
         try:
@@ -304,6 +335,7 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
     responses = _typed_responses(request.input_responses)
     state = request.request_state
     progress = request.on_progress
+    meta: Any = {types.LOG_LEVEL_META_KEY: request.log_level} if request.log_level is not None else None
     if request.method == "tools/call":
         return await session.call_tool(
             params["name"],
@@ -311,6 +343,7 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
             progress_callback=progress,
             input_responses=responses,
             request_state=state,
+            meta=meta,
             allow_input_required=True,
         )
     if request.method == "prompts/get":
@@ -319,11 +352,16 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
             params.get("arguments"),
             input_responses=responses,
             request_state=state,
+            meta=meta,
             allow_input_required=True,
         )
     if request.method == "resources/read":
         return await session.read_resource(
-            params["uri"], input_responses=responses, request_state=state, allow_input_required=True
+            params["uri"],
+            input_responses=responses,
+            request_state=state,
+            meta=meta,
+            allow_input_required=True,
         )
     raise ValueError(f"unsupported method {request.method}")
 

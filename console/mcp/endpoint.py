@@ -44,6 +44,12 @@ class Progress(Protocol):
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
 
 
+class LogSink(Protocol):
+    """Where a request's log notifications go (level, data, logger), as the server sent them."""
+
+    async def __call__(self, level: str, data: Any, logger: str | None) -> None: ...
+
+
 @dataclass(frozen=True)
 class McpRequest:
     """One tools/call, prompts/get or resources/read, plus the answers of a resume."""
@@ -56,6 +62,9 @@ class McpRequest:
     # "roots/list"): the agent behind the MCP gateway answers those itself.
     relayed: frozenset[str] = frozenset()
     on_progress: Progress | None = field(default=None, compare=False)  # the server's, for this request
+    # The least severe log level wanted for this request, and where its log notifications go.
+    log_level: str | None = None
+    on_log: LogSink | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,7 @@ async def mcp(
     path: str = "/mcp",
     capabilities: dict[str, Any] | None = None,
     extra_headers: dict[str, str] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> httpx.Response:
     """One 2026-07-28 request, as an MCP client sends it over Streamable HTTP, declaring `capabilities`."""
     headers = {
@@ -148,8 +149,8 @@ async def mcp(
     name = (params or {}).get("name", (params or {}).get("taskId"))
     if name is not None:
         headers["Mcp-Name"] = str(name)
-    meta = {**META, "io.modelcontextprotocol/clientCapabilities": capabilities or {}}
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": meta}}
+    sent_meta = {**META, "io.modelcontextprotocol/clientCapabilities": capabilities or {}, **(meta or {})}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": sent_meta}}
     return await console.client.post(path, json=body, headers=headers)
 
 

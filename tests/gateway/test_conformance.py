@@ -35,8 +35,6 @@ GATEWAY_GAPS: dict[str, dict[str, str]] = {
         "input-required-result-ignore-extra-params": "unasked answers are dropped, so the server asks",
     },
     "2025-11-25": {
-        "tools-call-with-logging": "the server's log notifications are not relayed yet",
-        "logging-set-level": "logging/setLevel is not handled yet",
         "resources-subscribe": "resources/subscribe is not passed on yet",
         "resources-unsubscribe": "resources/unsubscribe is not passed on yet",
         "server-sse-polling": "the console resumes the server's broken stream itself; the gateway does not"
