@@ -1,14 +1,18 @@
 """The listening socket every HTTP server of ours (the console, the demo and test servers) is served from,
-and the loop the demo, test and benchmark servers serve with."""
+the loop the demo, test and benchmark servers serve with, and the command line of our MCP servers."""
 
 from __future__ import annotations
 
+import argparse
 import socket
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 import uvicorn
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -43,3 +47,32 @@ async def serve_and_announce(app: Any, host: str, port: int, path: str, *, backl
             await anyio.sleep(0.01)
         sys.stdout.write(f"listening on http://{shown_host}:{sock.getsockname()[1]}{path}\n")
         sys.stdout.flush()
+
+
+def mcp_port(argv: Sequence[str] | None, *, description: str, prog: str | None = None) -> int | None:
+    """The `--http PORT` of an MCP server's command line (0 = any free port); None to serve stdio."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument(
+        "--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT (0 = any)"
+    )
+    port: int | None = parser.parse_args(argv).http
+    return port
+
+
+def serve_mcp(server: Server[Any], port: int | None, **http_options: Any) -> None:
+    """Serve `server` over stdio, or with a port over Streamable HTTP on 127.0.0.1 (announced as
+    `serve_and_announce` does), where the SDK checks Host and Origin against loopback (DNS rebinding); a
+    request without Origin, as from any client that is not a browser, passes."""
+
+    async def stdio() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    async def http(port: int) -> None:
+        app = server.streamable_http_app(host="127.0.0.1", **http_options)
+        await serve_and_announce(app, "127.0.0.1", port, "/mcp")
+
+    if port is None:
+        anyio.run(stdio)
+    else:
+        anyio.run(http, port)

@@ -33,7 +33,6 @@ Environment:
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -43,15 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from console.demo.signing import invalid_state, seal, unseal
-from console.listening import serve_and_announce
+from console.listening import mcp_port, serve_mcp
 
 SERVER_NAME = "deployer"
 SERVER_VERSION = "1.0.0"
@@ -263,29 +260,8 @@ def build_server(config: Config) -> Server[Any]:
 # --- transports ---------------------------------------------------------------------------
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-async def serve_http(server: Server[Any], port: int) -> None:
-    # host="127.0.0.1" turns on the SDK's DNS-rebinding check with loopback Host/Origin allowed;
-    # a request without an Origin header (any non-browser client) passes it.
-    await serve_and_announce(server.streamable_http_app(host="127.0.0.1"), "127.0.0.1", port, "/mcp")
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m console.demo.deployer", description="Demo MCP deploy server."
-    )
-    parser.add_argument(
-        "--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT (0 = any)"
-    )
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    port = mcp_port(argv, description="Demo MCP deploy server.", prog="python -m console.demo.deployer")
     try:
         config = load_config(os.environ)
     except ConfigError as exc:
@@ -293,10 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     server = build_server(config)
     try:
-        if args.http is None:
-            anyio.run(serve_stdio, server)
-        else:
-            anyio.run(serve_http, server, args.http)
+        serve_mcp(server, port)
     except KeyboardInterrupt:  # Ctrl+C at the terminal reaches the console and its servers alike
         return 130
     return 0

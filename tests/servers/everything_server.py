@@ -94,7 +94,6 @@ lists, filtered by prefix.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -107,13 +106,12 @@ import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from console.demo.signing import invalid_state, seal, unseal
-from console.listening import serve_and_announce
+from console.listening import mcp_port, serve_mcp
 
 SERVER_NAME = "everything-test"
 SERVER_VERSION = "1.0.0"
@@ -981,30 +979,10 @@ def build_server(shared: Shared) -> Server[Any]:
     return server
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-async def serve_http(server: Server[Any], port: int) -> None:
-    # With host="127.0.0.1" the SDK checks Host/Origin against loopback (DNS rebinding protection).
-    app = server.streamable_http_app(
-        host="127.0.0.1", event_store=MemoryEventStore(), retry_interval=RETRY_INTERVAL_MS
-    )
-    await serve_and_announce(app, "127.0.0.1", port, "/mcp")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Conformance 'everything' test MCP server.")
-    parser.add_argument(
-        "--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT (0 = any)"
-    )
-    args = parser.parse_args(argv)
-    server = build_server(Shared())
-    if args.http is None:
-        anyio.run(serve_stdio, server)
-    else:
-        anyio.run(serve_http, server, args.http)
+    port = mcp_port(argv, description="Conformance 'everything' test MCP server.")
+    # A 2025-11-25 client may resume a broken stream; the retry field says when.
+    serve_mcp(build_server(Shared()), port, event_store=MemoryEventStore(), retry_interval=RETRY_INTERVAL_MS)
     return 0
 
 

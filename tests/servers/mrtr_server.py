@@ -52,7 +52,6 @@ Resources secret://vault and the template secret://{name}: ask "reason" (minLeng
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -64,14 +63,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 
 from console.demo.signing import invalid_state, seal, unseal
-from console.listening import serve_and_announce
+from console.listening import mcp_port, serve_mcp
 
 SERVER_NAME = "mrtr-test"
 SERVER_VERSION = "1.0.0"
@@ -722,22 +719,8 @@ def build_server(log: RequestLog, state_key: bytes, tool_text: str | None = None
     )
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-async def serve_http(server: Server[Any], port: int) -> None:
-    # With host="127.0.0.1" the SDK checks Host/Origin against loopback; no Origin header passes.
-    await serve_and_announce(server.streamable_http_app(host="127.0.0.1"), "127.0.0.1", port, "/mcp")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="MRTR test MCP server.")
-    parser.add_argument(
-        "--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT (0 = any)"
-    )
-    args = parser.parse_args(argv)
+    port = mcp_port(argv, description="MRTR test MCP server.")
     state_key = os.environ.get("MRTR_STATE_KEY", DEFAULT_STATE_KEY)
     if len(state_key) < MIN_KEY_LENGTH:
         sys.stderr.write(
@@ -747,10 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = build_server(
         RequestLog(os.environ.get("MRTR_LOG")), state_key.encode(), os.environ.get("MRTR_TOOL_TEXT")
     )
-    if args.http is None:
-        anyio.run(serve_stdio, server)
-    else:
-        anyio.run(serve_http, server, args.http)
+    serve_mcp(server, port)
     return 0
 
 
