@@ -6,9 +6,9 @@ Other processes are covered by polling; these events only make the common single
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -91,16 +91,8 @@ class Signals:
 
         return relay
 
-    @contextmanager
-    def following_progress(self, call_id: str, listener: Progress) -> Iterator[None]:
-        listeners = self._progress.setdefault(call_id, [])
-        listeners.append(listener)
-        try:
-            yield
-        finally:
-            listeners.remove(listener)
-            if not listeners:
-                self._progress.pop(call_id, None)
+    def following_progress(self, call_id: str, listener: Progress) -> AbstractContextManager[None]:
+        return _registered(self._progress, call_id, listener)
 
     def log_level_of(self, call_id: str) -> str | None:
         """The least severe log level anyone in this process wants for the call, if anyone does."""
@@ -117,13 +109,21 @@ class Signals:
 
         return relay
 
-    @contextmanager
-    def following_logs(self, call_id: str, follower: LogFollower) -> Iterator[None]:
-        followers = self._logs.setdefault(call_id, [])
-        followers.append(follower)
-        try:
-            yield
-        finally:
-            followers.remove(follower)
-            if not followers:
-                self._logs.pop(call_id, None)
+    def following_logs(self, call_id: str, follower: LogFollower) -> AbstractContextManager[None]:
+        return _registered(self._logs, call_id, follower)
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def _registered(registry: dict[str, list[T]], call_id: str, item: T) -> Iterator[None]:
+    """`item` is among the call's entries of `registry` while the block runs."""
+    items = registry.setdefault(call_id, [])
+    items.append(item)
+    try:
+        yield
+    finally:
+        items.remove(item)
+        if not items:
+            registry.pop(call_id, None)
