@@ -60,7 +60,7 @@ async def test_a_servers_sampling_request_is_answered_by_the_agents_model(site: 
 async def test_a_servers_roots_request_is_answered_with_the_agents_roots(site: Site) -> None:
     async def roots(context: ClientRequestContext) -> ListRootsResult:
         return ListRootsResult(
-            roots=[Root.model_validate({"uri": "file:///work/project", "name": "project"})]
+            roots=[Root.model_validate({"uri": "file:///home/dev/project", "name": "project"})]
         )
 
     async with agent(site, list_roots_callback=roots) as client:

@@ -15,7 +15,7 @@ reads one JSON command per line from stdin and answers each with JSON lines on s
 With `ask` it declares elicitation (form and URL), sampling and roots: a question the server pushes is
 printed as `{"asked": {"message": ..., "mode": ...}}` and answered with the next stdin line,
 `{"answer": <ElicitResult>}` (what the person at this agent decided); a sampling request is answered
-"Hello." by model "scripted-model", a roots request with the one root file:///work/project.
+"Hello." by model "scripted-model", a roots request with the one root file:///home/dev/project.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def sample(context: Any, params: types.CreateMessageRequestParams) -> type
 
 
 async def roots(context: Any) -> types.ListRootsResult:
-    return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///work/project"})])
+    return types.ListRootsResult(roots=[types.Root.model_validate({"uri": "file:///home/dev/project"})])
 
 
 async def serve(session: ClientSession) -> None:

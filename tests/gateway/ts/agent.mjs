@@ -12,7 +12,7 @@
 // With `ask` it declares elicitation (form and URL), sampling and roots: each question it gets (pushed,
 // or inside an input_required result) is printed as {"asked": {"message", "mode"}} and answered with the
 // next stdin line, {"answer": <ElicitResult>} (what the person at this agent decided); a sampling
-// request is answered "Hello." by model "scripted-model", a roots request with file:///work/project.
+// request is answered "Hello." by model "scripted-model", a roots request with file:///home/dev/project.
 import readline from "node:readline";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 
@@ -47,7 +47,7 @@ if (ask === "ask") {
     content: { type: "text", text: "Hello." },
     model: "scripted-model",
   }));
-  client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///work/project" }] }));
+  client.setRequestHandler("roots/list", async () => ({ roots: [{ uri: "file:///home/dev/project" }] }));
 }
 const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: { headers: { Authorization: `Bearer ${token}` } },
