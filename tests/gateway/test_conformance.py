@@ -10,8 +10,7 @@ server's questions alone (the team's default policy), so they go back to the sui
 from __future__ import annotations
 
 import shutil
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,12 +18,11 @@ import pytest
 
 from tests.conformance.bearer_proxy import bearer_proxy
 from tests.conformance.suite import Outcome, Suite, install, run_server
-from tests.harness import REPO, ServerSpec, seed
-from tests.processes import console_process, start_http_server
+from tests.harness import ServerSpec, seed
+from tests.processes import console_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 SPEC_VERSIONS = ("2026-07-28", "2025-11-25")
 # Scenarios the test server passes alone that the gateway does not pass yet, with the reason. A listed
 # scenario that passes fails the test, so the list cannot go stale.
@@ -46,14 +44,6 @@ GATEWAY_GAPS: dict[str, dict[str, str]] = {
 @pytest.fixture(scope="module")
 def suite() -> Suite:
     return install()
-
-
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The test server's MCP URL."""
-    log = tmp_path_factory.mktemp("everything") / "server.txt"
-    with start_http_server(EVERYTHING, {}, log) as server:
-        yield server.url
 
 
 @pytest.fixture

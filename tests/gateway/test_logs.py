@@ -5,8 +5,6 @@ where a request asks for logs in its `_meta`)."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -14,26 +12,12 @@ import httpx
 import pytest
 
 from tests.gateway.agents import mcp, payload
-from tests.harness import REPO, Console, ServerSpec, running_console
-from tests.processes import start_http_server
+from tests.harness import Console
 
 pytestmark = pytest.mark.anyio
 
-EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 LOGGING_TOOL = "everything__test_tool_with_logging"
 ITS_LOGS = ["Tool execution started", "Tool processing data", "Tool execution completed"]
-
-
-@pytest.fixture(scope="module")
-def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with start_http_server(EVERYTHING, {}, tmp_path_factory.mktemp("everything") / "server.txt") as server:
-        yield server.url
-
-
-@pytest.fixture
-async def console(database_url: str, everything: str) -> AsyncIterator[Console]:
-    async with running_console(database_url, {"everything": ServerSpec(url=everything)}) as running:
-        yield running
 
 
 def logs_heard(response: httpx.Response) -> list[str]:
@@ -54,15 +38,17 @@ async def call_logging_tool(console: Console, who: str, level: str | None) -> li
     return logs_heard(await mcp(console, "tools/call", params, who=who, meta=meta))
 
 
-async def test_each_agent_hears_its_own_calls_logs_only_and_only_when_it_asked(console: Console) -> None:
+async def test_each_agent_hears_its_own_calls_logs_only_and_only_when_it_asked(
+    everything_console: Console,
+) -> None:
     heard: dict[str, list[str]] = {}
 
     async def agent(who: str) -> None:
-        heard[who] = await call_logging_tool(console, who, "info")
+        heard[who] = await call_logging_tool(everything_console, who, "info")
 
     async with anyio.create_task_group() as agents:  # at once, over the same upstream connection
         for who in ("dev", "lead"):
             agents.start_soon(agent, who)
     assert heard == {"dev": ITS_LOGS, "lead": ITS_LOGS}
-    assert await call_logging_tool(console, "dev", None) == []  # it did not ask
-    assert await call_logging_tool(console, "dev", "warning") == []  # the tool logs at info
+    assert await call_logging_tool(everything_console, "dev", None) == []  # it did not ask
+    assert await call_logging_tool(everything_console, "dev", "warning") == []  # the tool logs at info
