@@ -41,6 +41,7 @@ AWAIT_TOOL_ITEM = {
 # Listings are each caller's own (their team's servers, their credentials) and change with admins' edits.
 LISTING_HINT = CacheHint(ttl_ms=10_000, scope="private")
 TASK_AFTER_SECONDS = 2.0  # a call that neither ends nor asks anyone by then becomes a task too
+AskingParams = types.CallToolRequestParams | types.GetPromptRequestParams | types.ReadResourceRequestParams
 LISTINGS: tuple[CacheableMethod, ...] = (
     "tools/list",
     "prompts/list",
@@ -117,7 +118,8 @@ async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[
                 return tasks.created(outcome, base_url)
             return _complete(forwarding.tool_result(outcome, base_url))
         outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded)
-    return _handed_over(ctx, outcome) or _complete(forwarding.tool_result(outcome, base_url))
+    outcome, handed = await _handed_over(ctx, "tools/call", outcome, params)
+    return handed or _complete(forwarding.tool_result(outcome, base_url))
 
 
 async def _get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> dict[str, Any]:
@@ -130,7 +132,8 @@ async def _get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> dic
         forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
         outcome = await _forwarded(ctx, entry.upstream.name, "prompts/get", forwarded)
     base_url = context.services(ctx).settings.base_url
-    return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
+    outcome, handed = await _handed_over(ctx, "prompts/get", outcome, params)
+    return handed or _complete(forwarding.method_result(outcome, base_url))
 
 
 async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> dict[str, Any]:
@@ -144,7 +147,8 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
             raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}", {"uri": uri})
         outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
     base_url = context.services(ctx).settings.base_url
-    return _handed_over(ctx, outcome) or _complete(forwarding.method_result(outcome, base_url))
+    outcome, handed = await _handed_over(ctx, "resources/read", outcome, params)
+    return handed or _complete(forwarding.method_result(outcome, base_url))
 
 
 async def _set_log_level(ctx: Context, params: types.SetLevelRequestParams) -> dict[str, Any]:
@@ -265,8 +269,22 @@ async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcom
     )
 
 
-def _handed_over(ctx: Context, outcome: forwarding.Outcome) -> dict[str, Any] | None:
-    return rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
+async def _handed_over(
+    ctx: Context, method: str, outcome: forwarding.Outcome, params: AskingParams
+) -> tuple[forwarding.Outcome, dict[str, Any] | None]:
+    """The outcome, and the `input_required` result that gives a 2026-07-28 client what it may answer.
+
+    A first request may carry answers already (`inputResponses` without a `requestState`). Nobody asked
+    yet, so they are held back until the server asks and the team's policy offers its question to the
+    agent; then each answer given for a key asked is taken as the agent's answer on a retry.
+    """
+    handed = rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
+    early = dict(params.input_responses or {}) if params.request_state is None else {}
+    while handed is not None and early and handed["inputRequests"].keys() <= early.keys():
+        answers = {key: early.pop(key) for key in handed["inputRequests"]}
+        outcome = await _retried(ctx, method, handed["requestState"], answers)
+        handed = rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
+    return outcome, handed
 
 
 async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:

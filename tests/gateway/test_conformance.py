@@ -27,11 +27,7 @@ SPEC_VERSIONS = ("2026-07-28", "2025-11-25")
 # Scenarios the test server passes alone that the gateway does not pass yet, with the reason. A listed
 # scenario that passes fails the test, so the list cannot go stale.
 GATEWAY_GAPS: dict[str, dict[str, str]] = {
-    "2026-07-28": {
-        # By design: answers sent with a first request, to questions nobody asked yet, are not passed on;
-        # a question goes to the people the team's policy names, and only then may the agent answer it.
-        "input-required-result-ignore-extra-params": "unasked answers are dropped, so the server asks",
-    },
+    "2026-07-28": {},
     "2025-11-25": {
         "resources-subscribe": "resources/subscribe is not passed on yet",
         "resources-unsubscribe": "resources/unsubscribe is not passed on yet",
