@@ -47,6 +47,7 @@ class Entry:
 @dataclass
 class Catalog:
     prefixed: bool  # names are `<server>__<name>` (at /mcp) rather than the server's own
+    servers: list[Upstream] = field(default_factory=list)  # every server the caller reaches here
     tools: dict[str, Entry] = field(default_factory=dict)
     prompts: dict[str, Entry] = field(default_factory=dict)
     resources: dict[str, Entry] = field(default_factory=dict)
@@ -111,7 +112,7 @@ async def build_catalog(
     *, pool: ConnectionPool, servers: list[Upstream], prefixed: bool, kinds: Iterable[Listing]
 ) -> Catalog:
     """Ask every server for its listings at once; one that fails is left out and logged."""
-    catalog = Catalog(prefixed=prefixed)
+    catalog = Catalog(prefixed=prefixed, servers=list(servers))
     wanted = tuple(kinds)
     results: dict[tuple[int, Listing], list[dict[str, Any]]] = {}
 

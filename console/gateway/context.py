@@ -16,6 +16,7 @@ from console.dispatch.signals import LOG_LEVELS, LogFollower
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
 from console.gateway.auth import PRINCIPAL
 from console.gateway.forwarding import Report, RunKey, Services
+from console.gateway.subscribed import SessionSubscriptions
 from console.identity import Principal
 
 Context = ServerRequestContext[Any, Any]
@@ -88,6 +89,11 @@ def reporter(ctx: Context) -> Report:
         await ctx.session.report_progress(progress, total, message)
 
     return report
+
+
+def subscriptions(ctx: Context) -> SessionSubscriptions:
+    """The resource subscriptions of the caller's 2025-11-25 session."""
+    return request_of(ctx).app.state.gateway.subscriptions.of(ctx.session, services(ctx).pool)  # type: ignore[no-any-return]
 
 
 def session_key(ctx: Context) -> tuple[str, str] | None:

@@ -3,7 +3,8 @@ server found) before the SDK's Streamable HTTP session manager reads a byte of i
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import INVALID_PARAMS
@@ -17,6 +18,7 @@ from console.gateway.memo import CALLER, Memo
 from console.gateway.origins import refused_site
 from console.gateway.request_state import StateSeal
 from console.gateway.server import build_server
+from console.gateway.subscribed import Subscriptions
 from console.mcp.registry import server_by_name
 
 PATHS = ("/mcp", "/mcp/{server}")
@@ -30,6 +32,7 @@ class Gateway:
         self.memo = Memo()
         self._base_url = settings.base_url
         self.seal = StateSeal(secret_text(settings))
+        self.subscriptions = Subscriptions()
         self._manager = StreamableHTTPSessionManager(
             app=build_server(self.memo),
             event_store=RecentEvents(),
@@ -37,8 +40,10 @@ class Gateway:
             max_request_body_size=settings.max_params_bytes,
         )
 
-    def running(self) -> AbstractAsyncContextManager[None]:
-        return self._manager.run()
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.subscriptions.running(), self._manager.run():
+            yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         factory = scope["app"].state.factory

@@ -36,6 +36,9 @@ class Recent(Generic[K, V]):
             return None
         return kept[1]
 
+    def clear(self) -> None:
+        self._items.clear()
+
     def put(self, key: K, value: V) -> None:
         self._items[key] = (time.monotonic(), value)
         self._items.move_to_end(key)

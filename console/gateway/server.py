@@ -21,6 +21,7 @@ from console.gateway import context, forwarding, rounds, tasks
 from console.gateway.catalog import Catalog, build_catalog, upstreams
 from console.gateway.context import Context
 from console.gateway.forwarding import AWAIT_TOOL
+from console.gateway.listen import serve_listen
 from console.gateway.memo import Memo
 from console.mcp.connection import Listing
 
@@ -69,6 +70,9 @@ def build_server(memo: Memo) -> Server[Any]:
     server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _list_templates)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, _read_resource)
     server.add_request_handler("completion/complete", types.CompleteRequestParams, _complete_argument)
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, _subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, _unsubscribe)
+    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, _listen)
     # Registered directly: the SDK's keyword for it warns that logging is deprecated as of 2026-07-28,
     # where the method is gone (the SDK answers it as unknown there).
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_log_level)
@@ -149,6 +153,28 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
     base_url = context.services(ctx).settings.base_url
     outcome, handed = await _handed_over(ctx, "resources/read", outcome, params)
     return handed or _complete(forwarding.method_result(outcome, base_url))
+
+
+async def _subscribe(ctx: Context, params: types.SubscribeRequestParams) -> dict[str, Any]:
+    """A 2025-11-25 session's subscription to a resource, heard from the server that lists it (directly:
+    hearing of a change has no effects, so it is no console call; reading the resource again is)."""
+    uri = str(params.uri)
+    upstream = (await _catalog(ctx, "resources", "resourceTemplates")).server_of_uri(uri)
+    if upstream is None:
+        raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}", {"uri": uri})
+    if not await context.subscriptions(ctx).subscribe(upstream, uri):
+        message = f"{upstream.name} does not tell of changes to {uri!r}"
+        raise MCPError(types.INVALID_PARAMS, message, {"uri": uri})
+    return {}
+
+
+async def _unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> dict[str, Any]:
+    await context.subscriptions(ctx).unsubscribe(str(params.uri))
+    return {}
+
+
+async def _listen(ctx: Context, params: types.SubscriptionsListenRequestParams) -> dict[str, Any]:
+    return await serve_listen(ctx, params, await _catalog(ctx, "resources", "resourceTemplates"))
 
 
 async def _set_log_level(ctx: Context, params: types.SetLevelRequestParams) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -18,6 +18,7 @@ from mcp.client import ClientRequestContext
 from mcp.client._probe import negotiate_auto  # ClientSession has no public entry to it
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import Subscription, listen
 from pydantic import ValidationError
 
 from console.errors import McpLost, McpProtocolError, McpUnavailable
@@ -49,10 +50,18 @@ class Connection:
     """A warm session to one endpoint; `run` owns the transport, `send` may be called concurrently."""
 
     def __init__(
-        self, endpoint: Endpoint, *, request_timeout: float, relayed: frozenset[str] = frozenset()
+        self,
+        endpoint: Endpoint,
+        *,
+        request_timeout: float,
+        relayed: frozenset[str] = frozenset(),
+        listening: bool = False,
     ) -> None:
         self.endpoint = endpoint
         self.relayed = relayed  # what this connection tells servers it answers besides elicitation
+        # A connection for `subscriptions/listen` streams, which may be quiet for hours: its HTTP reads
+        # never time out (each listen still waits for its acknowledgment no longer than a request).
+        self.listening = listening
         self._request_timeout = request_timeout
         self._stop = anyio.Event()
         self._session: ClientSession | None = None
@@ -145,7 +154,7 @@ class Connection:
             return stdio_client(params)
         http = httpx2.AsyncClient(
             headers=dict(self.endpoint.headers),
-            timeout=httpx2.Timeout(30, read=self._request_timeout + 5),
+            timeout=httpx2.Timeout(30, read=None if self.listening else self._request_timeout + 5),
             event_hooks={"response": [self._note_status]},
             transport=public_only_transport() if self.endpoint.public_only else None,
         )
@@ -298,6 +307,34 @@ class Connection:
             self._remember_tools([types.Tool.model_validate(tool) for tool in items])
         self._listings[kind] = (time.monotonic(), items)
         return items
+
+    def listen(self, wanted: types.SubscriptionFilter) -> AbstractAsyncContextManager[Subscription]:
+        """A `subscriptions/listen` stream of the server's changes that `wanted` names (2026-07-28).
+
+        Raises:
+            McpUnavailable: the connection is gone.
+            McpProtocolError: the server speaks an older protocol, where it tells of changes otherwise.
+        """
+        session = self._session
+        if session is None or self._stop.is_set():
+            raise McpUnavailable("connection closed", rpc_code=types.CONNECTION_CLOSED)
+        if self.legacy_version is not None:
+            raise McpProtocolError(
+                f"the server speaks MCP {self.legacy_version}; the console hears of changes only from "
+                f"servers that speak MCP {MODERN}",
+                rpc_code=types.METHOD_NOT_FOUND,
+            )
+        return listen(
+            session,
+            tools_list_changed=bool(wanted.tools_list_changed),
+            prompts_list_changed=bool(wanted.prompts_list_changed),
+            resources_list_changed=bool(wanted.resources_list_changed),
+            resource_subscriptions=wanted.resource_subscriptions or (),
+        )
+
+    def forget_listings(self) -> None:
+        """The server said a listing changed: the next one is asked for again."""
+        self._listings.clear()
 
     async def complete(self, params: types.CompleteRequestParams) -> dict[str, Any]:
         """The server's completions for one argument (a helper for people typing, with no effects, so it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 from anyio.abc import TaskGroup
+from mcp.client.subscriptions import Subscription
 
 from console.errors import McpUnavailable
 from console.mcp.connection import Connection, Listing
@@ -20,15 +23,19 @@ class KnownTool:
     annotations: dict[str, Any] | None  # as the server listed them: untrusted until an admin trusts it
 
 
+Key = tuple[Endpoint, frozenset[str], bool]  # the endpoint, what it relays, and whether it listens
+
+
 class ConnectionPool:
     """Owns every connection's task; use as an async context manager around the app's lifetime."""
 
     def __init__(self, *, request_timeout: float) -> None:
         self._request_timeout = request_timeout
         # One connection per endpoint and what it relays: a server learns per connection (2025-11-25) or
-        # per request from that connection's callbacks (2026-07-28) what the client answers.
-        self._connections: dict[tuple[Endpoint, frozenset[str]], Connection] = {}
-        self._locks: dict[tuple[Endpoint, frozenset[str]], anyio.Lock] = {}
+        # per request from that connection's callbacks (2026-07-28) what the client answers. Listen
+        # streams to an HTTP server have a connection of their own (see Connection.listening).
+        self._connections: dict[Key, Connection] = {}
+        self._locks: dict[Key, anyio.Lock] = {}
         self._task_group: TaskGroup | None = None
 
     async def __aenter__(self) -> ConnectionPool:
@@ -49,7 +56,7 @@ class ConnectionPool:
 
     def ended(self, endpoint: Endpoint) -> anyio.Event:
         """An event set when the endpoint's current connection ends (KeyError if there is none)."""
-        return self._connections[(endpoint, frozenset())].ended
+        return self._connections[(endpoint, frozenset(), False)].ended
 
     async def send(self, endpoint: Endpoint, request: McpRequest) -> Reply:
         """Send on the endpoint's warm connection (the one relaying what the request relays), (re)starting
@@ -75,6 +82,21 @@ class ConnectionPool:
         connection = await self._connection(endpoint)
         return await connection.complete(params)
 
+    @asynccontextmanager
+    async def listen(
+        self, endpoint: Endpoint, wanted: types.SubscriptionFilter
+    ) -> AsyncIterator[Subscription]:
+        """A `subscriptions/listen` stream to the endpoint (see `Connection.listen`)."""
+        connection = await self._connection(endpoint, listening=endpoint.transport == "http")
+        async with connection.listen(wanted) as subscription:
+            yield subscription
+
+    def forget_listings(self, endpoint: Endpoint) -> None:
+        """The endpoint said a listing changed: ask again next time."""
+        connection = self._connections.get((endpoint, frozenset(), False))
+        if connection is not None:
+            connection.forget_listings()
+
     async def find_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool if the server lists it (the listing is re-read once before saying no)."""
         connection = await self._connection(endpoint)
@@ -88,7 +110,7 @@ class ConnectionPool:
 
     def known_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool as the endpoint's live connection last listed it; None when only asking can tell."""
-        connection = self._connections.get((endpoint, frozenset()))
+        connection = self._connections.get((endpoint, frozenset(), False))
         if connection is None or not connection.alive:
             return None
         if name not in connection.tool_names:
@@ -97,19 +119,23 @@ class ConnectionPool:
 
     def protocol(self, endpoint: Endpoint) -> str | None:
         """The protocol version the endpoint's connection negotiated, if it has connected."""
-        connection = self._connections.get((endpoint, frozenset()))
+        connection = self._connections.get((endpoint, frozenset(), False))
         return connection.protocol_version if connection is not None else None
 
-    async def _connection(self, endpoint: Endpoint, relayed: frozenset[str] = frozenset()) -> Connection:
+    async def _connection(
+        self, endpoint: Endpoint, relayed: frozenset[str] = frozenset(), *, listening: bool = False
+    ) -> Connection:
         if self._task_group is None:
             raise RuntimeError("ConnectionPool used outside its context")
-        key = (endpoint, relayed)
+        key = (endpoint, relayed, listening)
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
             current = self._connections.get(key)
             if current is not None and current.alive:
                 return current
-            connection = Connection(endpoint, request_timeout=self._request_timeout, relayed=relayed)
+            connection = Connection(
+                endpoint, request_timeout=self._request_timeout, relayed=relayed, listening=listening
+            )
             await self._task_group.start(connection.run)
             self._connections[key] = connection
             return connection

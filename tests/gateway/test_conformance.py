@@ -29,8 +29,6 @@ SPEC_VERSIONS = ("2026-07-28", "2025-11-25")
 GATEWAY_GAPS: dict[str, dict[str, str]] = {
     "2026-07-28": {},
     "2025-11-25": {
-        "resources-subscribe": "resources/subscribe is not passed on yet",
-        "resources-unsubscribe": "resources/unsubscribe is not passed on yet",
         "server-sse-polling": "the console resumes the server's broken stream itself; the gateway does not"
         " close an agent's SSE stream to have it resume (SEP-1699 polling) yet",
     },

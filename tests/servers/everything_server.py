@@ -88,6 +88,9 @@ data {"uri": <uri>}):
     test://watched-resource text/plain "Watched resource content"
     template test://template/{id}/data  application/json {"id": "<id>", "templateTest": true,
                             "data": "Data for ID: <id>"}
+Beyond the suite: update_watched_resource changes the watched resource (its text gains " (version
+<n>)") and tells 2026-07-28 `subscriptions/listen` streams and the calling 2025-11-25 session, if it
+subscribed, that it changed.
 Completion: arg1 and arg2 of test_prompt_with_arguments and id of the template complete from fixed
 lists, filtered by prefix.
 """
@@ -107,6 +110,7 @@ import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -141,6 +145,8 @@ class Shared:
 
     log_level: types.LoggingLevel = "info"
     subscriptions: set[str] = field(default_factory=set)
+    watched_version: int = 0  # how often update_watched_resource changed the watched resource
+    bus: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)  # 2026-07-28 listens
 
 
 class MemoryEventStore(EventStore):
@@ -402,6 +408,16 @@ async def test_tool_with_progress(call: Call) -> ToolResult:
 async def test_logging_tool(call: Call) -> ToolResult:
     await log(call, "info", "test_logging_tool ran")
     return text_result("Logged one info message.")
+
+
+async def update_watched_resource(call: Call) -> ToolResult:
+    """Beyond the suite: a change to subscribe to, told to 2026-07-28 listen streams and to this
+    2025-11-25 session if it subscribed."""
+    call.shared.watched_version += 1
+    await call.shared.bus.publish(ResourceUpdated(WATCHED_URI))
+    if not call.modern and WATCHED_URI in call.shared.subscriptions:
+        await call.ctx.session.send_resource_updated(WATCHED_URI)
+    return text_result(f"The watched resource is now version {call.shared.watched_version}.")
 
 
 async def test_reconnection(call: Call) -> ToolResult:
@@ -674,6 +690,7 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(test_tool_with_progress, "Reports progress 0, 50 and 100 of 100."),
         _spec(test_logging_tool, "Logs one info message (only when the request asked for logs)."),
         _spec(test_reconnection, "Closes its SSE stream before answering, so the client must resume."),
+        _spec(update_watched_resource, "Changes test://watched-resource and tells its subscribers."),
         _spec(test_sampling, "Asks the client to sample `prompt`.", _schema({"prompt": STRING}, ["prompt"])),
         _spec(
             test_elicitation,
@@ -813,13 +830,16 @@ def _text_contents(uri: str, mime_type: str, body: str) -> types.TextResourceCon
     return types.TextResourceContents(uri=uri, mime_type=mime_type, text=body)
 
 
-def resource_contents(uri: str) -> types.TextResourceContents | types.BlobResourceContents:
+def resource_contents(
+    uri: str, watched_version: int = 0
+) -> types.TextResourceContents | types.BlobResourceContents:
     if uri == TEXT_URI:
         return _text_contents(uri, "text/plain", "This is the content of the static text resource.")
     if uri == BINARY_URI:
         return types.BlobResourceContents(uri=uri, mime_type="image/png", blob=PNG_BASE64)
     if uri == WATCHED_URI:
-        return _text_contents(uri, "text/plain", "Watched resource content")
+        version = f" (version {watched_version})" if watched_version else ""
+        return _text_contents(uri, "text/plain", f"Watched resource content{version}")
     match = TEMPLATE_PATTERN.fullmatch(uri)
     if match is None:
         raise resource_not_found(uri)
@@ -934,7 +954,7 @@ def build_server(shared: Shared) -> Server[Any]:
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        return types.ReadResourceResult(contents=[resource_contents(params.uri)])
+        return types.ReadResourceResult(contents=[resource_contents(params.uri, shared.watched_version)])
 
     async def subscribe(
         ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
@@ -973,6 +993,7 @@ def build_server(shared: Shared) -> Server[Any]:
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
         on_completion=completion,
+        on_subscriptions_listen=ListenHandler(shared.bus),
     )
     # Registered directly: the on_set_logging_level keyword warns that logging is deprecated in 2026-07-28.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
