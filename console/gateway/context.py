@@ -93,7 +93,9 @@ def reporter(ctx: Context) -> Report:
 
 def subscriptions(ctx: Context) -> SessionSubscriptions:
     """The resource subscriptions of the caller's 2025-11-25 session."""
-    return request_of(ctx).app.state.gateway.subscriptions.of(ctx.session, services(ctx).pool)  # type: ignore[no-any-return]
+    gateway = request_of(ctx).app.state.gateway
+    found: SessionSubscriptions = gateway.subscriptions.of(ctx.session, services(ctx).pool)
+    return found
 
 
 def session_key(ctx: Context) -> tuple[str, str] | None:

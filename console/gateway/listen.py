@@ -34,6 +34,9 @@ async def serve_listen(
     subscription_id = ctx.request_id
     if subscription_id is None:
         raise MCPError(types.INVALID_REQUEST, "subscriptions/listen needs a request id")
+    if len(params.notifications.resource_subscriptions or ()) > watching.MAX_URIS:
+        message = f"a stream may hear of {watching.MAX_URIS} resources at most"
+        raise MCPError(types.INVALID_PARAMS, message)
     services = context.services(ctx)
     meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
     sources = watching.sources(catalog, catalog.servers, params.notifications)

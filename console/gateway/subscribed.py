@@ -11,11 +11,12 @@ from typing import Any
 import anyio
 import mcp.types as types
 from anyio.abc import TaskGroup, TaskStatus
+from mcp import MCPError
 from mcp.server.session import ServerSession
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from console.gateway.catalog import Upstream
-from console.gateway.watching import Source, hear
+from console.gateway.watching import MAX_URIS, Source, hear
 from console.mcp.pool import ConnectionPool
 
 logger = logging.getLogger(__name__)
@@ -59,26 +60,38 @@ class SessionSubscriptions:
         self._uris: dict[str, set[str]] = {}  # server name -> URIs
         self._upstreams: dict[str, Upstream] = {}
         self._hearing: dict[str, tuple[anyio.CancelScope, types.SubscriptionFilter]] = {}
+        self._changing = anyio.Lock()  # one subscribe or unsubscribe of the session at a time
 
     async def subscribe(self, upstream: Upstream, uri: str) -> bool:
-        """Hear of changes to `uri` from `upstream`; False (and not subscribed) when it does not tell."""
-        uris = self._uris.setdefault(upstream.name, set())
-        if uri in uris:
-            return True
-        uris.add(uri)
-        self._upstreams[upstream.name] = upstream
-        honored = await self._hear(upstream.name)
-        if uri not in (honored.resource_subscriptions or ()):
+        """Hear of changes to `uri` from `upstream`; False (and not subscribed) when it does not tell.
+
+        Raises:
+            MCPError: the session holds `MAX_URIS` subscriptions already.
+        """
+        async with self._changing:
+            uris = self._uris.setdefault(upstream.name, set())
+            if uri in uris:
+                return True
+            if sum(len(kept) for kept in self._uris.values()) >= MAX_URIS:
+                raise MCPError(
+                    types.INVALID_PARAMS, f"a session may subscribe to {MAX_URIS} resources at most"
+                )
+            uris.add(uri)
+            self._upstreams[upstream.name] = upstream
+            honored = await self._hear(upstream.name)
+            if uri in (honored.resource_subscriptions or ()):
+                return True
             uris.discard(uri)
+            await self._hear(upstream.name)
             return False
-        return True
 
     async def unsubscribe(self, uri: str) -> None:
-        for name, uris in self._uris.items():
-            if uri in uris:
-                uris.discard(uri)
-                await self._hear(name)
-                return
+        async with self._changing:
+            for name, uris in self._uris.items():
+                if uri in uris:
+                    uris.discard(uri)
+                    await self._hear(name)
+                    return
 
     def close(self) -> None:
         for scope, _ in self._hearing.values():

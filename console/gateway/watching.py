@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 Deliver = Callable[[ServerEvent], Awaitable[None]]
 FIRST_PAUSE_SECONDS = 1.0  # before a dropped stream is opened again; doubling up to the last
 LAST_PAUSE_SECONDS = 30.0
+MAX_URIS = 100  # resources one agent's stream or session may hear of (each is asked of a server)
 NOTHING = types.SubscriptionFilter()
 
 
