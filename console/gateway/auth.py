@@ -4,6 +4,7 @@ HTTP request before a byte of its body is read."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -56,6 +57,22 @@ async def authenticate(scope: Scope, factory: async_sessionmaker[AsyncSession]) 
     scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=client, scopes=[]))
     scope.setdefault("state", {})[PRINCIPAL] = principal
     return principal
+
+
+def still_valid(scope: Scope, factory: async_sessionmaker[AsyncSession]) -> Callable[[], Awaitable[bool]]:
+    """Whether the request's token still lets its holder in (not revoked, still a member of its team),
+    asked anew on each call: for what a stream tells after the request that opened it was let in."""
+    token = _bearer(scope) or ""
+
+    async def check() -> bool:
+        try:
+            async with factory() as session:
+                await authenticate_token(session=session, token=token)
+        except Unauthorized:
+            return False
+        return True
+
+    return check
 
 
 def _bearer(scope: Scope) -> str | None:

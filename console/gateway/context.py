@@ -4,6 +4,7 @@ console's services, and the run the request is filed under."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ from starlette.requests import Request
 
 from console.dispatch.signals import LOG_LEVELS, LogFollower
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
-from console.gateway.auth import PRINCIPAL
+from console.gateway.auth import PRINCIPAL, still_valid
 from console.gateway.forwarding import Report, RunKey, Services
 from console.gateway.subscribed import SessionSubscriptions
 from console.identity import Principal
@@ -94,8 +95,16 @@ def reporter(ctx: Context) -> Report:
 def subscriptions(ctx: Context) -> SessionSubscriptions:
     """The resource subscriptions of the caller's 2025-11-25 session."""
     gateway = request_of(ctx).app.state.gateway
-    found: SessionSubscriptions = gateway.subscriptions.of(ctx.session, services(ctx).pool)
+    found: SessionSubscriptions = gateway.subscriptions.of(
+        ctx.session, services(ctx).pool, still_allowed(ctx)
+    )
     return found
+
+
+def still_allowed(ctx: Context) -> Callable[[], Awaitable[bool]]:
+    """Whether the caller's token still lets them in, asked anew on each call (for streams that last)."""
+    request = request_of(ctx)
+    return still_valid(request.scope, request.app.state.factory)
 
 
 def session_key(ctx: Context) -> tuple[str, str] | None:

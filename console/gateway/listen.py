@@ -1,5 +1,5 @@
 """`subscriptions/listen` for a 2026-07-28 agent: one stream of what the team's servers say changed, for
-as long as the agent keeps it open.
+as long as the agent keeps it open and its token still lets it in (asked again before each change).
 
 The acknowledgment names what the servers agreed to tell (never more than the agent asked and may see);
 it is the stream's first message, so changes heard while the servers are still being asked wait for it.
@@ -38,11 +38,15 @@ async def serve_listen(
         message = f"a stream may hear of {watching.MAX_URIS} resources at most"
         raise MCPError(types.INVALID_PARAMS, message)
     services = context.services(ctx)
+    allowed = context.still_allowed(ctx)
     meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
     sources = watching.sources(catalog, catalog.servers, params.notifications)
     send, receive = anyio.create_memory_object_stream[ServerEvent](BACKLOG)
 
     async def deliver(event: ServerEvent) -> None:
+        if not await allowed():  # revoked, or no longer a member: the stream ends
+            send.close()
+            return
         if not isinstance(event, ResourceUpdated):
             services.memo.catalogs.clear()  # the next listing asks the servers again
         try:

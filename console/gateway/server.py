@@ -306,8 +306,8 @@ async def _handed_over(
     """
     handed = rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
     early = dict(params.input_responses or {}) if params.request_state is None else {}
-    while handed is not None and early and handed["inputRequests"].keys() <= early.keys():
-        answers = {key: early.pop(key) for key in handed["inputRequests"]}
+    while handed is not None and (asked := handed["inputRequests"].keys() & early.keys()):
+        answers = {key: early.pop(key) for key in asked}
         outcome = await _retried(ctx, method, handed["requestState"], answers)
         handed = rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
     return outcome, handed

@@ -4,7 +4,7 @@ as the session lasts, each update pushed to the session as `notifications/resour
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,6 +20,7 @@ from console.gateway.watching import MAX_URIS, Source, hear
 from console.mcp.pool import ConnectionPool
 
 logger = logging.getLogger(__name__)
+Allowed = Callable[[], Awaitable[bool]]
 STATE_KEY = "approval-console/subscriptions"
 
 
@@ -39,24 +40,27 @@ class Subscriptions:
                 self._task_group = None
                 tasks.cancel_scope.cancel()
 
-    def of(self, session: ServerSession, pool: ConnectionPool) -> SessionSubscriptions:
+    def of(self, session: ServerSession, pool: ConnectionPool, allowed: Allowed) -> SessionSubscriptions:
         """The subscriptions of the session `session` serves a request of (made on first use)."""
         if self._task_group is None:
             raise RuntimeError("the gateway's subscriptions are not running")
         connection = _connection_of(session)
         found = connection.state.get(STATE_KEY)
         if not isinstance(found, SessionSubscriptions):
-            found = SessionSubscriptions(self._task_group, pool, session)
+            found = SessionSubscriptions(self._task_group, pool, session, allowed)
             connection.state[STATE_KEY] = found
             connection.exit_stack.callback(found.close)
         return found
 
 
 class SessionSubscriptions:
-    def __init__(self, tasks: TaskGroup, pool: ConnectionPool, session: ServerSession) -> None:
+    def __init__(
+        self, tasks: TaskGroup, pool: ConnectionPool, session: ServerSession, allowed: Allowed
+    ) -> None:
         self._tasks = tasks
         self._pool = pool
         self._session = session  # its connection's own channel carries what no request asked
+        self._allowed = allowed  # the session's token, asked again before each update is told
         self._uris: dict[str, set[str]] = {}  # server name -> URIs
         self._upstreams: dict[str, Upstream] = {}
         self._hearing: dict[str, tuple[anyio.CancelScope, types.SubscriptionFilter]] = {}
@@ -123,6 +127,9 @@ class SessionSubscriptions:
 
     async def _deliver(self, event: ServerEvent) -> None:
         if not isinstance(event, ResourceUpdated):
+            return
+        if not await self._allowed():  # revoked, or no longer a member: the session hears no more
+            self.close()
             return
         try:
             await self._session.send_resource_updated(event.uri)

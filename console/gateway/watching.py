@@ -24,6 +24,7 @@ from mcp.shared.subscriptions import (
     ResourceUpdated,
     ServerEvent,
     ToolsListChanged,
+    event_matches,
 )
 
 from console.errors import McpError
@@ -96,6 +97,7 @@ async def hear(
         try:
             async with pool.listen(source.upstream.endpoint, source.wanted) as subscription:
                 honored = _within(subscription.honored, source.wanted)
+                honored_uris = frozenset(honored.resource_subscriptions or ())
                 if not started:
                     task_status.started(honored)
                     started = True
@@ -104,7 +106,7 @@ async def hear(
                         await deliver(event)
                 pause = FIRST_PAUSE_SECONDS
                 async for event in subscription:
-                    if not _covers(honored, event):  # a server's word on what nobody here asked for
+                    if not event_matches(honored, honored_uris, event):  # what nobody here asked for
                         continue
                     if not isinstance(event, ResourceUpdated):
                         pool.forget_listings(source.upstream.endpoint)
@@ -142,13 +144,3 @@ def _within(honored: types.SubscriptionFilter, wanted: types.SubscriptionFilter)
         resources_list_changed=(honored.resources_list_changed and wanted.resources_list_changed) or None,
         resource_subscriptions=[u for u in honored.resource_subscriptions or () if u in asked] or None,
     )
-
-
-def _covers(honored: types.SubscriptionFilter, event: ServerEvent) -> bool:
-    if isinstance(event, ResourceUpdated):
-        return event.uri in (honored.resource_subscriptions or ())
-    if isinstance(event, ToolsListChanged):
-        return bool(honored.tools_list_changed)
-    if isinstance(event, PromptsListChanged):
-        return bool(honored.prompts_list_changed)
-    return bool(honored.resources_list_changed)

@@ -56,7 +56,7 @@ class ConnectionPool:
 
     def ended(self, endpoint: Endpoint) -> anyio.Event:
         """An event set when the endpoint's current connection ends (KeyError if there is none)."""
-        return self._connections[(endpoint, frozenset(), False)].ended
+        return self._connections[_plain(endpoint)].ended
 
     async def send(self, endpoint: Endpoint, request: McpRequest) -> Reply:
         """Send on the endpoint's warm connection (the one relaying what the request relays), (re)starting
@@ -93,7 +93,7 @@ class ConnectionPool:
 
     def forget_listings(self, endpoint: Endpoint) -> None:
         """The endpoint said a listing changed: ask again next time."""
-        connection = self._connections.get((endpoint, frozenset(), False))
+        connection = self._connections.get(_plain(endpoint))
         if connection is not None:
             connection.forget_listings()
 
@@ -110,7 +110,7 @@ class ConnectionPool:
 
     def known_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
         """The tool as the endpoint's live connection last listed it; None when only asking can tell."""
-        connection = self._connections.get((endpoint, frozenset(), False))
+        connection = self._connections.get(_plain(endpoint))
         if connection is None or not connection.alive:
             return None
         if name not in connection.tool_names:
@@ -119,7 +119,7 @@ class ConnectionPool:
 
     def protocol(self, endpoint: Endpoint) -> str | None:
         """The protocol version the endpoint's connection negotiated, if it has connected."""
-        connection = self._connections.get((endpoint, frozenset(), False))
+        connection = self._connections.get(_plain(endpoint))
         return connection.protocol_version if connection is not None else None
 
     async def _connection(
@@ -139,3 +139,8 @@ class ConnectionPool:
             await self._task_group.start(connection.run)
             self._connections[key] = connection
             return connection
+
+
+def _plain(endpoint: Endpoint) -> Key:
+    """The key of the endpoint's connection that relays nothing and does not listen."""
+    return (endpoint, frozenset(), False)

@@ -19,7 +19,11 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ResourceUpdated
 
-from tests.harness import WAIT, ServerSpec
+from console.audit import SYSTEM
+from console.db import create_engine, session_factory
+from console.identity.teams import remove_member
+from console.identity.tokens import list_tokens, revoke_token
+from tests.harness import TEAM, WAIT, ServerSpec
 from tests.site import Site, running_site
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -105,3 +109,29 @@ async def test_another_teams_agent_cannot_subscribe_to_a_resource_of_this_team(s
         client.listen(resource_subscriptions=[WATCHED]) as changes,
     ):
         assert changes.honored.resource_subscriptions is None  # no server of theirs lists it
+
+
+async def shut_out(site: Site, how: str) -> None:
+    """Revoke dev's token, or remove dev from the team, in the running console's database."""
+    engine = create_engine(site.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            if how == "revoked":
+                (token,) = await list_tokens(session=session, user_name="dev")
+                await revoke_token(session=session, actor=SYSTEM, token_id=token.id)
+            else:
+                await remove_member(session=session, by=None, team_name=TEAM, user_name="dev")
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize("how", ["revoked", "removed"])
+async def test_a_stream_whose_token_was_revoked_or_whose_member_left_hears_no_more_changes(
+    site: Site, how: str
+) -> None:
+    async with agent(site) as client, client.listen(resource_subscriptions=[WATCHED]) as changes:
+        await shut_out(site, how)
+        async with agent(site, "lead") as lead:
+            version_in(await lead.call_tool(UPDATE, {}))  # a change dev may no longer hear of
+        with anyio.fail_after(WAIT), pytest.raises(StopAsyncIteration):  # the console ends the stream
+            await anext(changes)
