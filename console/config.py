@@ -46,6 +46,12 @@ class Settings(BaseSettings):
         gt=0,
         description="how long the MCP gateway holds an agent's request open while people decide",
     )
+    gateway_poll_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="close a held 2025-11-25 agent's response stream after this long, and again as long as "
+        "it waits, for its client to resume with Last-Event-ID (SEP-1699 polling); unset: never",
+    )
     max_params_bytes: int = Field(default=4 * MIB, description="largest params of a call an agent may send")
     max_input_requests_bytes: int = Field(
         default=4 * MIB, description="largest inputRequests a server may send"

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from console.dispatch.signals import LOG_LEVELS, LogFollower
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
 from console.gateway.auth import PRINCIPAL, still_valid
-from console.gateway.forwarding import Report, RunKey, Services
+from console.gateway.forwarding import CloseStream, Report, RunKey, Services
 from console.gateway.subscribed import SessionSubscriptions
 from console.identity import Principal
 
@@ -90,6 +90,12 @@ def reporter(ctx: Context) -> Report:
         await ctx.session.report_progress(progress, total, message)
 
     return report
+
+
+def stream_closer(ctx: Context) -> CloseStream | None:
+    """How to close the agent's response stream for its client to resume it: 2025-11-25 sessions only
+    (a 2026-07-28 client cannot resume a request's stream)."""
+    return ctx.close_sse_stream if ctx.session.can_send_request else None
 
 
 def subscriptions(ctx: Context) -> SessionSubscriptions:

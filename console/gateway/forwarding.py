@@ -27,6 +27,7 @@ from console.dispatch.signals import LogFollower, Signals
 from console.dispatch.worker import Dispatcher
 from console.elicitations.agent_answers import pending_agent_requests
 from console.elicitations.waiting import Waiting, waiting_on
+from console.gateway.events import RETRY_MS
 from console.gateway.memo import Memo
 from console.gateway.request_state import StateSeal
 from console.identity import Principal
@@ -38,6 +39,8 @@ AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
+# Ends the agent's response stream for its client to resume it (2025-11-25 sessions only).
+CloseStream = Callable[[], Awaitable[None]]
 # Given the open questions and what waits for the agent: True to return now (the agent takes them).
 Stop = Callable[[list[Waiting], list[AgentRequest]], bool]
 
@@ -86,6 +89,7 @@ async def forward(
     bound: float | None = None,
     relayed: frozenset[str] = frozenset(),
     logs: LogFollower | None = None,
+    close_stream: CloseStream | None = None,
 ) -> Outcome:
     """Start the call in the agent's run and hold it until it ends, `stop` says so, or the hold bound
     (`bound` seconds, else `CONSOLE_GATEWAY_HOLD_SECONDS`) passes.
@@ -122,6 +126,7 @@ async def forward(
         stop=stop,
         bound=bound,
         logs=logs,
+        close_stream=close_stream,
     )
 
 
@@ -135,18 +140,22 @@ async def hold(
     stop: Stop | None = None,
     bound: float | None = None,
     logs: LogFollower | None = None,
+    close_stream: CloseStream | None = None,
 ) -> Outcome:
     """The call once it ended, or as it stands when `stop` holds for its open questions or
     `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a progress notification on each change and every
-    `HEARTBEAT_SECONDS` names who must answer.
+    `HEARTBEAT_SECONDS` names who must answer, and with `CONSOLE_GATEWAY_POLL_SECONDS` the agent's stream
+    is closed for its client to resume (`close_stream`).
 
     Raises:
         NotFound: the caller may not see the call.
     """
     bound = services.settings.gateway_hold_seconds if bound is None else bound
     report = Monotonic(report)
+    poll = services.settings.gateway_poll_seconds
+    polling = Polling(close_stream, poll) if close_stream is not None and poll is not None else None
     async with _relaying(services.signals, call_id, report, logs):
-        return await _hold(services, principal, call_id, report, since, stop, bound)
+        return await _hold(services, principal, call_id, report, since, stop, bound, polling)
 
 
 async def _hold(
@@ -157,12 +166,16 @@ async def _hold(
     since: anyio.Event | None,
     stop: Stop | None,
     bound: float,
+    polling: Polling | None,
 ) -> Outcome:
     start = time.monotonic()
     marker = since
     told: tuple[str, int, str] | None = None
+    told_at = start
     while True:
         left = bound - (time.monotonic() - start)
+        if polling is not None:
+            left = min(left, await polling.next_close())
         async with services.factory() as session:
             view = await follow.follow_call(
                 session=session,
@@ -181,12 +194,35 @@ async def _hold(
             asks = await pending_agent_requests(session=session, call_id=call_id) if asking else []
         if stop is not None and (waiting or asks) and stop(waiting, asks):
             return Outcome(view, waiting, asks)
-        elapsed = time.monotonic() - start
+        now = time.monotonic()
+        elapsed = now - start
         message = waiting_message(waiting, services.settings.base_url, asks)
-        await report(round(elapsed, 1), float(bound), message)
-        told = (view.call.status, view.call.round, message)
+        telling = (view.call.status, view.call.round, message)
+        if telling != told or now - told_at >= HEARTBEAT_SECONDS:  # not when woken only to close
+            await report(round(elapsed, 1), float(bound), message)
+            told, told_at = telling, now
         if elapsed >= bound:
             return Outcome(view, waiting, asks)
+
+
+class Polling:
+    """SEP-1699 polling of a 2025-11-25 agent's held request: its response stream is closed `poll` seconds
+    after the hold began and again while it waits, never sooner than the client comes back (the `retry`
+    its stream was told), and the client resumes it with `Last-Event-ID`; what was said meanwhile is
+    replayed from the gateway's event store. Nothing of the call depends on the stream."""
+
+    def __init__(self, close_stream: CloseStream, poll: float) -> None:
+        self._close_stream = close_stream
+        self._every = max(poll, RETRY_MS / 1000)
+        self._due = time.monotonic() + poll
+
+    async def next_close(self) -> float:
+        """Close the stream if its time has come; the seconds until the next close."""
+        now = time.monotonic()
+        if now >= self._due:
+            await self._close_stream()
+            self._due = now + self._every
+        return self._due - now
 
 
 class Monotonic:

@@ -232,6 +232,7 @@ async def _forwarded(
             bound=TASK_AFTER_SECONDS if as_task else None,
             relayed=rounds.relayed_by(ctx),
             logs=context.log_follower(ctx),
+            close_stream=context.stream_closer(ctx),
         )
 
     try:
@@ -286,13 +287,12 @@ async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcom
             report=context.reporter(ctx),
             stop=stop,
             logs=logs,
+            close_stream=context.stream_closer(ctx),
         )
 
     if offer:
         return await rounds.with_offers(ctx, services, principal, held)
-    return await forwarding.hold(
-        services=services, principal=principal, call_id=call_id, report=context.reporter(ctx), logs=logs
-    )
+    return await held(lambda waiting, asks: False)
 
 
 async def _handed_over(

@@ -19,10 +19,11 @@ EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_serve
 
 @asynccontextmanager
 async def gateway_site(
-    database_url: str, tmp_path: Path, mrtr: Mrtr, state_key: str, *, hold: float
+    database_url: str, tmp_path: Path, mrtr: Mrtr, state_key: str, *, hold: float, **env: str
 ) -> AsyncIterator[Site]:
     servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr.spec}
-    async with running_site(database_url, servers, tmp_path, CONSOLE_GATEWAY_HOLD_SECONDS=str(hold)) as site:
+    settings = {"CONSOLE_GATEWAY_HOLD_SECONDS": str(hold), **env}
+    async with running_site(database_url, servers, tmp_path, **settings) as site:
         yield site
 
 
