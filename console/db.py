@@ -16,6 +16,7 @@ from sqlalchemy.types import TypeDecorator
 
 from console.errors import Conflict
 from console.files import create_private
+from console.inline_sqlite import DEFAULT_LOCK_WAIT, inline_dbapi
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -99,11 +100,18 @@ def private_sqlite_file(url: str) -> None:
 
 
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An async engine; SQLite gets WAL, a busy timeout and write-locking transactions."""
+    """An async engine; SQLite is called on the event loop's thread (console/inline_sqlite.py) and gets
+    WAL and write-locking transactions."""
     if is_sqlite(url):
         private_sqlite_file(url)
         engine = create_async_engine(
-            url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0, pool_timeout=30, **kwargs
+            url,
+            module=inline_dbapi(),
+            connect_args={"timeout": DEFAULT_LOCK_WAIT},
+            pool_size=1,
+            max_overflow=0,
+            pool_timeout=30,
+            **kwargs,
         )
         _serialise_sqlite_writers(engine.sync_engine)
         return engine
@@ -112,14 +120,13 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
 
 def _serialise_sqlite_writers(engine: Engine) -> None:
     # SQLite upgrades a read lock to a write lock lazily and then fails with "database is locked"
-    # instead of waiting; BEGIN IMMEDIATE takes the write lock up front so concurrent writers queue.
+    # instead of waiting; BEGIN IMMEDIATE takes the write lock up front so concurrent writers queue
+    # (waiting for another process's lock is console/inline_sqlite.py's).
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
     @event.listens_for(engine, "begin")
