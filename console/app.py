@@ -17,6 +17,7 @@ from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
 from console.gateway.endpoint import METHODS, PATHS, Gateway
+from console.identity.attester import attester_from
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
@@ -32,6 +33,7 @@ from console.web import (
     errors,
     health,
     inbox,
+    jwks,
     login,
     oidc,
     policies,
@@ -65,6 +67,7 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
     """The console's ASGI app; with `dispatcher`, resumes are sent from this process too; `demo` tells
     the sign-in page to name the demo's users."""
     settings = settings or get_settings()
+    attester = attester_from(settings)  # before anything starts: an unreadable key stops the app here
     gateway = Gateway(settings)
 
     @asynccontextmanager
@@ -102,12 +105,15 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.attester = attester
+    app.state.jwks_body = jwks.key_set_body(attester)
     app.state.gateway = gateway
     app.state.ready = False
     app.state.demo = demo
     app.state.templates = make_templates()
     errors.install(app)
     app.include_router(health.router)
+    app.include_router(jwks.router)
     app.include_router(api.router)
     app.include_router(api_docs.router)
     for router in WEB_ROUTERS:

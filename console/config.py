@@ -107,6 +107,14 @@ class Settings(BaseSettings):
     audit_checkpoint_minutes: float = Field(
         default=5, gt=0, description="...or with the first event this many minutes after the last checkpoint"
     )
+    approval_signing_key: SecretStr | None = Field(
+        default=None,
+        description="Ed25519 key signing the approval attestations sent to MCP servers: base64 of 32 bytes "
+        "or PEM; unset: the audit signing key, else a key derived from CONSOLE_SECRET_KEY",
+    )
+    approval_minutes: int = Field(
+        default=10, ge=1, le=1440, description="how long an MCP server accepts an approval attestation"
+    )
 
     @model_validator(mode="after")
     def _check_sign_in(self) -> Self:

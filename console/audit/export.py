@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from console.audit.canonical import NotCanonicalizable, canonical, loads
 from console.audit.signing import Signer, load_public_key, public_key_text, signature_valid
 from console.audit.verify import ChainVerifier, Problem, Report
+from console.canonical import NotCanonicalizable, canonical, loads
 
 Format = Literal["jsonl", "csv"]
 CSV_COLUMNS = (

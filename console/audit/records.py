@@ -6,8 +6,8 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
-from console.audit.canonical import canonical, loads
 from console.audit.models import AuditCheckpoint, AuditEvent
+from console.canonical import canonical, loads
 
 EVENT_FIELDS = (
     "seq",

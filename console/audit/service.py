@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit.canonical import canonical
 from console.audit.chain import queue
 from console.audit.models import AuditEvent
+from console.canonical import canonical
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ _CALL_STATUSES = {
     "interrupted": ("interrupted",),
     "running": ("running", "resuming"),
     "failed": ("failed", "abandoned"),
-    "completed": ("completed",),
+    "completed": ("completed", "declined", "cancelled"),  # ended, here or at an approval gate
 }
 
 

@@ -14,7 +14,7 @@ from console.db import Base, UtcDateTime, new_id, utcnow
 from console.mcp.models import McpServer
 
 METHODS = ("tools/call", "prompts/get", "resources/read")
-TERMINAL = ("completed", "failed", "interrupted", "abandoned")
+TERMINAL = ("completed", "failed", "interrupted", "abandoned", "declined", "cancelled")
 
 
 class Run(Base):
@@ -56,6 +56,13 @@ class Call(Base):
     # Input requests the agent itself answers (a JSON list: "sampling/createMessage", "roots/list"), as
     # its client declared them through the MCP gateway; the server is told the console supports them.
     relayed_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # The params sent instead of the agent's, when the approvers of its gate changed the arguments.
+    approved_params_json: Mapped[str | None] = mapped_column(Text, default=None)
+
+    @property
+    def sent_params_json(self) -> str:
+        """The params every request of this call carries."""
+        return self.approved_params_json or self.params_json
 
 
 class CallRound(Base):
@@ -91,7 +98,7 @@ class Elicitation(Base):
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"))
     owner_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
     key: Mapped[str] = mapped_column(Text)
-    mode: Mapped[str] = mapped_column(String(10))  # form | url
+    mode: Mapped[str] = mapped_column(String(10))  # form | url | gate (the console's own, before sending)
     message: Mapped[str] = mapped_column(Text)
     schema_json: Mapped[str | None] = mapped_column(Text, default=None)
     url: Mapped[str | None] = mapped_column(Text, default=None)
@@ -120,6 +127,8 @@ class Elicitation(Base):
     policy_json: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")  # which rules applied
     # With N-of-M approval the first accept fixes the content; co-signers sign this digest of it.
     content_digest: Mapped[str | None] = mapped_column(String(64), default=None)
+    # A gate question (mode "gate"): whether approvers may change the call's arguments.
+    allow_edit: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class AgentRequest(Base):

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event, record_refusal
 from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
+from console.calls.gates import open_gate
 from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
 from console.calls.rawjson import member_text
 from console.calls.wellformed import parse_json
@@ -22,11 +23,13 @@ from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
 from console.identity.viewer import OUTSIDER
+from console.mcp.connection import ListedTool
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import server_by_name
 from console.mcp.sealed import Outbound
+from console.policies.service import Resolved, resolve_for_request
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -43,7 +46,7 @@ class PendingQuestion:
 @dataclass(frozen=True)
 class StartedCall:
     call: Call
-    job_id: str  # its first send
+    job_id: str | None  # its first send; None while the call waits at its gate
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,8 @@ async def start_call(
     relayed: frozenset[str] = frozenset(),
 ) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
+    A tool call the team's policy gates is recorded awaiting its gate's approval instead, with nothing
+    queued (console/calls/gates.py).
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
     tool the server does not list is refused before anything is recorded. With `claimed_by`, the send
@@ -166,14 +171,13 @@ async def start_call(
         )
     except (CredentialMissing, SecretMissing) as exc:
         raise InvalidInput(exc.message, {"server": exc.message}) from None
-    annotations = None
+    listed = None
     if pool is not None and method == "tools/call":
-        known = pool.known_tool(endpoint, params["name"])
-        if known is None:
+        listed = pool.known_tool(endpoint, params["name"])
+        if listed is None:
             await session.commit()  # asking the server may start it: hold no transaction meanwhile
-            annotations = await _tool_annotations(pool, endpoint, server.name, params["name"])
-        else:
-            annotations = known.annotations
+            listed = await _listed_tool(pool, endpoint, server.name, params["name"])
+    annotations = listed.annotations if listed is not None else None
     call = Call(
         run_id=run.id,
         server_id=server.id,
@@ -185,11 +189,6 @@ async def start_call(
     )
     session.add(call)
     await session.flush()
-    job = DispatchJob(call_id=call.id, kind="initial", status="ready")
-    if claimed_by is not None:
-        job.status, job.claimed_by, job.attempts = "claimed", claimed_by, 1
-        job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
-    session.add(job)
     record_event(
         session=session,
         actor=principal.actor,
@@ -199,14 +198,55 @@ async def start_call(
         call_id=call.id,
         payload={"server": server_name, "method": method, "params": params},
     )
+    gated = await _gate_policy(session, run, server, method, params, annotations)
+    if gated is not None:
+        await open_gate(
+            session=session,
+            call=call,
+            run=run,
+            server=server.name,
+            listed=listed,
+            resolved=gated,
+            settings=settings,
+            actor=principal.actor,
+        )
+        await session.commit()
+        return StartedCall(call, None)
+    job = DispatchJob(call_id=call.id, kind="initial", status="ready")
+    if claimed_by is not None:
+        job.status, job.claimed_by, job.attempts = "claimed", claimed_by, 1
+        job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
+    session.add(job)
     await session.commit()
     return StartedCall(call, job.id)
 
 
-async def _tool_annotations(
-    pool: ConnectionPool, endpoint: Endpoint, server: str, name: str
-) -> dict[str, Any] | None:
-    """The tool's annotations as listed (None when it has none or the server cannot be asked now).
+async def _gate_policy(
+    session: AsyncSession,
+    run: Run,
+    server: McpServer,
+    method: str,
+    params: dict[str, Any],
+    annotations: dict[str, Any] | None,
+) -> Resolved | None:
+    """The policy of the call's gate, if the team's policy gates it (only tool calls are gated)."""
+    if method != "tools/call":
+        return None
+    arguments = params.get("arguments")
+    resolved = await resolve_for_request(
+        session=session,
+        team_id=run.team_id,
+        server_id=server.id,
+        method=method,
+        tool=params["name"],
+        annotations=annotations,
+        arguments=arguments if isinstance(arguments, dict) else None,
+    )
+    return resolved if resolved.policy.gate else None
+
+
+async def _listed_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, name: str) -> ListedTool | None:
+    """The tool as the server lists it (None when the server cannot be asked now).
 
     Raises:
         NotFound: the server does not list the tool.
@@ -217,7 +257,7 @@ async def _tool_annotations(
         return None  # unreachable or misbehaving now: the dispatcher retries and reports on the call
     if tool is None:
         raise NotFound(f"server {server!r} has no tool {name!r}")
-    return tool.annotations
+    return tool
 
 
 def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:

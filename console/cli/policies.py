@@ -38,6 +38,34 @@ def add_policy_commands(sub: Subcommands) -> None:
     setting.add_argument(
         "--server", help="the server of a server rule, or the server a tool rule is limited to"
     )
+    setting.add_argument(
+        "--when",
+        metavar="EXPR",
+        help="only calls whose arguments meet EXPR, e.g. 'environment == \"production\"' or 'amount > 1000'"
+        " (README: Approval gates)",
+    )
+    gating = setting.add_mutually_exclusive_group()
+    gating.add_argument(
+        "--gate",
+        dest="gate",
+        action="store_const",
+        const=True,
+        help="tool calls wait for approval before sending",
+    )
+    gating.add_argument(
+        "--no-gate", dest="gate", action="store_const", const=False, help="send without asking"
+    )
+    editing = setting.add_mutually_exclusive_group()
+    editing.add_argument(
+        "--allow-edit",
+        dest="allow_edit",
+        action="store_const",
+        const=True,
+        help="gate approvers may edit arguments",
+    )
+    editing.add_argument(
+        "--no-allow-edit", dest="allow_edit", action="store_const", const=False, help="arguments stay as sent"
+    )
     setting.add_argument("--answerers", choices=ANSWERERS, help="who may answer form questions")
     selfish = setting.add_mutually_exclusive_group()
     selfish.add_argument(
@@ -72,7 +100,8 @@ def _list(settings: Settings, args: argparse.Namespace) -> int:
     for view in run_with_session(settings, rows):
         values = {k: v for k, v in view.rule.values().items() if v is not None}
         shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(inherits everything)"
-        say(f"{view.rule.id}\t{view.label}\t{shown}")
+        label = view.label if view.when is None else f"{view.label} when {view.when}"
+        say(f"{view.rule.id}\t{label}\t{shown}")
     return 0
 
 
@@ -96,6 +125,7 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
             scope=scope,
             server_id=server_id,
             tool_pattern=args.tool,
+            condition=args.when,
             values={
                 "answerers": args.answerers,
                 "no_self_approval": args.no_self_approval,
@@ -103,6 +133,8 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
                 "expiry_minutes": args.expiry_minutes,
                 "expiry_action": args.expiry_action,
                 "step_up_minutes": args.step_up_minutes,
+                "gate": args.gate,
+                "allow_edit": args.allow_edit,
             },
         )
         return rule.id

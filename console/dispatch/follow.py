@@ -55,7 +55,9 @@ async def start_and_hand_over(
     )
     call_id = started.call.id
     marker = signals.call_marker(call_id)
-    if here is None:
+    if started.job_id is None:  # it waits at its gate: nothing to send yet
+        signals.call_changed(call_id)
+    elif here is None:
         signals.work_available()
     else:
         here.hand_over(Claimed(started.job_id, call_id))

@@ -11,13 +11,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.questions import keep_policy, request_digest, shown_digest
 from console.config import Settings
 from console.db import utcnow
 from console.elicitations.decisions import queue_resume_if_complete
-from console.elicitations.questions import Question, parse_input_requests, request_digest, shown_digest
+from console.elicitations.questions import Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, Reply
-from console.policies.service import Resolved, resolve_for_request
+from console.policies.service import resolve_for_request
 
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
@@ -216,7 +217,7 @@ async def _open_round(
     )
     if not questions:
         return
-    params = json.loads(call.params_json)
+    params = json.loads(call.sent_params_json)
     resolved = await resolve_for_request(
         session=session,
         team_id=run.team_id,
@@ -224,6 +225,7 @@ async def _open_round(
         method=call.method,
         tool=params.get("name") if call.method == "tools/call" else None,
         annotations=json.loads(call.tool_annotations_json) if call.tool_annotations_json else None,
+        arguments=params.get("arguments") if isinstance(params.get("arguments"), dict) else None,
     )
     policy = resolved.policy
     ttl = (
@@ -234,7 +236,7 @@ async def _open_round(
     expires = utcnow() + ttl
     rows = [_elicitation(call, run, round_, q, server, params, expires) for q in questions]
     for row in rows:
-        _apply_policy(row, resolved)
+        keep_policy(row, resolved)
     session.add_all(rows)
     await session.flush()
     if job.restart_of is not None:
@@ -262,16 +264,6 @@ def _elicitation(
         status="pending",
         expires_at=expires,
     )
-
-
-def _apply_policy(row: Elicitation, resolved: Resolved) -> None:
-    policy = resolved.policy
-    row.answerers = policy.answerers
-    row.no_self_approval = policy.no_self_approval
-    row.required_approvals = policy.required_approvals if row.mode == "form" else 1
-    row.step_up_minutes = policy.step_up_minutes
-    row.expiry_action = policy.expiry_action
-    row.policy_json = json.dumps({"applied": resolved.applied, "destructive": resolved.destructive})
 
 
 async def _reapply(

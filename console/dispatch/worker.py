@@ -351,7 +351,7 @@ class Dispatcher:
 
 
 async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
-    params = json.loads(call.params_json)
+    params = json.loads(call.sent_params_json)
     if job.kind != "resume" or job.round_id is None:
         return McpRequest(call.method, params, relayed=relayed_of(call))
     round_ = await get_row(session, CallRound, job.round_id)

@@ -17,9 +17,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Signature
+from console.calls.questions import canonical_json
 from console.db import utcnow
+from console.elicitations.gates import GATE_ROUND, pass_gate
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
+from console.forms.arguments import argument_errors
 from console.identity import Viewer
 from console.identity.models import Membership, User
 from console.identity.sessions import authenticated_at
@@ -28,6 +31,7 @@ from console.policies.rules import refusal, step_up_refusal
 
 ACTIONS = ("accept", "decline", "cancel")
 DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+MAX_REASON = 1_000  # characters of a decline's reason
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,16 @@ def answer_refusal(viewer: Viewer, elicitation: Elicitation) -> str | None:
     )
 
 
+def gate_self_approval_refusal(viewer: Viewer) -> str | None:
+    """Why the run's owner may not approve their own gated call here: an API token is what their agent
+    holds, so their approval must come from a person signed in to the console."""
+    if viewer.web_session_id is not None:
+        return None
+    return (
+        "the run's owner approves their own gated call in the console, not with an API token an agent holds"
+    )
+
+
 def content_digest(content_json: str) -> str:
     """SHA-256 of the canonical JSON of an answer: what co-signers sign."""
     canonical = json.dumps(
@@ -71,11 +85,14 @@ async def answer(
     content: Any = None,
     digest: str | None = None,
     signed_digest: str | None = None,
+    reason: str | None = None,
 ) -> Decision:
     """Record one person's decision; when it completes its round, queue exactly one resume.
 
     With N-of-M approval the first accept fixes the content, each further accept co-signs that
-    content (`signed_digest`, or the same content again), and any decline ends the question.
+    content (`signed_digest`, or the same content again), and any decline ends the question. A gate
+    question's accept approves the call's arguments (`{"arguments": …}` changes them, where its policy
+    allows), and its decline may give a `reason` the agent is told.
 
     Raises:
         NotFound, Forbidden (policy or same-user rule, with the reason), StepUpRequired,
@@ -105,9 +122,10 @@ async def answer(
     await session.refresh(elicitation)
     await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
-    if elicitation.mode == "form" and elicitation.required_approvals > 1:
-        return await _sign(session, viewer, elicitation, round_, action, content, signed_digest)
-    content_json = _checked_content(elicitation, action, content)
+    said = _reason(elicitation, action, reason)
+    if elicitation.mode in ("form", "gate") and elicitation.required_approvals > 1:
+        return await _sign(session, viewer, elicitation, round_, action, content, signed_digest, said)
+    content_json = said or await _checked_content(session, elicitation, action, content)
     queued = await _decide(session, viewer, elicitation, round_, action, content_json)
     await session.commit()
     await session.refresh(elicitation)
@@ -162,6 +180,7 @@ async def _sign(
     action: str,
     content: Any,
     signed_digest: str | None,
+    said: str | None,
 ) -> Decision:
     required = elicitation.required_approvals
     earlier = (
@@ -178,19 +197,19 @@ async def _sign(
         session.add(
             Signature(elicitation_id=elicitation.id, user_id=viewer.user_id, action=action, via=viewer.via)
         )
-        queued = await _decide(session, viewer, elicitation, round_, action, None)
+        queued = await _decide(session, viewer, elicitation, round_, action, said)
         approvals = await _count_approvals(session, elicitation.id)
         await session.commit()
         await session.refresh(elicitation)
         return Decision(elicitation, elicitation.call_id, queued, approvals, required)
     first = elicitation.content_digest is None
     if first:
-        content_json = _checked_content(elicitation, action, content)
-        assert content_json is not None  # noqa: S101  # an accepted form always has content
+        content_json = await _checked_content(session, elicitation, action, content)
+        assert content_json is not None  # noqa: S101  # an accepted form or gate always has content
         elicitation.content_json = content_json
         elicitation.content_digest = content_digest(content_json)
     else:
-        _check_cosign(elicitation, content, signed_digest)
+        await _check_cosign(session, elicitation, content, signed_digest)
     session.add(
         Signature(
             elicitation_id=elicitation.id,
@@ -226,10 +245,12 @@ async def _sign(
     return Decision(elicitation, elicitation.call_id, queued, approvals, required)
 
 
-def _check_cosign(elicitation: Elicitation, content: Any, signed_digest: str | None) -> None:
+async def _check_cosign(
+    session: AsyncSession, elicitation: Elicitation, content: Any, signed_digest: str | None
+) -> None:
     offered = signed_digest
-    if offered is None and content is not None:
-        offered = content_digest(_checked_content(elicitation, "accept", content) or "{}")
+    if offered is None and (content is not None or elicitation.mode == "gate"):
+        offered = content_digest(await _checked_content(session, elicitation, "accept", content) or "{}")
     if offered is None:
         raise InvalidInput(
             "co-sign the answer the first approver gave",
@@ -263,13 +284,16 @@ async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicita
     if role is None:
         await session.rollback()
         raise NotFound(f"no question {elicitation.id!r}")
+    is_owner = viewer.user_id == elicitation.owner_id
     reason = refusal(
         role=role,
-        is_owner=viewer.user_id == elicitation.owner_id,
+        is_owner=is_owner,
         mode=elicitation.mode,
         answerers=elicitation.answerers,
         no_self_approval=elicitation.no_self_approval,
     )
+    if reason is None and elicitation.mode == "gate" and is_owner and action == "accept":
+        reason = gate_self_approval_refusal(viewer)
     if reason is None and action == "accept":
         signed_in = await authenticated_at(session=session, web_session_id=viewer.web_session_id)
         step_up = step_up_refusal(elicitation.step_up_minutes, signed_in, utcnow())
@@ -340,9 +364,25 @@ async def _raise_already_decided(session: AsyncSession, elicitation_id: str) -> 
     raise Conflict(f"already answered: {status} by {who or 'the console'}")
 
 
-def _checked_content(elicitation: Elicitation, action: str, content: Any) -> str | None:
+def _reason(elicitation: Elicitation, action: str, reason: str | None) -> str | None:
+    """A gate decline's reason, as the question keeps it (its content)."""
+    if reason is None:
+        return None
+    if elicitation.mode != "gate" or action != "decline":
+        raise InvalidInput("invalid answer", {"reason": "only a gate question's decline takes a reason"})
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise InvalidInput("invalid answer", {"reason": f"at most {MAX_REASON} characters"})
+    return json.dumps({"reason": reason}, ensure_ascii=False) if reason else None
+
+
+async def _checked_content(
+    session: AsyncSession, elicitation: Elicitation, action: str, content: Any
+) -> str | None:
     if action != "accept":
         return None
+    if elicitation.mode == "gate":
+        return await _approved_arguments(session, elicitation, content)
     if elicitation.mode == "url":
         if content is not None:
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
@@ -355,6 +395,33 @@ def _checked_content(elicitation: Elicitation, action: str, content: Any) -> str
     if errors:
         raise InvalidInput("the answer does not match the form", errors)
     return json.dumps(clean, separators=(",", ":"), ensure_ascii=False)
+
+
+async def _approved_arguments(session: AsyncSession, elicitation: Elicitation, content: Any) -> str:
+    """The arguments a gate's accept approves, as its content: the agent's own unless the content
+    changes them, which the question's policy must allow and the tool's inputSchema must take."""
+    call = await session.get(Call, elicitation.call_id)
+    if call is None:
+        raise NotFound(f"no call {elicitation.call_id!r}")
+    asked = json.loads(call.params_json).get("arguments") or {}
+    if content is None or content == {}:
+        arguments = asked
+    elif not isinstance(content, dict) or set(content) != {"arguments"}:
+        raise InvalidInput(
+            "invalid answer", {"content": 'a gate is approved as sent, or with {"arguments": {…}}'}
+        )
+    else:
+        arguments = content["arguments"]
+        changed = canonical_json(arguments) != canonical_json(asked)
+        if changed and not elicitation.allow_edit:
+            reason = "this gate's policy lets approvers approve the arguments as sent, not change them"
+            raise InvalidInput("invalid answer", {"content.arguments": reason})
+        errors = argument_errors(json.loads(elicitation.schema_json or "null"), arguments) if changed else {}
+        if errors:
+            raise InvalidInput(
+                "the arguments do not fit the tool", {f"content.{k}": v for k, v in errors.items()}
+            )
+    return json.dumps({"arguments": arguments}, separators=(",", ":"), ensure_ascii=False)
 
 
 async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
@@ -375,6 +442,8 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return False
+    if round_.n == GATE_ROUND:
+        return await pass_gate(session=session, round_=round_, actor=actor)
     now = utcnow()
     session.add(DispatchJob(call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready"))
     await session.execute(

@@ -31,13 +31,46 @@ class PageAnswer:
 
 
 def form_fields(elicitation: Elicitation) -> tuple[FieldSpec, ...] | None:
-    """The fields of a form question (None for a link, or a schema the form generator cannot show)."""
-    if elicitation.mode != "form":
+    """The fields of a form question, or of a gate whose approvers may change the arguments (None for a
+    link, or a schema the form generator cannot show: a gate's arguments are then edited as JSON)."""
+    if elicitation.mode != "form" and not (elicitation.mode == "gate" and elicitation.allow_edit):
         return None
     try:
         return parse_schema(json.loads(elicitation.schema_json or "null"))
     except (SchemaError, ValueError):
         return None
+
+
+def edited_arguments(
+    fields: tuple[FieldSpec, ...] | None, asked: Mapping[str, Any], posted: Mapping[str, list[str]]
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The arguments an approver of a gate posted (None when the page posted none), with field errors.
+
+    From the generated form: the fields it shows replace the agent's values of those arguments, the
+    others stay; a field left at the schema's default for an argument the agent did not send is no
+    change. From the JSON text area (a schema the form cannot show): the object typed there.
+    """
+    if "arguments_json" in posted:
+        text = _first(posted, "arguments_json")
+        try:
+            typed = json.loads(text)
+        except ValueError as exc:
+            return None, {"arguments_json": f"not valid JSON: {exc}"}
+        if not isinstance(typed, dict):
+            return None, {"arguments_json": "must be a JSON object"}
+        return typed, {}
+    if fields is None or not any(f"f{index}" in posted for index in range(len(fields))):
+        return None, {}
+    content, errors = form_to_content(fields, dict(posted))
+    if errors:
+        return None, errors
+    shown = {spec.name for spec in fields}
+    arguments = {name: value for name, value in asked.items() if name not in shown}
+    for spec in fields:
+        default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+        if spec.name in content and (spec.name in asked or content[spec.name] != default):
+            arguments[spec.name] = content[spec.name]
+    return arguments, {}
 
 
 async def answer_from_page(
@@ -68,7 +101,12 @@ async def answer_from_page(
     content: dict[str, Any] | None = None
     fields = form_fields(elicitation)
     cosigning = elicitation.content_digest is not None
-    if action == "accept" and fields is not None and not cosigning:
+    if action == "accept" and elicitation.mode == "gate" and not cosigning:
+        arguments, errors = edited_arguments(fields, view.arguments, posted)
+        if errors:
+            return PageAnswer(view, "invalid", errors)
+        content = None if arguments is None else {"arguments": arguments}
+    elif action == "accept" and fields is not None and not cosigning:
         content, errors = form_to_content(fields, dict(posted))
         if errors:
             return PageAnswer(view, "invalid", errors)
@@ -81,6 +119,7 @@ async def answer_from_page(
             content=content,
             digest=_first(posted, "digest"),
             signed_digest=_first(posted, "content_digest") or None,
+            reason=_first(posted, "reason") if elicitation.mode == "gate" and action == "decline" else None,
         )
     except StepUpRequired:
         if content is not None:
@@ -89,8 +128,25 @@ async def answer_from_page(
             )
         return PageAnswer(view, "step_up")
     except InvalidInput as exc:
-        return PageAnswer(view, "invalid", exc.fields, exc.message)
+        errors = _gate_errors(exc.fields, fields) if elicitation.mode == "gate" else exc.fields
+        return PageAnswer(view, "invalid", errors, exc.message)
     return PageAnswer(view, "decided")
+
+
+def _gate_errors(errors: Mapping[str, str], fields: tuple[FieldSpec, ...] | None) -> dict[str, str]:
+    """A gate's argument errors by the page's field names (its form), or in one line (its JSON text)."""
+    shown = {spec.name for spec in fields or ()}
+    by_field: dict[str, str] = {}
+    rest: list[str] = []
+    for key, message in errors.items():
+        name = key.removeprefix("content.arguments").lstrip(".")
+        if name in shown:
+            by_field[name] = message
+        else:
+            rest.append(f"{name}: {message}" if name and name != key else message)
+    if rest:
+        by_field[""] = "; ".join(rest)
+    return by_field
 
 
 def _first(posted: Mapping[str, list[str]], name: str) -> str:

@@ -3,8 +3,6 @@ refusing what we never advertised."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
@@ -24,35 +22,6 @@ class Question:
     schema: dict[str, Any] | None
     url: str | None
     request: dict[str, Any]
-
-
-def canonical_json(value: Any) -> str:
-    """Canonical JSON (sorted keys, no whitespace, UTF-8) for hashing."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def request_digest(request: dict[str, Any]) -> str:
-    """Identifies one question independent of its round: a restarted call asking it again matches."""
-    return sha256_hex(canonical_json(request))
-
-
-def shown_digest(
-    *, server: str, method: str, params: Any, round_n: int, key: str, request: dict[str, Any]
-) -> str:
-    """Digest of exactly what a person is shown; an answer must name it to count."""
-    shown = {
-        "server": server,
-        "method": method,
-        "params": params,
-        "round": round_n,
-        "key": key,
-        "request": request,
-    }
-    return sha256_hex(canonical_json(shown))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event, record_refusal
-from console.calls.models import Call, Elicitation, Run, Signature
+from console.calls.models import Call, CallRound, Elicitation, Run, Signature
 from console.elicitations.decisions import may_answer, refuse
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
@@ -46,7 +46,23 @@ class QuestionView:
     run_title: str
     owner: str
     decided_by: str | None
+    agent: str
+    input_requests_json: str  # the round's, as received (a gate's: what the console keeps of the tool)
     signatures: tuple[SignatureView, ...] = ()
+
+    @property
+    def asked(self) -> dict[str, Any]:
+        """The input request this question came from (a gate's: the tool's description, annotations and
+        inputSchema as the server listed them — untrusted text)."""
+        requests = json.loads(self.input_requests_json or "{}")
+        found = requests.get(self.elicitation.key) if isinstance(requests, dict) else None
+        params = found.get("params") if isinstance(found, dict) else None
+        return params if isinstance(params, dict) else {}
+
+    @property
+    def arguments(self) -> Any:
+        """The arguments the agent sent (tools and prompts)."""
+        return json.loads(self.params_json).get("arguments") or {}
 
     @property
     def policy(self) -> dict[str, Any]:
@@ -110,7 +126,9 @@ async def list_questions(
         ~Elicitation.no_self_approval & (Elicitation.answerers != "approvers")
     )
     approver_may = (
-        (Elicitation.mode == "form") & Elicitation.team_id.in_(answering) & (Elicitation.answerers != "owner")
+        Elicitation.mode.in_(("form", "gate"))
+        & Elicitation.team_id.in_(answering)
+        & (Elicitation.answerers != "owner")
     )
     signed = exists().where(Signature.elicitation_id == Elicitation.id, Signature.user_id == viewer.user_id)
     query = _question_query().where(
@@ -372,9 +390,12 @@ def _question_query() -> Any:
             Run.title,
             owner,
             decider,
+            Run.agent,
+            CallRound.input_requests_json,
         )
         .join(Call, Call.id == Elicitation.call_id)
         .join(Run, Run.id == Call.run_id)
+        .join(CallRound, CallRound.id == Elicitation.round_id)
         .join(McpServer, McpServer.id == Call.server_id)
         .execution_options(populate_existing=True)
     )

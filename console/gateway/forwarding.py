@@ -38,6 +38,7 @@ NOTICE_BUFFER = 64  # the server's progress and log notifications waiting for a 
 AWAIT_TOOL = "console__await"
 WAITING_META = "io.approval-console/waiting"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+GATE_META = "io.approval-console/gate"  # a call stopped at its approval gate: who decided, and why
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
 # Ends the agent's response stream for its client to resume it (2025-11-25 sessions only).
 CloseStream = Callable[[], Awaitable[None]]
@@ -368,6 +369,9 @@ def _result_or_raise(view: calls.CallView) -> dict[str, Any]:
             return as_ours(result)
     error = json.loads(call.error_json) if call.error_json else {}
     message = str(error.get("message") or f"the call ended {call.status}")
+    if error.get("at_gate") and call.method == "tools/call":
+        # A tool result, not a protocol error: the model reads who stopped the call and why, and re-plans.
+        return {"content": [{"type": "text", "text": message}], "isError": True, "_meta": {GATE_META: error}}
     code = error.get("code")
     if call.status == "failed" and isinstance(code, int):
         raise MCPError(code, message, error.get("data"))  # the server's own error, as it sent it

@@ -26,9 +26,9 @@ def offerable(waiting: Waiting, principal: Principal, capabilities: types.Client
     """Whether the question may go to the agent's client as well as to people: the client declared the
     mode, and the owner (the token's user) may decide it alone, with no fresh sign-in (a token has none)."""
     elicitation = capabilities.elicitation if capabilities is not None else None
-    if elicitation is None:
-        return False
     question = waiting.question
+    if elicitation is None or question.mode == "gate":  # a gate is a person's say on what the agent does
+        return False
     if question.mode == "url":
         declared = elicitation.url is not None
     else:  # an empty elicitation capability means form mode

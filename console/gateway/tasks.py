@@ -24,7 +24,15 @@ from console.identity import Principal
 TASKS = "io.modelcontextprotocol/tasks"
 POLL_MS = 2000
 MISSING_CAPABILITY = -32021
-STATUS = {"completed": "completed", "failed": "failed", "interrupted": "failed", "abandoned": "cancelled"}
+STATUS = {
+    "completed": "completed",
+    "failed": "failed",
+    "interrupted": "failed",
+    "abandoned": "cancelled",
+    # Ended at its approval gate: the task's result is the tool result saying who decided and why.
+    "declined": "completed",
+    "cancelled": "completed",
+}
 
 
 class TaskParams(types.RequestParams):
@@ -129,7 +137,7 @@ def _task(outcome: forwarding.Outcome, base_url: str, *, offered: offers.Offered
         "ttlMs": None,  # as long as the call: its questions expire by their own policy
         "pollIntervalMs": POLL_MS,
     }
-    if call.status == "completed":
+    if task["status"] == "completed":
         task["result"] = forwarding.tool_result(outcome, base_url)
     elif task["status"] == "failed":
         try:

@@ -6,7 +6,7 @@ import json
 import logging
 import time
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import anyio
@@ -71,7 +71,7 @@ class Connection:
         self._log_sink: LogSink | None = None
         self._pushed = False
         self.tool_names: frozenset[str] = frozenset()
-        self.tool_annotations: dict[str, dict[str, Any]] = {}  # as listed; trust is decided elsewhere
+        self.tools: dict[str, ListedTool] = {}  # as listed; trust is decided elsewhere
         # The SDK turns an HTTP refusal into a generic JSON-RPC error; the status says why.
         self._http_status: int | None = None
         self._listings: dict[Listing, tuple[float, list[dict[str, Any]]]] = {}
@@ -360,11 +360,25 @@ class Connection:
 
     def _remember_tools(self, tools: list[types.Tool]) -> None:
         self.tool_names = frozenset(tool.name for tool in tools)
-        self.tool_annotations = {
-            tool.name: tool.annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
-            for tool in tools
-            if tool.annotations is not None
-        }
+        self.tools = {tool.name: ListedTool.of(tool) for tool in tools}
+
+
+@dataclass(frozen=True)
+class ListedTool:
+    """What the server listed of one tool (untrusted text, shown escaped; annotations trusted only when an
+    admin trusts the server)."""
+
+    annotations: dict[str, Any] | None
+    description: str | None
+    input_schema: dict[str, Any]
+
+    @classmethod
+    def of(cls, tool: types.Tool) -> ListedTool:
+        listed = tool.annotations
+        annotations = (
+            None if listed is None else listed.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        return cls(annotations, tool.description, dict(tool.input_schema))
 
 
 async def _send(session: ClientSession, request: McpRequest) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -14,14 +13,8 @@ from anyio.abc import TaskGroup
 from mcp.client.subscriptions import Subscription
 
 from console.errors import McpUnavailable
-from console.mcp.connection import Connection, Listing
+from console.mcp.connection import Connection, ListedTool, Listing
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
-
-
-@dataclass(frozen=True)
-class KnownTool:
-    annotations: dict[str, Any] | None  # as the server listed them: untrusted until an admin trusts it
-
 
 Key = tuple[Endpoint, frozenset[str], bool]  # the endpoint, what it relays, and whether it listens
 
@@ -97,7 +90,7 @@ class ConnectionPool:
         if connection is not None:
             connection.forget_listings()
 
-    async def find_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
+    async def find_tool(self, endpoint: Endpoint, name: str) -> ListedTool | None:
         """The tool if the server lists it (the listing is re-read once before saying no)."""
         connection = await self._connection(endpoint)
         known = self.known_tool(endpoint, name)
@@ -106,16 +99,16 @@ class ConnectionPool:
         await connection.list_tools()
         if name not in connection.tool_names:
             return None
-        return KnownTool(annotations=connection.tool_annotations.get(name))
+        return connection.tools[name]
 
-    def known_tool(self, endpoint: Endpoint, name: str) -> KnownTool | None:
+    def known_tool(self, endpoint: Endpoint, name: str) -> ListedTool | None:
         """The tool as the endpoint's live connection last listed it; None when only asking can tell."""
         connection = self._connections.get(_plain(endpoint))
         if connection is None or not connection.alive:
             return None
         if name not in connection.tool_names:
             return None
-        return KnownTool(annotations=connection.tool_annotations.get(name))
+        return connection.tools[name]
 
     def protocol(self, endpoint: Endpoint) -> str | None:
         """The protocol version the endpoint's connection negotiated, if it has connected."""

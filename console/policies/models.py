@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
@@ -17,7 +17,9 @@ class PolicyRule(Base):
     """One layer of a team's policy; a field left empty inherits from the layer below.
 
     `scope_key` makes each layer unique per team ("team", "destructive", "server:<id>",
-    "tool:<server id or *>:<pattern>"); a unique constraint over nullable columns would not.
+    "tool:<server id or *>:<pattern>", each followed by ":when:<digest of the condition>" for a rule
+    that applies only to calls whose arguments meet `condition`); a unique constraint over nullable
+    columns would not.
     """
 
     __tablename__ = "policy_rule"
@@ -35,6 +37,9 @@ class PolicyRule(Base):
     expiry_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
     expiry_action: Mapped[str | None] = mapped_column(String(10), default=None)
     step_up_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
+    gate: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    allow_edit: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    condition: Mapped[str | None] = mapped_column(Text, default=None)  # console/policies/conditions.py
     updated_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
@@ -47,4 +52,6 @@ class PolicyRule(Base):
             "expiry_minutes": self.expiry_minutes,
             "expiry_action": self.expiry_action,
             "step_up_minutes": self.step_up_minutes,
+            "gate": self.gate,
+            "allow_edit": self.allow_edit,
         }

@@ -3,7 +3,8 @@
 Layers, later ones overriding earlier ones field by field:
 team default → stricter default for destructive tools → server override → team-wide tool rules →
 tool rules of that server. Among tool rules of one level, an exact name beats a glob and a longer
-glob beats a shorter one.
+glob beats a shorter one. A rule with a condition on the arguments (console/policies/conditions.py)
+applies only to calls that meet it, and then overrides the rules of its level that have none.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, Protocol
 
 from console.identity.viewer import ANSWERING_ROLES, READ_ONLY_ROLES
+from console.policies.conditions import Condition, ConditionError, parse
 
 ANSWERERS = ("owner", "approvers", "owner_or_approvers")
 EXPIRY_ACTIONS = ("cancel", "decline")
@@ -33,15 +36,19 @@ class Policy:
     expiry_minutes: int | None = None
     expiry_action: str = "cancel"
     step_up_minutes: int | None = None
+    gate: bool = False  # a tool call waits for approval before anything is sent
+    allow_edit: bool = False  # approvers of a gate may change the arguments
 
 
 POLICY_FIELDS = tuple(f.name for f in fields(Policy))
 
 
 class RuleLike(Protocol):
+    id: str
     scope: str
     server_id: str | None
     tool_pattern: str | None
+    condition: str | None
 
     def values(self) -> dict[str, Any]: ...
 
@@ -52,6 +59,7 @@ class Layer:
 
     label: str
     settings: Mapping[str, Any] = field(default_factory=dict)
+    rule_id: str | None = None
 
 
 def check_values(values: Mapping[str, Any]) -> dict[str, str]:
@@ -74,9 +82,10 @@ def check_values(values: Mapping[str, Any]) -> dict[str, str]:
             isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
         ):
             errors[name] = f"must be a whole number from {low} to {high}"
-    self_ok = values.get("no_self_approval")
-    if self_ok is not None and not isinstance(self_ok, bool):
-        errors["no_self_approval"] = "must be true or false"
+    for name in ("no_self_approval", "gate", "allow_edit"):
+        flag = values.get(name)
+        if flag is not None and not isinstance(flag, bool):
+            errors[name] = "must be true or false"
     if answerers == "owner" and (values.get("required_approvals") or 1) > 1:
         errors["required_approvals"] = "only one person can answer when only the owner may answer"
     if answerers == "owner" and values.get("no_self_approval"):
@@ -115,20 +124,23 @@ def layers_for(
     server_name: str,
     tool: str | None,
     destructive: bool,
+    arguments: Mapping[str, Any] | None = None,
 ) -> list[Layer]:
-    """The rules that apply to one call, in the order they override each other."""
-    rules = list(rules)
+    """The rules that apply to one call (whose `arguments` the rules' conditions look at), in the order
+    they override each other."""
+    arguments = arguments or {}
+    rules = [rule for rule in rules if _condition_met(rule.condition, arguments)]
     ordered: list[Layer] = []
-    for rule in rules:
-        if rule.scope == "team":
-            ordered.append(Layer("team default", rule.values()))
+
+    def add(level: list[RuleLike], label: str) -> None:
+        for rule in sorted(level, key=lambda r: r.condition is not None):  # stable: conditions last
+            when = f" when {condition_text(rule.condition)}" if rule.condition is not None else ""
+            ordered.append(Layer(label + when, rule.values(), rule.id))
+
+    add([r for r in rules if r.scope == "team"], "team default")
     if destructive:
-        for rule in rules:
-            if rule.scope == "destructive":
-                ordered.append(Layer("stricter default for destructive tools", rule.values()))
-    for rule in rules:
-        if rule.scope == "server" and rule.server_id == server_id:
-            ordered.append(Layer(f"server {server_name}", rule.values()))
+        add([r for r in rules if r.scope == "destructive"], "stricter default for destructive tools")
+    add([r for r in rules if r.scope == "server" and r.server_id == server_id], f"server {server_name}")
     if tool is not None:
         for scope_server in (None, server_id):
             matching = [
@@ -139,15 +151,38 @@ def layers_for(
                 and r.tool_pattern is not None
                 and fnmatch.fnmatchcase(tool, r.tool_pattern)
             ]
-            for rule in sorted(matching, key=_specificity):
+            for pattern in sorted({r.tool_pattern or "" for r in matching}, key=_specificity):
                 where = "" if scope_server is None else f" on {server_name}"
-                ordered.append(Layer(f"tool rule {rule.tool_pattern}{where}", rule.values()))
+                add([r for r in matching if r.tool_pattern == pattern], f"tool rule {pattern}{where}")
     return ordered
 
 
-def _specificity(rule: RuleLike) -> tuple[bool, int]:
-    pattern = rule.tool_pattern or ""
+def _specificity(pattern: str) -> tuple[bool, int]:
     return (not any(ch in pattern for ch in "*?["), len(pattern))
+
+
+@lru_cache(maxsize=1024)
+def _parsed(text: str) -> Condition | None:
+    try:
+        return parse(text)
+    except ConditionError:
+        return None
+
+
+def _condition_met(text: str | None, arguments: Mapping[str, Any]) -> bool:
+    if text is None:
+        return True
+    condition = _parsed(text)
+    # Saved conditions were checked when saved; one that no longer parses keeps its rule in force.
+    return condition is None or condition.matches(arguments)
+
+
+def condition_text(text: str | None) -> str:
+    """A rule's condition as people read it."""
+    if text is None:
+        return ""
+    condition = _parsed(text)
+    return text if condition is None else condition.describe()
 
 
 def combine(layers: Sequence[Layer]) -> tuple[Policy, list[dict[str, Any]]]:
@@ -158,8 +193,17 @@ def combine(layers: Sequence[Layer]) -> tuple[Policy, list[dict[str, Any]]]:
         settings = {k: v for k, v in layer.settings.items() if k in POLICY_FIELDS and v is not None}
         if settings:
             values.update(settings)
-            applied.append({"from": layer.label, "set": settings})
+            applied.append({"from": layer.label, "set": settings, "rule": layer.rule_id})
     return Policy(**values), applied
+
+
+def gate_rule(applied: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The applied layer that put the gate in place (the last to set it), if the call is gated."""
+    for layer in reversed(applied):
+        gate = layer.get("set", {}).get("gate")
+        if gate is not None:
+            return layer if gate else None
+    return None
 
 
 def refusal(
@@ -212,6 +256,14 @@ SELF_APPROVAL = {
     True: "The run's owner may not answer (no self-approval).",
     False: "The run's owner may answer (self-approval allowed).",
 }
+GATE = {
+    True: "A tool call waits for approval before it is sent (gate).",
+    False: "Tool calls are sent without asking first (no gate).",
+}
+EDITING = {
+    True: "Approvers of a gate may change the arguments.",
+    False: "Approvers of a gate approve the arguments as sent.",
+}
 
 
 def describe(policy: Policy, default_expiry_minutes: float) -> list[str]:
@@ -231,6 +283,10 @@ def describe(policy: Policy, default_expiry_minutes: float) -> list[str]:
 def describe_rule(settings: Mapping[str, Any]) -> list[str]:
     """What one layer of a team's policy sets, in the question page's words (a field left out inherits)."""
     lines: list[str] = []
+    if settings.get("gate") is not None:
+        lines.append(GATE[bool(settings["gate"])])
+    if settings.get("allow_edit") is not None:
+        lines.append(EDITING[bool(settings["allow_edit"])])
     if settings.get("answerers") in WHO_ANSWERS:
         lines.append(WHO_ANSWERS[settings["answerers"]])
     if settings.get("no_self_approval") is not None:

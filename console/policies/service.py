@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -13,12 +14,14 @@ from console.audit import Actor, record_event
 from console.db import utcnow
 from console.errors import InvalidInput, NotFound
 from console.mcp.models import McpServer
+from console.policies.conditions import ConditionError, parse
 from console.policies.models import SCOPES, PolicyRule
 from console.policies.rules import (
     POLICY_FIELDS,
     Policy,
     check_values,
     combine,
+    condition_text,
     describe_rule,
     layers_for,
     treated_as_destructive,
@@ -52,6 +55,11 @@ class RuleView:
         return f"Tool {self.rule.tool_pattern}{where}"
 
     @property
+    def when(self) -> str | None:
+        """The condition on the arguments, as people read it (None: every call of its scope)."""
+        return condition_text(self.rule.condition) if self.rule.condition is not None else None
+
+    @property
     def sentences(self) -> list[str]:
         """What this rule sets, in the words the question page uses."""
         return describe_rule(self.rule.values())
@@ -65,11 +73,12 @@ async def resolve_for_request(
     method: str,
     tool: str | None,
     annotations: dict[str, Any] | None,
+    arguments: Mapping[str, Any] | None = None,
 ) -> Resolved:
     """The policy the questions of a request are asked under, with which rules set what.
 
     `tool` is the tool's name for a `tools/call` and `annotations` its annotations as the server listed
-    them, if any.
+    them, if any; `arguments` are the call's, which rules with a condition look at.
     """
     server = await session.get(McpServer, server_id)
     if server is None:
@@ -77,7 +86,12 @@ async def resolve_for_request(
     rules = (await session.execute(select(PolicyRule).where(PolicyRule.team_id == team_id))).scalars().all()
     destructive = treated_as_destructive(method, annotations, server.trusted)
     layers = layers_for(
-        rules, server_id=server.id, server_name=server.name, tool=tool, destructive=destructive
+        rules,
+        server_id=server.id,
+        server_name=server.name,
+        tool=tool,
+        destructive=destructive,
+        arguments=arguments,
     )
     policy, applied = combine(layers)
     return Resolved(policy, applied, destructive)
@@ -95,7 +109,16 @@ async def list_rules(*, session: AsyncSession, team_id: str) -> list[RuleView]:
     await session.commit()
     order = {scope: n for n, scope in enumerate(SCOPES)}
     views = [RuleView(rule, name) for rule, name in rows]
-    return sorted(views, key=lambda v: (order[v.rule.scope], v.server_name or "", v.rule.tool_pattern or ""))
+    return sorted(
+        views,
+        key=lambda v: (
+            order[v.rule.scope],
+            v.server_name or "",
+            v.rule.tool_pattern or "",
+            v.rule.condition is not None,
+            v.rule.condition or "",
+        ),
+    )
 
 
 async def save_rule(
@@ -106,19 +129,31 @@ async def save_rule(
     scope: str,
     server_id: str | None = None,
     tool_pattern: str | None = None,
+    condition: str | None = None,
     values: Mapping[str, Any],
 ) -> PolicyRule:
     """Create or replace one layer of the team's policy (fields given as None inherit); commits.
 
+    With a `condition` (console/policies/conditions.py) the rule applies only to calls whose arguments
+    meet it; it is a layer of its own beside the same scope's rule without one.
+
     Raises:
-        InvalidInput: with field errors.
+        InvalidInput: with field errors (`when` for a condition that does not parse, with its position).
     """
     tool_pattern = tool_pattern.strip() if tool_pattern is not None else None
+    condition = condition.strip() if condition is not None and condition.strip() else None
     errors = check_values(values)
     unknown = set(values) - set(POLICY_FIELDS)
     if unknown:
         errors["policy"] = f"unknown settings: {', '.join(sorted(unknown))}"
+    if condition is not None:
+        try:
+            parse(condition)
+        except ConditionError as exc:
+            errors["when"] = str(exc)
     key = await _scope_key(session, team_id, scope, server_id, tool_pattern, errors)
+    if condition is not None:
+        key += ":when:" + hashlib.sha256(condition.encode()).hexdigest()[:32]
     if errors:
         raise InvalidInput("the policy is not valid", errors)
     existing = (
@@ -127,7 +162,12 @@ async def save_rule(
         )
     ).scalar_one_or_none()
     rule = existing or PolicyRule(
-        team_id=team_id, scope=scope, server_id=server_id, tool_pattern=tool_pattern, scope_key=key
+        team_id=team_id,
+        scope=scope,
+        server_id=server_id,
+        tool_pattern=tool_pattern,
+        condition=condition,
+        scope_key=key,
     )
     before = rule.values() if existing else None
     for name in POLICY_FIELDS:
@@ -142,7 +182,7 @@ async def save_rule(
         action="policy_changed",
         subject_type="team",
         subject_id=team_id,
-        payload={"scope": key, "before": before, "after": rule.values()},
+        payload={"scope": key, "when": condition, "before": before, "after": rule.values()},
     )
     await session.commit()
     return rule
@@ -163,7 +203,7 @@ async def remove_rule(*, session: AsyncSession, actor: Actor, team_id: str, rule
         action="policy_removed",
         subject_type="team",
         subject_id=team_id,
-        payload={"scope": rule.scope_key, "before": rule.values()},
+        payload={"scope": rule.scope_key, "when": rule.condition, "before": rule.values()},
     )
     await session.delete(rule)
     await session.commit()

@@ -201,7 +201,9 @@ async def answer_elicitation(
         content=body.content,
         digest=body.digest,
         signed_digest=body.content_digest,
+        reason=body.reason,
     )
+    request.app.state.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
     if decision.resume_queued:
         request.app.state.signals.work_available()
     view = await questions.look_at_question(

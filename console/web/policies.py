@@ -50,6 +50,7 @@ async def save(team_name: str, request: Request, session: DbSession, user: CsrfU
             scope=scope,
             server_id=server_id,
             tool_pattern=(posted.get("tool") or None) if scope == "tool" else None,
+            condition=posted.get("when") or None,
             values=values,
         )
     except InvalidInput as exc:
@@ -69,7 +70,15 @@ def _form_of(view: RuleView) -> dict[str, str]:
     rule = view.rule
     fields = {name: "" if value is None else str(value) for name, value in rule.values().items()}
     fields["no_self_approval"] = {None: "", True: "forbid", False: "allow"}[rule.no_self_approval]
-    return {**fields, "scope": rule.scope, "server": view.server_name or "", "tool": rule.tool_pattern or ""}
+    fields["gate"] = {None: "", True: "gate", False: "no_gate"}[rule.gate]
+    fields["allow_edit"] = {None: "", True: "allow", False: "forbid"}[rule.allow_edit]
+    return {
+        **fields,
+        "scope": rule.scope,
+        "server": view.server_name or "",
+        "tool": rule.tool_pattern or "",
+        "when": rule.condition or "",
+    }
 
 
 def _values(posted: dict[str, str]) -> dict[str, Any]:
@@ -81,9 +90,17 @@ def _values(posted: dict[str, str]) -> dict[str, Any]:
         "no_self_approval": {"": None, "forbid": True, "allow": False}.get(
             posted.get("no_self_approval", "")
         ),
+        "gate": {"": None, "gate": True, "no_gate": False}.get(posted.get("gate", "")),
+        "allow_edit": {"": None, "allow": True, "forbid": False}.get(posted.get("allow_edit", "")),
     }
-    if posted.get("no_self_approval", "") not in ("", "forbid", "allow"):
-        errors["no_self_approval"] = "choose inherit, forbid or allow"
+    choices = {
+        "no_self_approval": ("", "forbid", "allow"),
+        "gate": ("", "gate", "no_gate"),
+        "allow_edit": ("", "allow", "forbid"),
+    }
+    for name, allowed in choices.items():
+        if posted.get(name, "") not in allowed:
+            errors[name] = f"choose {', '.join(value or 'inherit' for value in allowed)}"
     for name in NUMBERS:
         text = posted.get(name, "")
         if not text:

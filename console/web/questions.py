@@ -18,7 +18,7 @@ from console.forms import SchemaError, build_widgets, parse_schema
 from console.forms.fields import FieldSpec
 from console.identity.kept_forms import take_kept_form
 from console.identity.sessions import SignedIn, signed_in_at
-from console.policies.rules import Policy, describe, step_up_refusal
+from console.policies.rules import Policy, describe, gate_rule, step_up_refusal
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
 from console.web.deps import DbSession
@@ -44,7 +44,7 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
         if again is not None:  # the server re-asks for the same link: go where "Check again" lives
             return RedirectResponse(f"/elicitations/{again}", status_code=303)
     kept = None
-    if view.elicitation.status == "pending" and view.elicitation.mode == "form":
+    if view.elicitation.status == "pending" and view.elicitation.mode in ("form", "gate"):
         kept = await take_kept_form(
             session=session, web_session_id=user.viewer.web_session_id, subject=elicitation_id
         )
@@ -135,6 +135,8 @@ async def _form_again(
     context = await _context(request, session, user, view)
     if fields is not None:
         context["widgets"] = build_widgets(fields, errors=errors, submitted=posted)
+    if "arguments_json" in posted:
+        context["arguments_text"] = posted["arguments_json"][0]
     whole = errors.get("") or (message if not fields or set(errors) - {f.name for f in fields} else None)
     context["form_error"] = whole or "Some answers need fixing; see the messages next to the fields."
     return render(request, TEMPLATE, context, status=422, block=STATE if is_htmx(request) else None)
@@ -185,6 +187,8 @@ async def _context(
             context["consented"] = await questions.consented_before(
                 session=session, elicitation=view.elicitation
             )
+        if view.elicitation.mode == "gate":
+            context.update(_gate_form(view, kept))
         if view.elicitation.mode == "form":
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
@@ -210,6 +214,21 @@ async def _context(
     return context
 
 
+def _gate_form(view: QuestionView, kept: dict[str, Any] | None) -> dict[str, Any]:
+    """A gate's arguments for approvers who may change them: the generated form when the tool's
+    inputSchema fits it, else the JSON text; filled with the agent's arguments (or what was kept)."""
+    arguments = (kept or {}).get("arguments", view.arguments)
+    context: dict[str, Any] = {"kept_answer": kept is not None, "arguments_text": None}
+    if not view.elicitation.allow_edit or view.elicitation.content_digest is not None:
+        return context
+    fields = page_answers.form_fields(view.elicitation)
+    if fields is not None:
+        context["widgets"] = build_widgets(fields, arguments if isinstance(arguments, dict) else {})
+    else:
+        context["arguments_text"] = json.dumps(arguments, indent=2, ensure_ascii=False)
+    return context
+
+
 async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView) -> dict[str, Any]:
     """Why the viewer may (or may not) answer, the policy in words, and the approvals so far."""
     e = view.elicitation
@@ -230,8 +249,9 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     return {
         "refusal": refusal,
         "step_up": step_up,
-        "policy_lines": describe(policy, asked_for_minutes) if e.mode == "form" else [],
+        "policy_lines": describe(policy, asked_for_minutes) if e.mode in ("form", "gate") else [],
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
+        "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),
         "signed_already": view.signed_by(user.viewer.user_name),
         "cosigning": e.content_digest is not None and e.status == "pending",
         "fixed_content": json.loads(e.content_json) if e.content_json else None,

@@ -46,7 +46,10 @@ class CallIn(BaseModel):
 class PendingOut(BaseModel):
     id: str
     key: str
-    mode: Literal["form", "url"]
+    kind: Literal["elicitation", "gate"] = Field(
+        description='"gate": the console asks before sending (a policy gate); "elicitation": the server asks'
+    )
+    mode: Literal["form", "url", "gate"]
     message: str
     answer_url: str
 
@@ -82,7 +85,8 @@ class CallOut(BaseModel):
                 PendingOut(
                     id=p.id,
                     key=p.key,
-                    mode=p.mode,  # type: ignore[arg-type]  # stored as form|url
+                    kind="gate" if p.mode == "gate" else "elicitation",
+                    mode=p.mode,  # type: ignore[arg-type]  # stored as form|url|gate
                     message=p.message,
                     answer_url=f"{base_url}/elicitations/{p.id}",
                 )
@@ -112,9 +116,13 @@ class QuestionOut(BaseModel):
     id: str
     call_id: str
     key: str
-    mode: Literal["form", "url"]
+    kind: Literal["elicitation", "gate"]
+    mode: Literal["form", "url", "gate"]
     message: str
-    requested_schema: dict[str, Any] | None = None
+    requested_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="a form's schema; a gate's whose arguments approvers may change: the tool's inputSchema",
+    )
     url: str | None = None
     digest: str
     status: str
@@ -149,7 +157,8 @@ class QuestionOut(BaseModel):
             id=e.id,
             call_id=e.call_id,
             key=e.key,
-            mode=e.mode,  # type: ignore[arg-type]  # stored as form|url
+            kind="gate" if e.mode == "gate" else "elicitation",
+            mode=e.mode,  # type: ignore[arg-type]  # stored as form|url|gate
             message=e.message,
             requested_schema=json.loads(e.schema_json) if e.schema_json else None,
             url=e.url,
@@ -189,7 +198,13 @@ class QuestionPage(BaseModel):
 class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] | None = None
+    content: dict[str, Any] | None = Field(
+        default=None,
+        description='a form\'s answer; a gate: {"arguments": {…}} approves changed arguments (if allowed)',
+    )
+    reason: str | None = Field(
+        default=None, max_length=1000, description="a gate's decline: why (the agent and its model are told)"
+    )
     digest: str | None = Field(default=None, description="digest of the question as shown; 409 if it changed")
     content_digest: str | None = Field(
         default=None,

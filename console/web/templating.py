@@ -71,6 +71,24 @@ def pretty_json(text_or_value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
+FOLD_CHARS = 120  # an argument shown longer than this is folded: its start, and the whole on demand
+
+
+def folded_items(arguments: Any) -> list[tuple[str, str, str | None]]:
+    """Each argument as (name, its value on one line, the whole value indented when the line was cut)."""
+    if not isinstance(arguments, dict):
+        return []
+    items: list[tuple[str, str, str | None]] = []
+    for name, value in arguments.items():
+        line = json.dumps(value, ensure_ascii=False)
+        if len(line) <= FOLD_CHARS:
+            items.append((str(name), line, None))
+        else:
+            whole = json.dumps(value, indent=2, ensure_ascii=False)
+            items.append((str(name), line[: FOLD_CHARS - 1] + "…", whole))
+    return items
+
+
 def shorten(text: str, limit: int = 140) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -82,7 +100,12 @@ def make_templates() -> Jinja2Blocks:
     env.autoescape = True
     # Every time on a page is relative text inside <time datetime="..." title="exact time">.
     env.filters.update(
-        age=time_tag, time_left=left_tag, exact_time=exact_time, pretty_json=pretty_json, shorten=shorten
+        age=time_tag,
+        time_left=left_tag,
+        exact_time=exact_time,
+        pretty_json=pretty_json,
+        shorten=shorten,
+        folded_items=folded_items,
     )
     return templates
 

@@ -27,11 +27,16 @@ pytestmark = pytest.mark.anyio
 PAGE = f"/admin/teams/{TEAM}/policies"
 
 
-def rows(soup: BeautifulSoup) -> list[list[str]]:
+def cells(soup: BeautifulSoup) -> list[list[str]]:
     return [
-        [" ".join(cell.get_text(" ").split()) for cell in row.select("th, td")][:7]
+        [" ".join(cell.get_text(" ").split()) for cell in row.select("th, td")]
         for row in soup.select("#policy-rules tbody tr[id]")
     ]
+
+
+def rows(soup: BeautifulSoup) -> list[list[str]]:
+    """Each rule's scope and answering settings (the gate column left out)."""
+    return [[row[0], *row[2:8]] for row in cells(soup)]
 
 
 async def save(who: Browser, **fields: str) -> int:
@@ -208,3 +213,41 @@ def test_the_cli_sets_lists_and_removes_rules(database_url: str, tmp_path: Path)
     missing = run_cli("policies", "set", "platform", "--server", "nope", url=database_url, cwd=tmp_path)
     assert missing.returncode == 1
     assert "no server 'nope' in platform" in missing.stderr
+
+
+async def test_an_admin_gates_production_deploys_on_the_page_and_a_bad_condition_says_where(
+    database_url: str, state_key: str
+) -> None:
+    async with running_console(database_url, {"deployer": stdio_deployer(state_key)}) as console:
+        await promote(console, "lead2", role="admin")
+        async with signed_in(console, "lead2") as admin:
+            bad = await admin.client.post(
+                PAGE,
+                data={
+                    "csrf_token": admin.csrf,
+                    "scope": "tool",
+                    "server": "deployer",
+                    "tool": "deploy",
+                    "when": "environment = 'production'",
+                    "gate": "gate",
+                },
+            )
+            assert bad.status_code == 422
+            message = one(html(bad), "#when-error").get_text()
+            assert "column 13" in message
+            assert "'=='" in message
+            assert one(html(bad), "#rule-when")["value"] == "environment = 'production'"  # nothing lost
+
+            saved = await save(
+                admin,
+                scope="tool",
+                server="deployer",
+                tool="deploy",
+                when="environment == 'production'",
+                gate="gate",
+                allow_edit="allow",
+                required_approvals="2",
+            )
+            assert saved == 303
+            [row] = cells(html(await admin.client.get(PAGE)))
+            assert row[:2] == ['Tool deploy on deployer when environment == "production"', "gate, may edit"]

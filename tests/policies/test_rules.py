@@ -28,6 +28,8 @@ class Rule:
     server_id: str | None = None
     tool_pattern: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    condition: str | None = None
+    id: str = "rule"
 
     def values(self) -> dict[str, Any]:
         return self.settings

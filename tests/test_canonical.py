@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from console.audit.canonical import NotCanonicalizable, canonical, loads, number
+from console.canonical import NotCanonicalizable, canonical, loads, number
 
 
 def test_keys_sorted_without_whitespace_and_text_kept_as_utf8() -> None:

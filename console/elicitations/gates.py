@@ -1,0 +1,77 @@
+"""A decided gate (console/calls/gates.py): the call is sent with the approved arguments, or it ends
+where it stands, telling the agent who decided and why."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import Actor, record_event
+from console.calls.gates import approved_params
+from console.calls.models import Call, CallRound, DispatchJob, Elicitation
+from console.db import get_row, utcnow
+from console.identity.models import User
+
+GATE_ROUND = 0  # the round number of a call's gate
+ENDED = {"declined": "declined", "cancelled": "cancelled", "expired": None}  # None: by its expiry action
+
+
+async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
+    """Apply the decided gate of `round_` (locked, and just marked ready); True when the call's first
+    send was queued. The caller commits."""
+    question = (
+        await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
+    ).scalar_one()
+    call = await get_row(session, Call, round_.call_id)
+    now = utcnow()
+    asked = json.loads(call.params_json).get("arguments") or {}
+    if question.status == "accepted":
+        approved = json.loads(question.content_json or "{}").get("arguments", asked)
+        call.approved_params_json = approved_params(call.params_json, approved)
+        call.status, call.updated_at = "running", now
+        session.add(DispatchJob(call_id=call.id, round_id=round_.id, kind="initial", status="ready"))
+        edited = call.approved_params_json is not None
+        record_event(
+            session=session,
+            actor=actor,
+            action="gate_approved",
+            subject_type="elicitation",
+            subject_id=question.id,
+            call_id=call.id,
+            payload={"edited": edited, "arguments_asked": asked, "arguments_sent": approved},
+        )
+        return True
+    status = ENDED[question.status] or ("declined" if question.expiry_action == "decline" else "cancelled")
+    error = await _why_it_ended(session, question, status)
+    round_.status = "answered"
+    call.status, call.updated_at = status, now
+    call.error_json = json.dumps(error)
+    record_event(
+        session=session,
+        actor=actor,
+        action=f"call_{status}",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"at_gate": True, **error},
+    )
+    return False
+
+
+async def _why_it_ended(session: AsyncSession, question: Elicitation, status: str) -> dict[str, Any]:
+    """The call's error: what the agent (and its model) is told, and the same as data."""
+    if question.status == "expired":
+        message = f"The approval gate was not answered in time, so the call was {status} and not sent."
+        return {"message": message, "at_gate": True, "decided_by": None, "reason": "expired"}
+    who = (
+        await session.execute(select(User.name).where(User.id == question.decided_by))
+    ).scalar_one_or_none() or "someone"
+    reason = json.loads(question.content_json or "{}").get("reason") if question.content_json else None
+    verb = "declined" if status == "declined" else "cancelled"
+    message = f"{who} {verb} this call at the approval gate, so it was not sent."
+    if reason:
+        message += f" Reason: {reason}"
+    return {"message": message, "at_gate": True, "decided_by": who, "reason": reason}

@@ -1,0 +1,29 @@
+"""`/.well-known/jwks.json`: the public key MCP servers verify approval attestations with (public)."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from console.attestation import Attester, jwks
+
+router = APIRouter()
+
+CACHE_SECONDS = 300
+
+
+def key_set_body(attester: Attester | None) -> bytes:
+    """The JWK Set document of the console's attestation key; no keys when attestations are off."""
+    keys = () if attester is None else (attester.public_jwk(),)
+    return json.dumps(jwks(*keys), separators=(",", ":")).encode()
+
+
+@router.get("/.well-known/jwks.json", include_in_schema=False)
+async def key_set(request: Request) -> Response:
+    return Response(
+        request.app.state.jwks_body,
+        media_type="application/json",
+        headers={"Cache-Control": f"public, max-age={CACHE_SECONDS}"},
+    )

@@ -1,0 +1,221 @@
+"""Approval gates through the REST API: a gated tool call waits before anything reaches the server (the
+MRTR test server's own log shows no request), an approval sends it once, a decline ends it with who and
+why, approvers may change the arguments where the rule allows, N-of-M and no-self-approval apply, and a
+condition on the arguments gates only the calls that meet it."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from console.audit import SYSTEM
+from console.audit.models import AuditEvent
+from console.db import utcnow
+from console.elicitations.decisions import expire_due
+from console.errors import InvalidInput
+from console.identity import team_by_name
+from console.mcp.models import McpServer
+from console.policies.service import save_rule
+from tests.harness import TEAM, Console, Mrtr, result_text, running_console
+from tests.processes import requests_with
+
+pytestmark = pytest.mark.anyio
+
+
+async def gate(console: Console, *, condition: str | None = None, **values: Any) -> None:
+    """A rule gating the MRTR server's complete_now (its other settings as given)."""
+    async with console.app.state.factory() as session:
+        team = await team_by_name(session=session, name=TEAM)
+        server = (await session.execute(select(McpServer).where(McpServer.name == "mrtr"))).scalar_one()
+        await save_rule(
+            session=session,
+            actor=SYSTEM,
+            team_id=team.id,
+            scope="tool",
+            server_id=server.id,
+            tool_pattern="complete_now",
+            condition=condition,
+            values={"gate": True, **values},
+        )
+
+
+async def audit_events(console: Console, call_id: str, action: str) -> list[dict[str, Any]]:
+    async with console.app.state.factory() as session:
+        rows = (
+            await session.execute(
+                select(AuditEvent.payload_json)
+                .where(AuditEvent.call_id == call_id, AuditEvent.action == action)
+                .order_by(AuditEvent.seq)
+            )
+        ).scalars()
+        return [json.loads(row) for row in rows]
+
+
+async def test_a_gated_call_reaches_the_server_only_after_approval_and_only_once(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        assert (call["status"], call["round"]) == ("awaiting_input", 0)
+        [pending] = call["pending"]
+        assert (pending["kind"], pending["mode"]) == ("gate", "gate")
+        assert pending["message"] == "Approve calling complete_now on mrtr?"
+        assert requests_with(mrtr_stdio.log, "x", topic) == []  # nothing reached the server
+
+        question = await console.question(pending["id"])
+        assert question["kind"] == "gate"
+        assert question["params"] == {"name": "complete_now", "arguments": {"x": topic}}
+        assert question["policy"]["set_by"] == ["tool rule complete_now on mrtr"]
+
+        done = await console.answer_and_settle(call, "accept")
+        assert result_text(done) == f"hello {topic}"
+        again = await console.answer(pending["id"], "accept", who="lead2")
+        assert again.status_code == 409, again.text
+    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+
+
+async def test_a_decline_with_a_reason_ends_the_call_unsent_and_says_who_and_why(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        declined = await console.answer(call["pending"][0]["id"], "decline", reason="not during the freeze")
+        assert declined.status_code == 200, declined.text
+        ended = await console.settle(call["id"])
+        assert ended["status"] == "declined"
+        assert ended["error"]["message"] == (
+            "lead declined this call at the approval gate, so it was not sent. Reason: not during the freeze"
+        )
+        assert (ended["error"]["decided_by"], ended["error"]["reason"]) == ("lead", "not during the freeze")
+        assert ended["pending"] == []
+    assert requests_with(mrtr_stdio.log, "x", topic) == []
+
+
+async def test_an_edited_approval_sends_the_edited_arguments_and_the_audit_keeps_both(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic, edited = secrets.token_hex(6), secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, allow_edit=True)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        question_id = call["pending"][0]["id"]
+        assert (await console.question(question_id))["requested_schema"]["properties"] == {
+            "x": {"type": "string"}
+        }
+        refused = await console.answer(question_id, "accept", {"arguments": {"x": 5}})
+        assert refused.status_code == 422, refused.text
+        assert "content.arguments.x" in refused.json()["error"]["fields"]
+
+        done = await console.answer_and_settle(call, "accept", {"arguments": {"x": edited}})
+        assert result_text(done) == f"hello {edited}"
+        assert done["params"] == {"name": "complete_now", "arguments": {"x": topic}}  # as the agent sent it
+        [approved] = await audit_events(console, call["id"], "gate_approved")
+        assert (approved["edited"], approved["arguments_asked"], approved["arguments_sent"]) == (
+            True,
+            {"x": topic},
+            {"x": edited},
+        )
+    assert requests_with(mrtr_stdio.log, "x", topic) == []
+    assert len(requests_with(mrtr_stdio.log, "x", edited)) == 1
+
+
+async def test_without_allow_edit_approvers_approve_the_arguments_as_sent(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console)
+        call = await console.call("mrtr", "complete_now", {"x": "asked"})
+        refused = await console.answer(call["pending"][0]["id"], "accept", {"arguments": {"x": "other"}})
+        assert refused.status_code == 422, refused.text
+        assert "not change them" in refused.json()["error"]["fields"]["content.arguments"]
+
+
+async def test_two_approvers_and_no_self_approval_hold_for_gates(database_url: str, mrtr_stdio: Mrtr) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, required_approvals=2, no_self_approval=True)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        question_id = call["pending"][0]["id"]
+        own = await console.answer(question_id, "accept", who="dev")
+        assert own.status_code == 403, own.text
+        first = await console.answer(question_id, "accept", who="lead")
+        assert first.status_code == 200, first.text
+        assert (first.json()["status"], first.json()["approvals"]) == ("pending", 1)
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+        assert requests_with(mrtr_stdio.log, "x", topic) == []
+        twice = await console.answer(question_id, "accept", who="lead")
+        assert twice.status_code == 409, twice.text
+        second = await console.answer(
+            question_id, "accept", who="lead2", content_digest=first.json()["content_digest"]
+        )
+        assert second.status_code == 200, second.text
+        assert result_text(await console.settle(call["id"])) == f"hello {topic}"
+    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+
+
+async def test_the_owners_own_token_cannot_approve_their_gated_call(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console)  # self-approval allowed by policy: still not with the token an agent holds
+        call = await console.call("mrtr", "complete_now", {"x": "mine"})
+        own = await console.answer(call["pending"][0]["id"], "accept", who="dev")
+        assert own.status_code == 403, own.text
+        assert "API token" in own.json()["error"]["message"]
+        withdrawn = await console.answer(call["pending"][0]["id"], "cancel", who="dev")
+        assert withdrawn.status_code == 200, withdrawn.text
+        ended = await console.settle(call["id"])
+        assert ended["status"] == "cancelled"
+        assert (
+            ended["error"]["message"] == "dev cancelled this call at the approval gate, so it was not sent."
+        )
+
+
+async def test_a_condition_on_the_arguments_gates_only_the_calls_that_meet_it(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, condition='x == "production" or amount > 1000')
+        staging = await console.call("mrtr", "complete_now", {"x": "staging", "amount": 10})
+        assert result_text(staging) == "hello staging"
+        production = await console.call("mrtr", "complete_now", {"x": "production"})
+        assert production["status"] == "awaiting_input"
+        large = await console.call("mrtr", "complete_now", {"x": "staging", "amount": 5000})
+        assert large["status"] == "awaiting_input"
+        question = await console.question(large["pending"][0]["id"])
+        assert question["policy"]["set_by"] == [
+            'tool rule complete_now on mrtr when x == "production" or amount > 1000'
+        ]
+
+
+async def test_an_invalid_condition_is_refused_when_saved_with_its_position(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        with pytest.raises(InvalidInput) as refused:
+            await gate(console, condition="amount > > 1000")
+    assert "column 10" in refused.value.fields["when"]
+
+
+async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, expiry_minutes=5)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        async with console.app.state.factory() as session:
+            assert await expire_due(session=session, now=utcnow() + timedelta(minutes=6)) == [call["id"]]
+        ended = await console.get_call(call["id"])
+        assert ended["status"] == "cancelled"
+        assert "not answered in time" in ended["error"]["message"]
+    assert requests_with(mrtr_stdio.log, "x", topic) == []

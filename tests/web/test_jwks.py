@@ -1,0 +1,83 @@
+"""`/.well-known/jwks.json` publishes, to anyone, the key the console signs approval attestations with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from console.app import create_app
+from console.attestation import Attester, derived_key, load_private_key
+from console.audit.signing import new_private_key_text
+from console.config import Settings
+from console.errors import ConsoleError
+from tests.harness import SECRET_KEY
+from tests.test_cli import console, one_error_line
+
+pytestmark = pytest.mark.anyio
+
+
+def settings(tmp_path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {"env": "test", "secret_key": SECRET_KEY, **overrides}
+    return Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'unused.db'}", **values)
+
+
+async def published_keys(tmp_path: Path, **overrides: Any) -> list[dict[str, Any]]:
+    """The keys an anonymous client reads from the app built with these settings."""
+    app = create_app(settings(tmp_path, **overrides))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://console.test"
+    ) as client:
+        response = await client.get("/.well-known/jwks.json")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["cache-control"] == "public, max-age=300"
+    body = response.json()
+    assert set(body) == {"keys"}
+    keys: list[dict[str, Any]] = body["keys"]
+    return keys
+
+
+async def test_jwks_answers_without_sign_in_with_the_key_derived_from_the_secret_key(tmp_path: Path) -> None:
+    [key] = await published_keys(tmp_path)
+    assert (key["kty"], key["crv"], key["use"], key["alg"]) == ("OKP", "Ed25519", "sig", "EdDSA")
+    assert key["kid"] == Attester(derived_key(SECRET_KEY)).key_id
+    assert "d" not in key
+
+
+async def test_jwks_publishes_the_approval_signing_key_when_one_is_set(tmp_path: Path) -> None:
+    text = new_private_key_text()
+    [key] = await published_keys(
+        tmp_path, approval_signing_key=text, audit_signing_key=new_private_key_text()
+    )
+    assert key["kid"] == Attester(load_private_key(text)).key_id
+
+
+async def test_jwks_falls_back_to_the_audit_signing_key(tmp_path: Path) -> None:
+    text = new_private_key_text()
+    [key] = await published_keys(tmp_path, audit_signing_key=text)
+    assert key["kid"] == Attester(load_private_key(text)).key_id
+
+
+async def test_jwks_is_empty_without_any_key(tmp_path: Path) -> None:
+    assert await published_keys(tmp_path, secret_key=None) == []
+
+
+def test_an_unreadable_approval_signing_key_stops_the_app_with_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConsoleError) as refused:
+        create_app(settings(tmp_path, approval_signing_key="not a key"))
+    assert refused.value.message == (
+        "invalid settings: CONSOLE_APPROVAL_SIGNING_KEY: the key is neither PEM nor base64"
+    )
+    with pytest.raises(ConsoleError) as missing:
+        create_app(settings(tmp_path, secret_key=None, audit_signing_key_file=str(tmp_path / "absent.key")))
+    assert missing.value.message == (
+        "invalid settings: CONSOLE_AUDIT_SIGNING_KEY_FILE: cannot read it (No such file or directory)"
+    )
+    url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
+    done = console("serve", "--port", "0", url=url, cwd=tmp_path, CONSOLE_APPROVAL_SIGNING_KEY="A" * 40)
+    assert one_error_line(done) == (
+        "error: invalid settings: CONSOLE_APPROVAL_SIGNING_KEY: the key must be 32 bytes (base64), got 30"
+    )
