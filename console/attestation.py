@@ -19,7 +19,8 @@ Payload, a JSON object (version 1; a new version changes `v`):
     method       "tools/call", "prompts/get" or "resources/read"
     name         the tool or prompt name, or for resources/read the resource URI
     args_sha256  hex SHA-256 of the RFC 8785 canonical JSON of params.arguments ({} when absent)
-    approvals    [{"by": user name, "action": "accept" or "cosign", "at": RFC 3339 time}, ...]
+    approvals    [{"by": user name, "action": "accept", "cosign", "decline" or "cancel", "at": RFC 3339
+                 time}, ...]: each person's decision, in order (a server checks that it approves)
     rule         the id of the policy rule that asked for approval, or null
     decided_at   RFC 3339 time at which the approvals were complete
 
@@ -58,6 +59,7 @@ __all__ = [
     "HEADER_TYPE",
     "Approval",
     "AttestationRefused",
+    "UnknownKey",
     "Attester",
     "Claims",
     "UsedAttestations",
@@ -98,6 +100,11 @@ class AttestationRefused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class UnknownKey(AttestationRefused):
+    """The attestation names a key the JWKS does not list: fetch the console's keys again (a rotation)
+    before refusing it."""
 
 
 @dataclass(frozen=True)
@@ -339,7 +346,7 @@ def _key(kid: object, jwks: Mapping[str, Any]) -> OKPKey:
         [k for k in keys if isinstance(k, Mapping) and k.get("kid") == kid] if isinstance(keys, list) else []
     )
     if not found:
-        raise AttestationRefused(f"the attestation's key {kid} is not among the console's keys (JWKS)")
+        raise UnknownKey(f"the attestation's key {kid} is not among the console's keys (JWKS)")
     jwk = found[0]
     x = jwk.get("x")
     if (

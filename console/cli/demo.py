@@ -45,13 +45,21 @@ def _demo(settings: Settings, args: Any) -> int:
     passwords = new_passwords()
     with running_tracker(passwords) as tracker:
         app = create_app(settings, demo=True)
+        host, port = sock.getsockname()[:2]
+        if host in ("0.0.0.0", "::"):  # noqa: S104  # bound to every address: the deployer asks on loopback
+            host = "127.0.0.1"
+        jwks_url = f"http://{host}:{port}/.well-known/jwks.json"
         seeded = run_with_session(
-            settings, lambda s: seed_demo(session=s, settings=settings, passwords=passwords, tracker=tracker)
+            settings,
+            lambda s: seed_demo(
+                session=s, settings=settings, passwords=passwords, tracker=tracker, jwks_url=jwks_url
+            ),
         )
 
         async def announce(url: str) -> None:
             page = await question_page(app.state.factory, app.state.signals, seeded.call_id)
-            for line in seeded.describe(url, page):
+            gate = await question_page(app.state.factory, app.state.signals, seeded.gated_call_id)
+            for line in seeded.describe(url, page, gate):
                 say(line)
 
         # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler

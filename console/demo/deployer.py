@@ -1,4 +1,4 @@
-"""Demo MCP server "deployer": one `deploy` tool that asks the user where to deploy.
+"""Demo MCP server "deployer": one `deploy` tool that asks the user where to deploy, unless the call says.
 
 A port of the Go `deploy` example from the elicitation book chapter to the low-level
 `mcp.server.Server` (protocol 2026-07-28, Multi Round-Trip Requests):
@@ -8,6 +8,11 @@ A port of the Go `deploy` example from the elicitation book chapter to the low-l
   requestState that pins the service and the version the user is asked to confirm.
 * Round 2 (the client retries with inputResponses + requestState): verifies the state
   first, then acts on the answer.
+* A call that names its `environment` is not asked where: it deploys there at once.
+
+With DEPLOY_REQUIRE_APPROVAL_JWKS, a deploy to production happens only when the request carries the
+console's approval attestation for exactly this call (console/demo/approvals.py): after its approval
+gate, or on the resume that brings the people's answer.
 
 The requestState is our own token, base64url(JSON {"service", "version", "exp"}) + "." +
 base64url(HMAC-SHA256(key, JSON)) (made and checked by `console.demo.signing`, MACing the JSON
@@ -24,6 +29,9 @@ Environment:
     DEPLOY_STATE_KEY        HMAC key, at least 32 characters; without it the server refuses to
                             start (exit status 2).
     DEPLOY_STATE_TTL        seconds an issued requestState stays valid (default 600).
+    DEPLOY_REQUIRE_APPROVAL_JWKS
+                            the URL of a console's keys (<console>/.well-known/jwks.json): production
+                            deploys then need its signed approval in the request's _meta.
     DEPLOY_TEST_CLOCK_FILE  TEST-ONLY hook. When set, the number of seconds written in that file
                             (a float; a missing or empty file counts as 0) is added to the server's
                             clock on every check and every state it issues, so a test can write
@@ -47,6 +55,7 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from console.demo.approvals import ApprovalCheck
 from console.demo.signing import invalid_state, seal, unseal
 from console.listening import mcp_port, serve_mcp
 
@@ -59,7 +68,14 @@ ENVIRONMENTS = ("staging", "production")
 
 DEPLOY_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"service": {"type": "string", "description": "Name of the service"}},
+    "properties": {
+        "service": {"type": "string", "description": "Name of the service"},
+        "environment": {
+            "type": "string",
+            "enum": list(ENVIRONMENTS),
+            "description": "Where to deploy; when left out, the user is asked",
+        },
+    },
     "required": ["service"],
 }
 
@@ -90,6 +106,7 @@ class Config:
     key: bytes
     ttl_seconds: float
     clock_file: Path | None
+    approvals: ApprovalCheck | None = None  # production deploys need the console's signed approval
 
 
 @dataclass(frozen=True)
@@ -111,7 +128,15 @@ def load_config(env: Mapping[str, str]) -> Config:
     if not math.isfinite(ttl) or ttl <= 0:
         raise ConfigError("DEPLOY_STATE_TTL must be a positive, finite number of seconds")
     clock_file = env.get("DEPLOY_TEST_CLOCK_FILE")
-    return Config(key=key.encode(), ttl_seconds=ttl, clock_file=Path(clock_file) if clock_file else None)
+    jwks_url = env.get("DEPLOY_REQUIRE_APPROVAL_JWKS", "").strip()
+    if jwks_url and not jwks_url.startswith(("https://", "http://")):
+        raise ConfigError(f"DEPLOY_REQUIRE_APPROVAL_JWKS must be an http(s) URL, got {jwks_url!r}")
+    return Config(
+        key=key.encode(),
+        ttl_seconds=ttl,
+        clock_file=Path(clock_file) if clock_file else None,
+        approvals=ApprovalCheck(jwks_url) if jwks_url else None,
+    )
 
 
 def latest_version(service: str) -> str:
@@ -183,8 +208,13 @@ def ask_target(config: Config, service: str, version: str) -> types.InputRequire
     )
 
 
-def decide(
-    config: Config, service: str, state: DeployState, answer: types.ElicitResult | None
+async def decide(
+    config: Config,
+    service: str,
+    state: DeployState,
+    answer: types.ElicitResult | None,
+    params: types.CallToolRequestParams,
+    meta: Mapping[str, Any] | None,
 ) -> types.CallToolResult | types.InputRequiredResult:
     if answer is None:
         return ask_target(config, service, state.version)
@@ -197,7 +227,24 @@ def decide(
     if environment not in ENVIRONMENTS:
         # Required information is missing or unusable: ask again rather than fail (spec MRTR rules).
         return ask_target(config, service, state.version)
-    return text_result(f"{service} {state.version} is being deployed to {environment}.")
+    return await deploy_to(config, service, state.version, str(environment), params, meta)
+
+
+async def deploy_to(
+    config: Config,
+    service: str,
+    version: str,
+    environment: str,
+    params: types.CallToolRequestParams,
+    meta: Mapping[str, Any] | None,
+) -> types.CallToolResult:
+    if environment == "production" and config.approvals is not None:
+        refusal = await config.approvals.refusal(meta, params.name, params.arguments or {})
+        if refusal is not None:
+            return text_result(
+                f"Not deployed: production needs the console's approval ({refusal}).", is_error=True
+            )
+    return text_result(f"{service} {version} is being deployed to {environment}.")
 
 
 def service_argument(arguments: Mapping[str, Any] | None) -> str:
@@ -212,19 +259,33 @@ def target_answer(params: types.CallToolRequestParams) -> types.ElicitResult | N
     return answer if isinstance(answer, types.ElicitResult) else None
 
 
-def deploy(
-    config: Config, protocol_version: str, params: types.CallToolRequestParams
+def environment_argument(arguments: Mapping[str, Any] | None) -> str | None:
+    environment = (arguments or {}).get("environment")
+    if environment is not None and environment not in ENVIRONMENTS:
+        message = f"argument 'environment' must be one of {', '.join(ENVIRONMENTS)}"
+        raise MCPError(code=types.INVALID_PARAMS, message=message)
+    return environment
+
+
+async def deploy(
+    config: Config,
+    protocol_version: str,
+    params: types.CallToolRequestParams,
+    meta: Mapping[str, Any] | None = None,
 ) -> types.CallToolResult | types.InputRequiredResult:
     service = service_argument(params.arguments)
+    environment = environment_argument(params.arguments)
     if protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return text_result(
             "deploy needs a client that speaks MCP 2026-07-28 (multi round-trip requests).", is_error=True
         )
+    if environment is not None:
+        return await deploy_to(config, service, latest_version(service), environment, params, meta)
     if params.request_state is None:
         return ask_target(config, service, latest_version(service))
     # The state is checked before any answer is looked at: a forged state is always rejected.
     state = verify_state(config, params.request_state, service)
-    return decide(config, service, state, target_answer(params))
+    return await decide(config, service, state, target_answer(params), params, meta)
 
 
 def build_server(config: Config) -> Server[Any]:
@@ -235,7 +296,7 @@ def build_server(config: Config) -> Server[Any]:
             name="deploy",
             description=(
                 "Deploy the latest version of a service. Asks the user for the target environment "
-                "and a confirmation before anything happens."
+                "and a confirmation before anything happens, unless the call names the environment."
             ),
             input_schema=DEPLOY_INPUT_SCHEMA,
             annotations=types.ToolAnnotations(destructive_hint=True),
@@ -247,7 +308,7 @@ def build_server(config: Config) -> Server[Any]:
     ) -> types.CallToolResult | types.InputRequiredResult:
         if params.name != "deploy":
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        return deploy(config, ctx.protocol_version, params)
+        return await deploy(config, ctx.protocol_version, params, ctx.meta)
 
     return Server(
         SERVER_NAME,

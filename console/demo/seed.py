@@ -8,7 +8,7 @@ import secrets
 import string
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio
 from sqlalchemy import select
@@ -25,17 +25,27 @@ from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import Membership, Team, User
 from console.identity.passwords import hash_password
 from console.identity.tokens import list_tokens, revoke_token
-from console.mcp.admin import ServerSettings, create_server
+from console.mcp.admin import ServerSettings, create_server, edit_server, settings_of
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
 
 TEAM = "platform"
+JWKS_VARIABLE = "DEPLOY_REQUIRE_APPROVAL_JWKS"
 # dev's agent makes the calls; lead and ops approve; admin runs the team (and the whole console).
 USERS = (("dev", "member"), ("lead", "approver"), ("ops", "approver"), ("admin", "admin"))
 SITE_ADMINS = ("admin",)
 # The demo's production deploy policy: two approvers, not the requester, signed in within 5 minutes.
 DEPLOY_POLICY = {"required_approvals": 2, "no_self_approval": True, "step_up_minutes": 5}
+# A deploy that names production waits at an approval gate under that policy, before the deployer hears
+# of it; the approvers may change its arguments. The deployer checks the console's signed approval.
+PRODUCTION_GATE = {"gate": True, "allow_edit": True}
+PRODUCTION = 'environment == "production"'
+RELEASE: dict[str, object] = {"name": "deploy", "arguments": {"service": "auth-service"}}
+GATED_RELEASE: dict[str, object] = {
+    "name": "deploy",
+    "arguments": {"service": "billing", "environment": "production"},
+}
 DEMO_AGENT_LABEL = "demo agent"  # the name of dev's API token, one per run
 # How long the banner waits for the demo's deploy to reach its question (a fresh stdio server starts).
 QUESTION_WAIT_SECONDS = 30.0
@@ -46,10 +56,12 @@ class Seeded:
     passwords: dict[str, str]
     dev_token: str
     call_id: str
+    gated_call_id: str
     tracker_call_id: str | None
 
-    def describe(self, url: str, deploy_page: str) -> Iterator[str]:
-        """The banner; `deploy_page` is the path of the deploy's question (see `question_page`)."""
+    def describe(self, url: str, deploy_page: str, gate_page: str) -> Iterator[str]:
+        """The banner; `deploy_page` and `gate_page` are the paths of the deploys' questions (see
+        `question_page`)."""
         yield ""
         yield f"Approval console demo on {url}"
         for name, password in self.passwords.items():
@@ -57,6 +69,8 @@ class Seeded:
         yield f"  API token for dev's agent: {self.dev_token}"
         yield f"  a deploy of auth-service waits for an answer: {url}{deploy_page}"
         yield "  its policy: two approvers (lead and ops), not the requester, signed in within 5 minutes"
+        yield f"  a production deploy of billing waits at its approval gate (same policy): {url}{gate_page}"
+        yield "  the deployer deploys to production only with the console's signed approval"
         if self.tracker_call_id:
             yield (
                 "  dev's agent wants to create a tracker issue: sign in as dev to connect the account "
@@ -73,35 +87,40 @@ def new_passwords() -> dict[str, str]:
 
 
 async def seed_demo(
-    *, session: AsyncSession, settings: Settings, passwords: dict[str, str], tracker: Tracker | None = None
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    passwords: dict[str, str],
+    tracker: Tracker | None = None,
+    jwks_url: str | None = None,
 ) -> Seeded:
-    """Create (or reuse) the demo team, users and servers; fresh passwords and tokens each run."""
+    """Create (or reuse) the demo team, users and servers; fresh passwords and tokens each run. With
+    `jwks_url` (where this console publishes its keys) the deployer requires its signed approval for
+    production."""
     team = (await session.execute(select(Team).where(Team.name == TEAM))).scalar_one_or_none()
     if team is None:
         team = await create_team(session=session, name=TEAM)
     for name, role in USERS:
         await _ensure_user(session, team, name, role, passwords[name])
-    deployer = await _ensure_deployer(session, team, settings)
-    await save_rule(
-        session=session,
-        actor=SYSTEM,
-        team_id=team.id,
-        scope="tool",
-        server_id=deployer.id,
-        tool_pattern="deploy",
-        values=DEPLOY_POLICY,
-    )
+    deployer = await _ensure_deployer(session, team, settings, jwks_url)
+    for condition, values in ((None, DEPLOY_POLICY), (PRODUCTION, PRODUCTION_GATE)):
+        await save_rule(
+            session=session,
+            actor=SYSTEM,
+            team_id=team.id,
+            scope="tool",
+            server_id=deployer.id,
+            tool_pattern="deploy",
+            condition=condition,
+            values=values,
+        )
     for earlier in await list_tokens(session=session, user_name="dev"):
         if (earlier.team, earlier.name, earlier.revoked_at) == (TEAM, DEMO_AGENT_LABEL, None):
             await revoke_token(session=session, actor=SYSTEM, token_id=earlier.id)  # the last run's
     token = await create_token(session=session, user_name="dev", team_name=TEAM, name=DEMO_AGENT_LABEL)
-    call_id = await _ensure_waiting(
-        session,
-        token,
-        settings,
-        "deployer",
-        {"name": "deploy", "arguments": {"service": "auth-service"}},
-        "Release auth-service",
+    call_id = await _ensure_waiting(session, token, settings, "deployer", RELEASE, "Release auth-service")
+    gated_call_id = await _ensure_waiting(
+        session, token, settings, "deployer", GATED_RELEASE, "Release billing to production"
     )
     tracker_call = None
     if tracker is not None:
@@ -114,7 +133,7 @@ async def seed_demo(
             {"name": "create_issue", "arguments": {"title": "Login is slow"}},
             "File the login bug",
         )
-    return Seeded(passwords, token, call_id, tracker_call)
+    return Seeded(passwords, token, call_id, gated_call_id, tracker_call)
 
 
 async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, password: str) -> None:
@@ -135,18 +154,32 @@ async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, 
     await session.commit()
 
 
-async def _ensure_deployer(session: AsyncSession, team: Team, settings: Settings) -> McpServer:
+async def _ensure_deployer(
+    session: AsyncSession, team: Team, settings: Settings, jwks_url: str | None
+) -> McpServer:
     existing = (
         await session.execute(
             select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "deployer")
         )
     ).scalar_one_or_none()
+    approvals: dict[str, str | None] = {JWKS_VARIABLE: jwks_url} if jwks_url else {}
     if existing is not None:
+        if approvals:  # this run's address; the stored state key stays (None keeps a value)
+            kept = settings_of(existing)
+            updated = replace(kept, env={**kept.env, **approvals})
+            await edit_server(
+                session=session,
+                by=None,
+                team_name=team.name,
+                name="deployer",
+                settings=updated,
+                outbound=Outbound.of(settings),
+            )
         return existing
     deployer = ServerSettings(
         transport="stdio",
         command=f"{sys.executable} -m console.demo.deployer",
-        env={"DEPLOY_STATE_KEY": secrets.token_urlsafe(32)},
+        env={"DEPLOY_STATE_KEY": secrets.token_urlsafe(32), **approvals},
     )
     return await create_server(
         session=session,
@@ -198,15 +231,19 @@ async def _ensure_waiting(
 ) -> str:
     principal = await authenticate_token(session=session, token=token)
     waiting = (
-        await session.execute(
-            select(Call)
-            .join(McpServer, McpServer.id == Call.server_id)
-            .where(Call.status.in_(("running", "resuming", "awaiting_input")), McpServer.name == server)
-            .limit(1)
+        (
+            await session.execute(
+                select(Call)
+                .join(McpServer, McpServer.id == Call.server_id)
+                .where(Call.status.in_(("running", "resuming", "awaiting_input")), McpServer.name == server)
+            )
         )
-    ).scalar_one_or_none()
-    if waiting is not None:
-        return waiting.id
+        .scalars()
+        .all()
+    )
+    same = [call for call in waiting if json.loads(call.params_json) == params]
+    if same:
+        return same[0].id
     run = await create_run(session=session, principal=principal, team=TEAM, title=title, agent="demo-agent")
     body = json.dumps({"server": server, "method": "tools/call", "params": params})
     started = await start_call(

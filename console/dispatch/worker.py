@@ -19,11 +19,13 @@ from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.config import Settings
 from console.db import get_row, utcnow
+from console.dispatch.attesting import attestation_meta
 from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply, relayed_of
 from console.dispatch.signals import Signals
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
+from console.identity.attester import attester_from
 from console.identity.credentials import SecretMissing
 from console.identity.models import User
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
@@ -60,6 +62,7 @@ class Dispatcher:
         self._signals = signals
         self.worker_id = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._outbound = Outbound.of(settings)
+        self._attester = attester_from(settings)
         self._slots = anyio.Semaphore(concurrency)
         self._tasks: TaskGroup | None = None
 
@@ -225,6 +228,16 @@ class Dispatcher:
             )
         ).one()
         request = await _request_for(session, job, call)
+        meta = await attestation_meta(
+            session=session,
+            attester=self._attester,
+            settings=self._settings,
+            job=job,
+            call=call,
+            server=server.name,
+            params=request.params,
+        )
+        request = replace(request, meta=meta)
         try:
             endpoint = await endpoint_for_owner(
                 session=session,

@@ -386,7 +386,10 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
     responses = _typed_responses(request.input_responses)
     state = request.request_state
     progress = request.on_progress
-    meta: Any = {types.LOG_LEVEL_META_KEY: request.log_level} if request.log_level is not None else None
+    meta: Any = dict(request.meta or {})
+    if request.log_level is not None:
+        meta[types.LOG_LEVEL_META_KEY] = request.log_level
+    meta = meta or None
     if request.method == "tools/call":
         return await session.call_tool(
             params["name"],

@@ -65,6 +65,8 @@ class McpRequest:
     # The least severe log level wanted for this request, and where its log notifications go.
     log_level: str | None = None
     on_log: LogSink | None = field(default=None, compare=False)
+    # More of the request's `_meta` (the console's approval attestation, console/attestation.py).
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
