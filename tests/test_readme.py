@@ -66,8 +66,10 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
     assert [pid for pid in children if alive(pid)] == []  # stopping the demo stops its tracker too
     assert '"status":"awaiting_input"' in output
     assert "auth-service 2.4.1 is being deployed to production." in output
+    assert '"kind":"gate"' in output
     assert output.rstrip().endswith("}")
     assert '"status":"completed"' in output.splitlines()[-1]
+    assert "billing 2.4.1 is being deployed to production." in output.splitlines()[-1]
     # The decisions the walk-through made are in an intact, signed audit chain (README, "Audit").
     verify_env = {**env, "CONSOLE_AUDIT_SIGNING_KEY_FILE": "console-demo-audit.key"}
     verified = subprocess.run(
@@ -84,7 +86,8 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
 
 def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str]) -> str:
     """Run the README's commands; when dev's own answer has been refused, two approvers decide on the web
-    pages (as step 4 says) while the last command waits for the result. Returns everything printed."""
+    pages (as step 4 says) while the next command waits for the result, and again when the gated deploy
+    waits at its gate (step 5). Returns everything printed."""
     walk = subprocess.Popen(
         [BASH, "-euo", "pipefail", "-c", script], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -99,6 +102,13 @@ def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str])
         question = json.loads((cwd / "call.json").read_text())["pending"][0]["id"]
         decide_on_the_web(url, "lead", passwords["lead"], question, first=True)
         decide_on_the_web(url, "ops", passwords["ops"], question, first=False)
+        for line in read_lines(walk.stdout, START_TIMEOUT):  # step 4 printed its whole line: none is cut
+            printed.append(line)
+            if '"kind":"gate"' in line:
+                break
+        gate = json.loads((cwd / "gated.json").read_text())["pending"][0]["id"]
+        approve_gate_on_the_web(url, "lead", passwords["lead"], gate)
+        approve_gate_on_the_web(url, "ops", passwords["ops"], gate)
         rest, errors = walk.communicate(timeout=START_TIMEOUT)
     finally:
         walk.kill()
@@ -121,6 +131,17 @@ def decide_on_the_web(url: str, name: str, password: str, question: str, *, firs
         else:
             assert "production" in one(form, "#fixed-content").get_text()
         decided = browser.post(f"/elicitations/{question}", data=data)
+        assert decided.status_code == 303, decided.text
+
+
+def approve_gate_on_the_web(url: str, name: str, password: str, question: str) -> None:
+    """Sign in and approve the gated deploy as it stands (the second approver co-signs the same arguments)."""
+    with httpx.Client(base_url=url.rstrip("/"), timeout=30) as browser:
+        login = html(browser.get("/login"))
+        fields = form_fields(one(login, 'form[action="/login"]'))
+        assert browser.post("/login", data={**fields, "name": name, "password": password}).status_code == 303
+        form = one(html(browser.get(f"/elicitations/{question}")), "form#decision-form")
+        decided = browser.post(f"/elicitations/{question}", data={**form_fields(form), "action": "accept"})
         assert decided.status_code == 303, decided.text
 
 
