@@ -178,6 +178,21 @@ async def start_call(
             await session.commit()  # asking the server may start it: hold no transaction meanwhile
             listed = await _listed_tool(pool, endpoint, server.name, params["name"])
     annotations = listed.annotations if listed is not None else None
+    gated = await _gate_policy(session, run, server, method, params, annotations)
+    if gated is not None:
+        twin = await _waiting_at_gate(session, run.id, server.id, method, params_text)
+        if twin is not None:  # an agent's retry joins the call that waits: it is sent once, if approved
+            record_event(
+                session=session,
+                actor=principal.actor,
+                action="call_retried",
+                subject_type="call",
+                subject_id=twin.id,
+                call_id=twin.id,
+                payload={"server": server_name, "method": method},
+            )
+            await session.commit()
+            return StartedCall(twin, None)
     call = Call(
         run_id=run.id,
         server_id=server.id,
@@ -198,7 +213,6 @@ async def start_call(
         call_id=call.id,
         payload={"server": server_name, "method": method, "params": params},
     )
-    gated = await _gate_policy(session, run, server, method, params, annotations)
     if gated is not None:
         await open_gate(
             session=session,
@@ -219,6 +233,21 @@ async def start_call(
     session.add(job)
     await session.commit()
     return StartedCall(call, job.id)
+
+
+async def _waiting_at_gate(
+    session: AsyncSession, run_id: str, server_id: str, method: str, params_text: str
+) -> Call | None:
+    """The run's call with exactly these params that still waits at its gate, if any."""
+    query = select(Call).where(
+        Call.run_id == run_id,
+        Call.server_id == server_id,
+        Call.method == method,
+        Call.status == "awaiting_input",
+        Call.round == 0,
+        Call.params_json == params_text,
+    )
+    return (await session.execute(query.limit(1))).scalar_one_or_none()
 
 
 async def _gate_policy(

@@ -10,18 +10,16 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import pytest
 from sqlalchemy import select
 
-from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.db import utcnow
 from console.elicitations.decisions import expire_due
 from console.errors import InvalidInput
-from console.identity import team_by_name
-from console.mcp.models import McpServer
-from console.policies.service import save_rule
-from tests.harness import TEAM, Console, Mrtr, result_text, running_console
+from tests.harness import Console, Mrtr, result_text, running_console
+from tests.policies.setup import set_policy
 from tests.processes import requests_with
 
 pytestmark = pytest.mark.anyio
@@ -29,19 +27,9 @@ pytestmark = pytest.mark.anyio
 
 async def gate(console: Console, *, condition: str | None = None, **values: Any) -> None:
     """A rule gating the MRTR server's complete_now (its other settings as given)."""
-    async with console.app.state.factory() as session:
-        team = await team_by_name(session=session, name=TEAM)
-        server = (await session.execute(select(McpServer).where(McpServer.name == "mrtr"))).scalar_one()
-        await save_rule(
-            session=session,
-            actor=SYSTEM,
-            team_id=team.id,
-            scope="tool",
-            server_id=server.id,
-            tool_pattern="complete_now",
-            condition=condition,
-            values={"gate": True, **values},
-        )
+    await set_policy(
+        console, "tool", server="mrtr", tool="complete_now", condition=condition, gate=True, **values
+    )
 
 
 async def audit_events(console: Console, call_id: str, action: str) -> list[dict[str, Any]]:
@@ -219,3 +207,59 @@ async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
         assert ended["status"] == "cancelled"
         assert "not answered in time" in ended["error"]["message"]
     assert requests_with(mrtr_stdio.log, "x", topic) == []
+
+
+async def test_an_agents_retry_joins_the_call_that_waits_at_its_gate(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console)
+        run_id = await console.new_run()
+        first = await console.call("mrtr", "complete_now", {"x": topic}, run_id=run_id)
+        retried = await console.call("mrtr", "complete_now", {"x": topic}, run_id=run_id)
+        assert retried["id"] == first["id"]
+        assert [q["call_id"] for q in await console.pending_questions("lead")].count(first["id"]) == 1
+        assert result_text(await console.answer_and_settle(first, "accept")) == f"hello {topic}"
+        again = await console.call("mrtr", "complete_now", {"x": topic}, run_id=run_id)
+        assert (again["id"] != first["id"], again["status"]) == (True, "awaiting_input")  # sent: a new call
+    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+
+
+async def test_two_approvers_racing_send_the_call_once(database_url: str, mrtr_stdio: Mrtr) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        question_id = call["pending"][0]["id"]
+        statuses: list[int] = []
+
+        async def approve(who: str) -> None:
+            statuses.append((await console.answer(question_id, "accept", who=who)).status_code)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(approve, "lead")
+            tasks.start_soon(approve, "lead2")
+        assert sorted(statuses) == [200, 409]
+        assert result_text(await console.settle(call["id"])) == f"hello {topic}"
+    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+
+
+async def test_co_signers_sign_the_arguments_the_first_approver_chose(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic, edited = secrets.token_hex(6), secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, allow_edit=True, required_approvals=2)
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        question_id = call["pending"][0]["id"]
+        first = await console.answer(question_id, "accept", {"arguments": {"x": edited}}, who="lead")
+        assert first.json()["content"] == {"arguments": {"x": edited}}
+        as_sent = await console.answer(question_id, "accept", who="lead2")  # the agent's own arguments
+        assert as_sent.status_code == 409, as_sent.text
+        cosigned = await console.answer(
+            question_id, "accept", who="lead2", content_digest=first.json()["content_digest"]
+        )
+        assert cosigned.status_code == 200, cosigned.text
+        assert result_text(await console.settle(call["id"])) == f"hello {edited}"
+    assert [r["arguments"] for r in requests_with(mrtr_stdio.log, "x", edited)] == [{"x": edited}]

@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from console.calls.models import Call
 from tests.harness import SECRET_KEY, running_console, stdio_mrtr
+from tests.policies.setup import set_policy
 from tests.processes import console_process, read_log
 
 pytestmark = pytest.mark.anyio
@@ -131,3 +132,25 @@ async def test_worker_killed_after_send_marks_the_call_interrupted_without_resen
         waiting = await console.settle(call["id"])
     assert waiting["status"] == "awaiting_input"
     assert len(_calls_of(log, "sent")) == 2  # sent again only because a person asked for it
+
+
+async def test_a_gate_approved_just_before_a_crash_is_sent_once_after_the_lease(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        await set_policy(console, "tool", server="mrtr", tool="signed", gate=True)
+        call = await console.call("mrtr", "signed", {"item": "gated"}, wait=0)
+        assert call["status"] == "awaiting_input"
+        approved = await console.answer(call["pending"][0]["id"], "accept")
+        assert approved.status_code == 200, approved.text
+        crashing = _worker(database_url, log, fault="crash_after_claim")
+        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert _calls_of(log, "gated") == []  # approved, taken, never sent
+        healthy = _worker(database_url, log)
+        try:
+            waiting = await console.settle(call["id"], after_round=0)
+        finally:
+            _stop(healthy)
+    assert waiting["status"] == "awaiting_input"  # the server's own question, round 1
+    assert len(_calls_of(log, "gated")) == 1

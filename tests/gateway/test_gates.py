@@ -15,15 +15,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
-from sqlalchemy import select
 
-from console.audit import SYSTEM
 from console.db import create_engine, session_factory
-from console.identity import team_by_name
-from console.mcp.models import McpServer
-from console.policies.service import save_rule
 from tests.gateway.agents import Heard
-from tests.harness import TEAM, WAIT, register_server, stdio_deployer
+from tests.harness import WAIT, register_server, stdio_deployer
+from tests.policies.setup import set_policy_at
 from tests.site import Site, decide_in_browser, running_site
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -51,25 +47,16 @@ async def site(database_url: str, tmp_path: Path, state_key: str) -> AsyncIterat
 
 
 async def gate_production(site: Site) -> None:
-    engine = create_engine(site.database_url)
-    try:
-        async with session_factory(engine)() as session:
-            team = await team_by_name(session=session, name=TEAM)
-            deployer = (
-                await session.execute(select(McpServer).where(McpServer.name == "deployer"))
-            ).scalar_one()
-            await save_rule(
-                session=session,
-                actor=SYSTEM,
-                team_id=team.id,
-                scope="tool",
-                server_id=deployer.id,
-                tool_pattern="deploy",
-                condition='environment == "production"',
-                values={"gate": True, "required_approvals": 2, "no_self_approval": True},
-            )
-    finally:
-        await engine.dispose()
+    await set_policy_at(
+        site.database_url,
+        "tool",
+        server="deployer",
+        tool="deploy",
+        condition='environment == "production"',
+        gate=True,
+        required_approvals=2,
+        no_self_approval=True,
+    )
 
 
 def texts(result: CallToolResult) -> str:

@@ -21,10 +21,11 @@ async def set_policy(
     *,
     server: str | None = None,
     tool: str | None = None,
+    condition: str | None = None,
     **values: Any,
 ) -> None:
-    """Create or replace one rule of the platform team's policy."""
-    await _save(console.app.state.factory, scope, server, tool, values)
+    """Create or replace one rule of the platform team's policy (only for calls meeting `condition`)."""
+    await _save(console.app.state.factory, scope, server, tool, condition, values)
 
 
 async def set_policy_at(
@@ -33,12 +34,13 @@ async def set_policy_at(
     *,
     server: str | None = None,
     tool: str | None = None,
+    condition: str | None = None,
     **values: Any,
 ) -> None:
     """The same, in the database of a console running as its own process."""
     engine = create_engine(database_url)
     try:
-        await _save(session_factory(engine), scope, server, tool, values)
+        await _save(session_factory(engine), scope, server, tool, condition, values)
     finally:
         await engine.dispose()
 
@@ -48,6 +50,7 @@ async def _save(
     scope: str,
     server: str | None,
     tool: str | None,
+    condition: str | None,
     values: dict[str, Any],
 ) -> None:
     async with factory() as session:
@@ -63,6 +66,7 @@ async def _save(
             scope=scope,
             server_id=server_id,
             tool_pattern=tool,
+            condition=condition,
             values=values,
         )
 
