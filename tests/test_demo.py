@@ -47,6 +47,10 @@ def test_the_demo_banner_links_the_question_page_and_names_every_user_without_li
         link = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
         assert link, banner
         assert re.fullmatch(rf"{re.escape(demo.url)}/elicitations/[0-9a-f]+", link[1])
+        gate = re.search(
+            r"^  a production deploy of billing waits at its approval gate .*: (\S+)$", banner, flags=re.M
+        )
+        assert gate, banner
 
         with httpx.Client(base_url=demo.url, timeout=30) as browser:
             hint = one(html(browser.get("/login")), "#demo-hint")
@@ -55,6 +59,9 @@ def test_the_demo_banner_links_the_question_page_and_names_every_user_without_li
             question = browser.get(link[1])
             assert question.status_code == 200
             assert "auth-service" in text(one(html(question), "h1"))
+            gated = html(browser.get(gate[1]))
+            assert text(one(gated, "h1")) == "Approve calling deploy on deployer?"
+            assert '"production"' in text(one(gated, ".arguments-table"))
     assert demo.process.returncode == 130
     assert [line for line in demo.ending if "Traceback" in line or LOG_LINE.match(line)] == []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,45 @@ def test_the_cli_sets_lists_and_removes_rules(database_url: str, tmp_path: Path)
     missing = run_cli("policies", "set", "platform", "--server", "nope", url=database_url, cwd=tmp_path)
     assert missing.returncode == 1
     assert "no server 'nope' in platform" in missing.stderr
+
+
+def test_the_cli_gates_calls_that_meet_a_condition_and_refuses_a_bad_one_with_its_position(
+    database_url: str, tmp_path: Path
+) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli(*args, url=database_url, cwd=tmp_path)
+
+    assert cli("teams", "add", "platform").returncode == 0
+    added = cli(
+        "servers", "add", "deployer", "--team", "platform", "--command", "python -m console.demo.deployer"
+    )
+    assert added.returncode == 0, added.stderr
+    gate = (
+        "policies",
+        "set",
+        "platform",
+        "--server",
+        "deployer",
+        "--tool",
+        "deploy",
+        "--gate",
+        "--allow-edit",
+    )
+    bad = cli(*gate, "--when", "amount > > 1000")
+    assert bad.returncode == 1
+    assert "when: expected a value, found '>' at column 10: 'amount > > 1000'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    saved = cli(
+        *gate, "--when", "environment == 'production'", "--required-approvals", "2", "--no-self-approval"
+    )
+    assert saved.returncode == 0, saved.stderr
+    listed = cli("policies", "list", "platform")
+    assert [row.split("\t")[1:] for row in listed.stdout.splitlines()] == [
+        [
+            'Tool deploy on deployer when environment == "production"',
+            "no_self_approval=True required_approvals=2 gate=True allow_edit=True",
+        ]
+    ]
 
 
 async def test_an_admin_gates_production_deploys_on_the_page_and_a_bad_condition_says_where(
