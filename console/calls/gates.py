@@ -12,6 +12,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
@@ -20,8 +21,9 @@ from console.calls.questions import canonical_json, keep_policy, request_digest,
 from console.config import Settings
 from console.db import utcnow
 from console.mcp.connection import ListedTool
+from console.mcp.models import McpServer
 from console.policies.rules import gate_rule
-from console.policies.service import Resolved
+from console.policies.service import Resolved, resolve_for_request
 
 GATE_METHOD = "io.approval-console/gate"
 GATE_KEY = "gate"
@@ -99,6 +101,45 @@ async def open_gate(
         payload={"rule": rule.get("rule"), "from": rule.get("from"), "allow_edit": question.allow_edit},
     )
     return question
+
+
+async def waiting_at_gate(
+    session: AsyncSession, run_id: str, server_id: str, method: str, params_text: str
+) -> Call | None:
+    """The run's call with exactly these params that still waits at its gate, if any."""
+    query = select(Call).where(
+        Call.run_id == run_id,
+        Call.server_id == server_id,
+        Call.method == method,
+        Call.status == "awaiting_input",
+        Call.round == 0,
+        Call.params_json == params_text,
+    )
+    return (await session.execute(query.limit(1))).scalar_one_or_none()
+
+
+async def gate_policy(
+    session: AsyncSession,
+    run: Run,
+    server: McpServer,
+    method: str,
+    params: dict[str, Any],
+    annotations: dict[str, Any] | None,
+) -> Resolved | None:
+    """The policy of the call's gate, if the team's policy gates it (only tool calls are gated)."""
+    if method != "tools/call":
+        return None
+    arguments = params.get("arguments")
+    resolved = await resolve_for_request(
+        session=session,
+        team_id=run.team_id,
+        server_id=server.id,
+        method=method,
+        tool=params["name"],
+        annotations=annotations,
+        arguments=arguments if isinstance(arguments, dict) else None,
+    )
+    return resolved if resolved.policy.gate else None
 
 
 def approved_params(params_json: str, arguments: Any) -> str | None:

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event, record_refusal
 from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
-from console.calls.gates import open_gate
+from console.calls.gates import gate_policy, open_gate, waiting_at_gate
 from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
 from console.calls.rawjson import member_text
 from console.calls.wellformed import parse_json
@@ -29,7 +29,6 @@ from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import server_by_name
 from console.mcp.sealed import Outbound
-from console.policies.service import Resolved, resolve_for_request
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -178,9 +177,9 @@ async def start_call(
             await session.commit()  # asking the server may start it: hold no transaction meanwhile
             listed = await _listed_tool(pool, endpoint, server.name, params["name"])
     annotations = listed.annotations if listed is not None else None
-    gated = await _gate_policy(session, run, server, method, params, annotations)
+    gated = await gate_policy(session, run, server, method, params, annotations)
     if gated is not None:
-        twin = await _waiting_at_gate(session, run.id, server.id, method, params_text)
+        twin = await waiting_at_gate(session, run.id, server.id, method, params_text)
         if twin is not None:  # an agent's retry joins the call that waits: it is sent once, if approved
             record_event(
                 session=session,
@@ -233,45 +232,6 @@ async def start_call(
     session.add(job)
     await session.commit()
     return StartedCall(call, job.id)
-
-
-async def _waiting_at_gate(
-    session: AsyncSession, run_id: str, server_id: str, method: str, params_text: str
-) -> Call | None:
-    """The run's call with exactly these params that still waits at its gate, if any."""
-    query = select(Call).where(
-        Call.run_id == run_id,
-        Call.server_id == server_id,
-        Call.method == method,
-        Call.status == "awaiting_input",
-        Call.round == 0,
-        Call.params_json == params_text,
-    )
-    return (await session.execute(query.limit(1))).scalar_one_or_none()
-
-
-async def _gate_policy(
-    session: AsyncSession,
-    run: Run,
-    server: McpServer,
-    method: str,
-    params: dict[str, Any],
-    annotations: dict[str, Any] | None,
-) -> Resolved | None:
-    """The policy of the call's gate, if the team's policy gates it (only tool calls are gated)."""
-    if method != "tools/call":
-        return None
-    arguments = params.get("arguments")
-    resolved = await resolve_for_request(
-        session=session,
-        team_id=run.team_id,
-        server_id=server.id,
-        method=method,
-        tool=params["name"],
-        annotations=annotations,
-        arguments=arguments if isinstance(arguments, dict) else None,
-    )
-    return resolved if resolved.policy.gate else None
 
 
 async def _listed_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, name: str) -> ListedTool | None:
