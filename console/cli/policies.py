@@ -44,35 +44,24 @@ def add_policy_commands(sub: Subcommands) -> None:
         help="only calls whose arguments meet EXPR, e.g. 'environment == \"production\"' or 'amount > 1000'"
         " (README: Approval gates)",
     )
-    gating = setting.add_mutually_exclusive_group()
-    gating.add_argument(
-        "--gate",
-        dest="gate",
-        action="store_const",
-        const=True,
-        help="tool calls wait for approval before sending",
+    _switch(
+        setting,
+        "gate",
+        ("--gate", "tool calls wait for approval before they are sent"),
+        ("--no-gate", "no gate"),
     )
-    gating.add_argument(
-        "--no-gate", dest="gate", action="store_const", const=False, help="send without asking"
-    )
-    editing = setting.add_mutually_exclusive_group()
-    editing.add_argument(
-        "--allow-edit",
-        dest="allow_edit",
-        action="store_const",
-        const=True,
-        help="gate approvers may edit arguments",
-    )
-    editing.add_argument(
-        "--no-allow-edit", dest="allow_edit", action="store_const", const=False, help="arguments stay as sent"
+    _switch(
+        setting,
+        "allow_edit",
+        ("--allow-edit", "approvers of a gate may change the arguments"),
+        ("--no-allow-edit", "the arguments stay as sent"),
     )
     setting.add_argument("--answerers", choices=ANSWERERS, help="who may answer form questions")
-    selfish = setting.add_mutually_exclusive_group()
-    selfish.add_argument(
-        "--no-self-approval", dest="no_self_approval", action="store_const", const=True, help="forbid it"
-    )
-    selfish.add_argument(
-        "--allow-self-approval", dest="no_self_approval", action="store_const", const=False, help="allow it"
+    _switch(
+        setting,
+        "no_self_approval",
+        ("--no-self-approval", "forbid it"),
+        ("--allow-self-approval", "allow it"),
     )
     setting.add_argument(
         "--required-approvals", type=int, metavar="N", help="N different people must approve"
@@ -90,6 +79,13 @@ def add_policy_commands(sub: Subcommands) -> None:
     removing.add_argument("team")
     removing.add_argument("rule_id")
     removing.set_defaults(handler=_remove)
+
+
+def _switch(parser: argparse.ArgumentParser, dest: str, on: tuple[str, str], off: tuple[str, str]) -> None:
+    """A setting switched on or off by one of two flags; neither given inherits it (None)."""
+    pair = parser.add_mutually_exclusive_group()
+    for (flag, explanation), value in ((on, True), (off, False)):
+        pair.add_argument(flag, dest=dest, action="store_const", const=value, help=explanation)
 
 
 def _list(settings: Settings, args: argparse.Namespace) -> int:
