@@ -28,18 +28,22 @@ from console.policies.service import Resolved, resolve_for_request
 GATE_METHOD = "io.approval-console/gate"
 GATE_KEY = "gate"
 MAX_DESCRIPTION = 4_000  # characters of the tool's description kept for the page
+MAX_SCHEMA = 256 * 1024  # characters of the tool's inputSchema kept; a larger one cannot be edited against
 
 
 def gate_request(tool: str, listed: ListedTool | None) -> dict[str, Any]:
     """What the gate question shows of the tool besides the call's own arguments, as its round keeps it."""
     description = (listed.description or "") if listed is not None else ""
+    schema = listed.input_schema if listed is not None else None
+    if schema is not None and len(json.dumps(schema)) > MAX_SCHEMA:
+        schema = None
     return {
         "method": GATE_METHOD,
         "params": {
             "tool": tool,
             "description": description[:MAX_DESCRIPTION],
             "annotations": listed.annotations if listed is not None else None,
-            "inputSchema": listed.input_schema if listed is not None else None,
+            "inputSchema": schema,
         },
     }
 

@@ -14,11 +14,11 @@ MAX_ERRORS = 20
 
 def argument_errors(schema: Any, arguments: Any) -> dict[str, str]:
     """Field errors (`arguments`, `arguments.<path>`) of arguments that the schema refuses; none when it
-    takes them. A schema that is itself not valid JSON Schema refuses every change."""
+    takes them. A missing schema, or one that is itself not valid JSON Schema, refuses every change."""
     if not isinstance(arguments, dict):
         return {"arguments": "must be an object"}
     if not isinstance(schema, dict):
-        return {}
+        return {"arguments": "the tool's inputSchema is not known, so its arguments cannot be changed"}
     validator_class = validators.validator_for(schema)
     try:
         validator_class.check_schema(schema)

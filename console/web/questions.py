@@ -219,7 +219,8 @@ def _gate_form(view: QuestionView, kept: dict[str, Any] | None) -> dict[str, Any
     inputSchema fits it, else the JSON text; filled with the agent's arguments (or what was kept)."""
     arguments = (kept or {}).get("arguments", view.arguments)
     context: dict[str, Any] = {"kept_answer": kept is not None, "arguments_text": None}
-    if not view.elicitation.allow_edit or view.elicitation.content_digest is not None:
+    editable = view.elicitation.allow_edit and isinstance(view.asked.get("inputSchema"), dict)
+    if not editable or view.elicitation.content_digest is not None:
         return context
     fields = page_answers.form_fields(view.elicitation)
     if fields is not None:
