@@ -140,12 +140,12 @@ def test_another_tool_name_is_refused() -> None:
 
 
 def test_a_resource_attestation_binds_the_uri_and_no_arguments() -> None:
-    params = {"uri": "file:///etc/secrets"}
+    params = {"uri": "test://secrets/database"}
     meta = attest(method="resources/read", params=params)
-    assert verify(meta, KEYS, params, method="resources/read", now=NOW).name == "file:///etc/secrets"
+    assert verify(meta, KEYS, params, method="resources/read", now=NOW).name == "test://secrets/database"
     assert payload_of(meta)["args_sha256"] == hashlib.sha256(b"{}").hexdigest()
-    assert refusal(meta, {"uri": "file:///etc/passwd"}) == (
-        "the attestation approves the uri 'file:///etc/secrets', not 'file:///etc/passwd'"
+    assert refusal(meta, {"uri": "test://secrets/other"}) == (
+        "the attestation approves the uri 'test://secrets/database', not 'test://secrets/other'"
     )
 
 

@@ -6,7 +6,7 @@ raises, whatever the arguments.
 
     environment == "production"
     amount > 1000 and currency in ["EUR", "USD"]
-    not (path matches "/tmp/*" or user.roles contains "admin")
+    not (path matches "build/*" or user.roles contains "admin")
 
 Values
     "text" 'text'      strings, with the escapes \" \' \\ \n \t \uXXXX

@@ -132,7 +132,7 @@ def test_an_address_that_is_not_http_refuses_to_start(state_key: str) -> None:
     env = {
         **os.environ,
         "DEPLOY_STATE_KEY": state_key,
-        "DEPLOY_REQUIRE_APPROVAL_JWKS": "file:///etc/keys.json",
+        "DEPLOY_REQUIRE_APPROVAL_JWKS": "ftp://keys.example/jwks.json",
     }
     started = subprocess.run(
         [sys.executable, "-m", "console.demo.deployer"], env=env, capture_output=True, text=True, timeout=60

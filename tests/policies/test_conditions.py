@@ -106,11 +106,11 @@ def test_in_finds_list_items_and_substrings(text: str, arguments: dict[str, Any]
 @pytest.mark.parametrize(
     ("text", "arguments", "expected"),
     [
-        ('path matches "/srv/*"', {"path": "/srv/build/out.log"}, True),
-        ('path matches "/srv/*"', {"path": "/etc/passwd"}, False),
-        ('path matches "/srv/*"', {"path": "/SRV/x"}, False),
-        ('path matches "/srv/*"', {"path": 5}, False),
-        ('path matches "/srv/*"', {}, False),
+        ('path matches "srv/*"', {"path": "srv/build/out.log"}, True),
+        ('path matches "srv/*"', {"path": "etc/passwd"}, False),
+        ('path matches "srv/*"', {"path": "SRV/x"}, False),
+        ('path matches "srv/*"', {"path": 5}, False),
+        ('path matches "srv/*"', {}, False),
         ('tool matches "deploy-?"', {"tool": "deploy-a"}, True),
         ('tool matches "deploy-?"', {"tool": "deploy-ab"}, False),
         ('tool matches "deploy-[ab]"', {"tool": "deploy-b"}, True),
@@ -384,7 +384,7 @@ def test_conditions_at_each_limit_are_accepted(text: str) -> None:
         ("x == 1.50", "x == 1.5"),
         ("x == 1E3", "x == 1000.0"),
         ("x == -0.5e-1", "x == -0.05"),
-        ("tags contains 'a' or path matches '/srv/*'", 'tags contains "a" or path matches "/srv/*"'),
+        ("tags contains 'a' or path matches 'srv/*'", 'tags contains "a" or path matches "srv/*"'),
     ],
 )
 def test_describe_writes_the_condition_as_a_person_reads_it(text: str, described: str) -> None:
