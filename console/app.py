@@ -84,7 +84,11 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
                     app.state.dispatcher = None
                     if dispatcher:
                         worker = Dispatcher(
-                            factory=app.state.factory, pool=pool, settings=settings, signals=app.state.signals
+                            factory=app.state.factory,
+                            pool=pool,
+                            settings=settings,
+                            signals=app.state.signals,
+                            attester=attester,
                         )
                         app.state.dispatcher = worker
                         tg.start_soon(worker.run)

@@ -88,6 +88,9 @@ def serve_app(
 
 def _worker(settings: Settings, _args: Any) -> int:
     from console.dispatch.worker import Dispatcher
+    from console.identity.attester import attester_from
+
+    attester = attester_from(settings)  # before anything starts: an unreadable key is one line
 
     async def work() -> None:
         engine = create_engine(settings.database_url)
@@ -98,6 +101,7 @@ def _worker(settings: Settings, _args: Any) -> int:
                     pool=pool,
                     settings=settings,
                     signals=Signals(),
+                    attester=attester,
                 )
                 say(f"worker {dispatcher.worker_id} started")
                 await dispatcher.run()

@@ -14,6 +14,7 @@ from anyio.abc import TaskGroup
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from console.attestation import Attester
 from console.audit import SYSTEM, record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
@@ -25,7 +26,6 @@ from console.dispatch.signals import Signals
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
-from console.identity.attester import attester_from
 from console.identity.credentials import SecretMissing
 from console.identity.models import User
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
@@ -54,15 +54,17 @@ class Dispatcher:
         pool: ConnectionPool,
         settings: Settings,
         signals: Signals,
+        attester: Attester | None,
         concurrency: int = 8,
     ) -> None:
+        """`attester` signs the sends people approved (None: they go unsigned)."""
         self._factory = factory
         self._pool = pool
         self._settings = settings
         self._signals = signals
         self.worker_id = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._outbound = Outbound.of(settings)
-        self._attester = attester_from(settings)
+        self._attester = attester
         self._slots = anyio.Semaphore(concurrency)
         self._tasks: TaskGroup | None = None
 
