@@ -11,8 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.attestation import APPROVAL_META, Approval, Attester
-from console.calls.models import Call, DispatchJob, Elicitation, Signature
+from console.calls.models import Call, DispatchJob, Elicitation
 from console.config import Settings
+from console.elicitations.service import SignatureView, signatures_of
 from console.identity.models import User
 from console.policies.rules import gate_rule
 
@@ -30,23 +31,22 @@ async def attestation_meta(
     params: dict[str, Any],
 ) -> dict[str, Any] | None:
     """`{APPROVAL_META: <compact JWS>}` for a send that follows people's decisions on the job's round
-    (none when nobody decided it: no round, or every question expired or was re-applied)."""
+    (none when nobody decided it: no round, or every question of it expired)."""
     if attester is None or job.round_id is None:
         return None
-    questions = (
-        (
-            await session.execute(
-                select(Elicitation)
-                .where(Elicitation.round_id == job.round_id, Elicitation.decided_by.is_not(None))
-                .order_by(Elicitation.decided_at, Elicitation.key)
-            )
+    decided = (
+        await session.execute(
+            select(Elicitation, User.name)
+            .join(User, User.id == Elicitation.decided_by)
+            .where(Elicitation.round_id == job.round_id)
+            .order_by(Elicitation.decided_at, Elicitation.key)
         )
-        .scalars()
-        .all()
-    )
-    if not questions:
+    ).all()
+    if not decided:
         return None
-    approvals = await _approvals(session, list(questions))
+    questions = [question for question, _ in decided]
+    signed = await signatures_of(session=session, ids=[q.id for q in questions])
+    approvals = [approval for question, by in decided for approval in _approvals(question, by, signed)]
     token = attester.sign(
         issuer=settings.base_url,
         call_id=call.id,
@@ -61,38 +61,20 @@ async def attestation_meta(
     return {APPROVAL_META: token}
 
 
-async def _approvals(session: AsyncSession, questions: list[Elicitation]) -> list[Approval]:
-    """Who decided, each question in turn: every signer of an N-of-M question, else its one decider."""
-    ids = [q.id for q in questions]
-    signed = (
-        await session.execute(
-            select(Signature.elicitation_id, Signature.action, Signature.signed_at, User.name)
-            .join(User, User.id == Signature.user_id)
-            .where(Signature.elicitation_id.in_(ids))
-            .order_by(Signature.signed_at)
-        )
-    ).all()
-    deciders = dict(
-        (
-            await session.execute(
-                select(User.id, User.name).where(User.id.in_([q.decided_by for q in questions]))
-            )
-        ).all()
-    )
+def _approvals(
+    question: Elicitation, decider: str, signed: dict[str, tuple[SignatureView, ...]]
+) -> list[Approval]:
+    """Who decided the question: every signer of an N-of-M question (the first accept, then co-signs),
+    else its one decider."""
+    signatures = signed.get(question.id, ())
+    if not signatures and question.decided_at is not None:
+        action = ACTIONS.get(question.status, question.status)
+        return [Approval(by=decider, action=action, at=question.decided_at)]
     approvals: list[Approval] = []
-    for question in questions:
-        signatures = [row for row in signed if row.elicitation_id == question.id]
-        if signatures:
-            first = True
-            for row in signatures:
-                action = "cosign" if row.action == "accept" and not first else row.action
-                approvals.append(Approval(by=row.name, action=action, at=row.signed_at))
-                first = first and row.action != "accept"
-        elif question.decided_at is not None:
-            by = deciders.get(question.decided_by or "", "someone")
-            approvals.append(
-                Approval(by=by, action=ACTIONS.get(question.status, question.status), at=question.decided_at)
-            )
+    for signature in signatures:
+        accepted_before = any(a.action in ("accept", "cosign") for a in approvals)
+        action = "cosign" if signature.action == "accept" and accepted_before else signature.action
+        approvals.append(Approval(by=signature.user, action=action, at=signature.at))
     return approvals
 
 
