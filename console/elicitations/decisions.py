@@ -19,10 +19,15 @@ from console.audit import SYSTEM, Actor, record_event, record_refusal
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Signature
 from console.calls.questions import canonical_json
 from console.db import utcnow
-from console.elicitations.gates import GATE_ROUND, pass_gate
+from console.elicitations.gates import (
+    GATE_ROUND,
+    approved_arguments,
+    decline_reason,
+    owner_token_refusal,
+    pass_gate,
+)
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
-from console.forms.arguments import argument_errors
 from console.identity import Viewer
 from console.identity.models import Membership, User
 from console.identity.sessions import authenticated_at
@@ -31,7 +36,6 @@ from console.policies.rules import refusal, step_up_refusal
 
 ACTIONS = ("accept", "decline", "cancel")
 DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
-MAX_REASON = 1_000  # characters of a decline's reason
 
 
 @dataclass(frozen=True)
@@ -58,22 +62,9 @@ def answer_refusal(viewer: Viewer, elicitation: Elicitation) -> str | None:
     )
 
 
-def gate_self_approval_refusal(viewer: Viewer) -> str | None:
-    """Why the run's owner may not approve their own gated call here: an API token is what their agent
-    holds, so their approval must come from a person signed in to the console."""
-    if viewer.web_session_id is not None:
-        return None
-    return (
-        "the run's owner approves their own gated call in the console, not with an API token an agent holds"
-    )
-
-
 def content_digest(content_json: str) -> str:
     """SHA-256 of the canonical JSON of an answer: what co-signers sign."""
-    canonical = json.dumps(
-        json.loads(content_json), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical_json(json.loads(content_json)).encode()).hexdigest()
 
 
 async def answer(
@@ -122,7 +113,7 @@ async def answer(
     await session.refresh(elicitation)
     await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
-    said = _reason(elicitation, action, reason)
+    said = decline_reason(elicitation, action, reason)
     if elicitation.mode in ("form", "gate") and elicitation.required_approvals > 1:
         return await _sign(session, viewer, elicitation, round_, action, content, signed_digest, said)
     content_json = said or await _checked_content(session, elicitation, action, content)
@@ -293,7 +284,7 @@ async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicita
         no_self_approval=elicitation.no_self_approval,
     )
     if reason is None and elicitation.mode == "gate" and is_owner and action == "accept":
-        reason = gate_self_approval_refusal(viewer)
+        reason = owner_token_refusal(viewer)
     if reason is None and action == "accept":
         signed_in = await authenticated_at(session=session, web_session_id=viewer.web_session_id)
         step_up = step_up_refusal(elicitation.step_up_minutes, signed_in, utcnow())
@@ -364,25 +355,13 @@ async def _raise_already_decided(session: AsyncSession, elicitation_id: str) -> 
     raise Conflict(f"already answered: {status} by {who or 'the console'}")
 
 
-def _reason(elicitation: Elicitation, action: str, reason: str | None) -> str | None:
-    """A gate decline's reason, as the question keeps it (its content)."""
-    if reason is None:
-        return None
-    if elicitation.mode != "gate" or action != "decline":
-        raise InvalidInput("invalid answer", {"reason": "only a gate question's decline takes a reason"})
-    reason = reason.strip()
-    if len(reason) > MAX_REASON:
-        raise InvalidInput("invalid answer", {"reason": f"at most {MAX_REASON} characters"})
-    return json.dumps({"reason": reason}, ensure_ascii=False) if reason else None
-
-
 async def _checked_content(
     session: AsyncSession, elicitation: Elicitation, action: str, content: Any
 ) -> str | None:
     if action != "accept":
         return None
     if elicitation.mode == "gate":
-        return await _approved_arguments(session, elicitation, content)
+        return await approved_arguments(session, elicitation, content)
     if elicitation.mode == "url":
         if content is not None:
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
@@ -395,33 +374,6 @@ async def _checked_content(
     if errors:
         raise InvalidInput("the answer does not match the form", errors)
     return json.dumps(clean, separators=(",", ":"), ensure_ascii=False)
-
-
-async def _approved_arguments(session: AsyncSession, elicitation: Elicitation, content: Any) -> str:
-    """The arguments a gate's accept approves, as its content: the agent's own unless the content
-    changes them, which the question's policy must allow and the tool's inputSchema must take."""
-    call = await session.get(Call, elicitation.call_id)
-    if call is None:
-        raise NotFound(f"no call {elicitation.call_id!r}")
-    asked = json.loads(call.params_json).get("arguments") or {}
-    if content is None or content == {}:
-        arguments = asked
-    elif not isinstance(content, dict) or set(content) != {"arguments"}:
-        raise InvalidInput(
-            "invalid answer", {"content": 'a gate is approved as sent, or with {"arguments": {…}}'}
-        )
-    else:
-        arguments = content["arguments"]
-        changed = canonical_json(arguments) != canonical_json(asked)
-        if changed and not elicitation.allow_edit:
-            reason = "this gate's policy lets approvers approve the arguments as sent, not change them"
-            raise InvalidInput("invalid answer", {"content.arguments": reason})
-        errors = argument_errors(json.loads(elicitation.schema_json or "null"), arguments) if changed else {}
-        if errors:
-            raise InvalidInput(
-                "the arguments do not fit the tool", {f"content.{k}": v for k, v in errors.items()}
-            )
-    return json.dumps({"arguments": arguments}, separators=(",", ":"), ensure_ascii=False)
 
 
 async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:

@@ -1,5 +1,6 @@
-"""A decided gate (console/calls/gates.py): the call is sent with the approved arguments, or it ends
-where it stands, telling the agent who decided and why."""
+"""Answering a gate (console/calls/gates.py): who may approve, what an approval or a decline carries, and
+the decided gate: the call is sent with the approved arguments, or it ends where it stands, telling the
+agent who decided and why."""
 
 from __future__ import annotations
 
@@ -12,11 +13,65 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import Actor, record_event
 from console.calls.gates import approved_params
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation
+from console.calls.questions import canonical_json
 from console.db import get_row, utcnow
+from console.errors import InvalidInput, NotFound
+from console.forms.arguments import argument_errors
+from console.identity import Viewer
 from console.identity.models import User
 
 GATE_ROUND = 0  # the round number of a call's gate
+MAX_REASON = 1_000  # characters of a decline's reason
 ENDED = {"declined": "declined", "cancelled": "cancelled", "expired": None}  # None: by its expiry action
+
+
+def owner_token_refusal(viewer: Viewer) -> str | None:
+    """Why the run's owner may not approve their own gated call here: an API token is what their agent
+    holds, so their approval must come from a person signed in to the console."""
+    if viewer.web_session_id is not None:
+        return None
+    return (
+        "the run's owner approves their own gated call in the console, not with an API token an agent holds"
+    )
+
+
+def decline_reason(elicitation: Elicitation, action: str, reason: str | None) -> str | None:
+    """A gate decline's reason, as the question keeps it (its content)."""
+    if reason is None:
+        return None
+    if elicitation.mode != "gate" or action != "decline":
+        raise InvalidInput("invalid answer", {"reason": "only a gate question's decline takes a reason"})
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise InvalidInput("invalid answer", {"reason": f"at most {MAX_REASON} characters"})
+    return json.dumps({"reason": reason}, ensure_ascii=False) if reason else None
+
+
+async def approved_arguments(session: AsyncSession, elicitation: Elicitation, content: Any) -> str:
+    """The arguments a gate's accept approves, as its content: the agent's own unless the content
+    changes them, which the question's policy must allow and the tool's inputSchema must take."""
+    call = await session.get(Call, elicitation.call_id)
+    if call is None:
+        raise NotFound(f"no call {elicitation.call_id!r}")
+    asked = json.loads(call.params_json).get("arguments") or {}
+    if content is None or content == {}:
+        arguments = asked
+    elif not isinstance(content, dict) or set(content) != {"arguments"}:
+        raise InvalidInput(
+            "invalid answer", {"content": 'a gate is approved as sent, or with {"arguments": {…}}'}
+        )
+    else:
+        arguments = content["arguments"]
+        changed = canonical_json(arguments) != canonical_json(asked)
+        if changed and not elicitation.allow_edit:
+            reason = "this gate's policy lets approvers approve the arguments as sent, not change them"
+            raise InvalidInput("invalid answer", {"content.arguments": reason})
+        errors = argument_errors(json.loads(elicitation.schema_json or "null"), arguments) if changed else {}
+        if errors:
+            raise InvalidInput(
+                "the arguments do not fit the tool", {f"content.{k}": v for k, v in errors.items()}
+            )
+    return json.dumps({"arguments": arguments}, separators=(",", ":"), ensure_ascii=False)
 
 
 async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
