@@ -263,3 +263,23 @@ async def test_co_signers_sign_the_arguments_the_first_approver_chose(
         assert cosigned.status_code == 200, cosigned.text
         assert result_text(await console.settle(call["id"])) == f"hello {edited}"
     assert [r["arguments"] for r in requests_with(mrtr_stdio.log, "x", edited)] == [{"x": edited}]
+
+
+async def test_nobody_outside_the_policy_decides_a_gate_or_learns_of_it(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, answerers="approvers")
+        call = await console.call("mrtr", "complete_now", {"x": topic})
+        question_id = call["pending"][0]["id"]
+        headers = console.auth("outsider")
+        seen = await console.client.get(f"/api/v1/elicitations/{question_id}", headers=headers)
+        assert seen.status_code == 404, seen.text
+        assert topic not in seen.text
+        for who, status in (("outsider", 404), ("viewer", 403), ("dev", 403)):
+            refused = await console.answer(question_id, "accept", who=who)
+            assert refused.status_code == status, (who, refused.text)
+        assert [q["call_id"] for q in await console.pending_questions("outsider")] == []
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+    assert requests_with(mrtr_stdio.log, "x", topic) == []
