@@ -13,9 +13,11 @@ import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from console.db import create_engine
-from console.inline_sqlite import connect
+from console.inline_sqlite import inline_dbapi
 from tests.harness import WAIT
 
 pytestmark = pytest.mark.anyio
@@ -70,7 +72,13 @@ async def test_a_transaction_waits_for_a_lock_held_elsewhere_without_stopping_th
 
 async def test_a_lock_held_past_the_timeout_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "console.db"
-    with write_lock_elsewhere(path):
-        async with connect(str(path), timeout=0.2) as connection:
-            with pytest.raises(sqlite3.OperationalError, match="database is locked"):
-                await connection.execute("BEGIN IMMEDIATE")
+    engine = create_async_engine(
+        f"sqlite+aiosqlite:///{path}", module=inline_dbapi(), connect_args={"timeout": 0.2}
+    )
+    try:
+        with write_lock_elsewhere(path):
+            async with engine.connect() as connection:
+                with pytest.raises(OperationalError, match="database is locked"):
+                    await connection.exec_driver_sql("BEGIN IMMEDIATE")
+    finally:
+        await engine.dispose()
