@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import event, select
+from sqlalchemy import Table, event, insert, select, update
 from sqlalchemy.orm import Session
 
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
@@ -75,33 +75,66 @@ def _chain_pending(session: Session) -> None:
     if not waiting:
         return
     session.flush()  # the change the events describe first, so their context can be looked up
-    head = session.execute(
-        select(AuditHead).where(AuditHead.id == 1).with_for_update().execution_options(populate_existing=True)
-    ).scalar_one()
-    with session.no_autoflush:  # an event is written once, complete: the table refuses updates
-        for audit_event in waiting:
-            _fill_context(session, audit_event)
-            audit_event.outcome = outcome_of(audit_event.action, audit_event.payload_json)
-            head.seq += 1
-            audit_event.seq = head.seq
-            audit_event.at = utcnow()
-            audit_event.prev_hash = head.hash
-            audit_event.hash = chain_hash(head.hash, event_content(audit_event))
-            head.hash = audit_event.hash
-            session.add(audit_event)
-        signer: Signer | None = session.info.get(SIGNER)
-        if signer is not None and _checkpoint_due(head, signer):
-            _checkpoint(session, head, signer)
+    # Plain statements, not the ORM's unit of work: this runs in every write transaction.
+    head = Head(*session.execute(_HEAD_FOR_UPDATE).one())
+    rows: list[dict[str, Any]] = []
+    contexts: dict[tuple[str, str], EventContext | None] = {}
+    for audit_event in waiting:
+        _fill_context(session, audit_event, contexts)
+        audit_event.outcome = outcome_of(audit_event.action, audit_event.payload_json)
+        head.seq += 1
+        audit_event.seq = head.seq
+        audit_event.at = utcnow()
+        audit_event.prev_hash = head.hash
+        audit_event.hash = chain_hash(head.hash, event_content(audit_event))
+        head.hash = audit_event.hash
+        rows.append({column: getattr(audit_event, column) for column in EVENT_COLUMNS})
+    session.execute(_INSERT_EVENTS, rows)
+    moved: dict[str, Any] = {"seq": head.seq, "hash": head.hash}
+    signer: Signer | None = session.info.get(SIGNER)
+    if signer is not None and _checkpoint_due(head, signer):
+        moved.update(_checkpoint(session, head, signer))
+    session.execute(_MOVE_HEAD, moved)
 
 
-def _checkpoint_due(head: AuditHead, signer: Signer) -> bool:
+@dataclass
+class Head:
+    seq: int
+    hash: str
+    checkpoint_seq: int
+    checkpoint_at: datetime | None
+    checkpoint_signature: str
+
+
+_HEAD_FOR_UPDATE = (
+    select(
+        AuditHead.seq,
+        AuditHead.hash,
+        AuditHead.checkpoint_seq,
+        AuditHead.checkpoint_at,
+        AuditHead.checkpoint_signature,
+    )
+    .where(AuditHead.id == 1)
+    .with_for_update()
+)
+_EVENTS, _HEAD, _CHECKPOINTS = (
+    cast(Table, model.__table__) for model in (AuditEvent, AuditHead, AuditCheckpoint)
+)
+EVENT_COLUMNS = tuple(column.key for column in _EVENTS.columns)
+# Built once, as `_HEAD_FOR_UPDATE`: these run in every write transaction.
+_INSERT_EVENTS = insert(_EVENTS)
+_MOVE_HEAD = update(_HEAD).where(_HEAD.c.id == 1)  # SET: the keys of the parameters
+
+
+def _checkpoint_due(head: Head, signer: Signer) -> bool:
     if head.seq - head.checkpoint_seq >= signer.every:
         return True
     last = head.checkpoint_at
     return last is None or utcnow() - last >= timedelta(minutes=signer.minutes)
 
 
-def _checkpoint(session: Session, head: AuditHead, signer: Signer) -> None:
+def _checkpoint(session: Session, head: Head, signer: Signer) -> dict[str, Any]:
+    """Sign the head as it now stands; what the head row keeps of that checkpoint."""
     now = utcnow()
     record = {
         "seq": head.seq,
@@ -111,8 +144,8 @@ def _checkpoint(session: Session, head: AuditHead, signer: Signer) -> None:
         "key_id": signer.key_id,
     }
     signature = signer.sign(checkpoint_message(record))
-    session.add(
-        AuditCheckpoint(
+    session.execute(
+        insert(_CHECKPOINTS).values(
             seq=head.seq,
             hash=head.hash,
             at=now,
@@ -121,11 +154,14 @@ def _checkpoint(session: Session, head: AuditHead, signer: Signer) -> None:
             signature=signature,
         )
     )
-    head.checkpoint_seq, head.checkpoint_at, head.checkpoint_signature = head.seq, now, signature
+    return {"checkpoint_seq": head.seq, "checkpoint_at": now, "checkpoint_signature": signature}
 
 
-def _fill_context(session: Session, audit_event: AuditEvent) -> None:
-    """Team, server and tool of the event, from the call, server, token, run or team it is about."""
+def _fill_context(
+    session: Session, audit_event: AuditEvent, found_before: dict[tuple[str, str], EventContext | None]
+) -> None:
+    """Team, server and tool of the event, from the call, server, token, run or team it is about (each
+    looked up once per transaction)."""
     if audit_event.call_id is not None:
         kind, key = "call", audit_event.call_id
     elif audit_event.subject_type == "team":
@@ -133,8 +169,10 @@ def _fill_context(session: Session, audit_event: AuditEvent) -> None:
         return
     else:
         kind, key = audit_event.subject_type, audit_event.subject_id
-    finder = _FINDERS.get(kind)
-    found = None if finder is None else finder(session, key)
+    if (kind, key) not in found_before:
+        finder = _FINDERS.get(kind)
+        found_before[kind, key] = None if finder is None else finder(session, key)
+    found = found_before[kind, key]
     if found is not None:
         audit_event.team_id = audit_event.team_id or found.team_id
         audit_event.server, audit_event.tool = found.server, found.tool

@@ -75,7 +75,8 @@ async def matching_seqs(*, session: AsyncSession, f: AuditFilter) -> list[int]:
 
 
 async def get_head(*, session: AsyncSession) -> AuditHead:
-    return (await session.execute(select(AuditHead).where(AuditHead.id == 1))).scalar_one()
+    query = select(AuditHead).where(AuditHead.id == 1).execution_options(populate_existing=True)
+    return (await session.execute(query)).scalar_one()
 
 
 async def chain_start(*, session: AsyncSession) -> int | None:
