@@ -8,7 +8,6 @@ from contextlib import asynccontextmanager
 import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from starlette.routing import Route
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import session_info
@@ -16,7 +15,7 @@ from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
-from console.gateway.endpoint import METHODS, PATHS, Gateway
+from console.gateway.endpoint import METHODS, PATH, Gateway
 from console.identity.attester import attester_from
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
@@ -42,6 +41,7 @@ from console.web import (
     runs,
     tokens,
 )
+from console.web.front import ServedFirst
 from console.web.limits import BodyLimits, limits
 from console.web.security import SecurityHeaders
 from console.web.templating import make_templates
@@ -122,9 +122,9 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
     app.include_router(api_docs.router)
     for router in WEB_ROUTERS:
         app.include_router(router)
-    for path in PATHS:  # the MCP gateway (console/gateway)
-        app.router.routes.append(Route(path, gateway, methods=METHODS, include_in_schema=False))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # The MCP gateway (console/gateway), ahead of the routes; innermost, inside the caps and headers.
+    app.add_middleware(ServedFirst, pattern=PATH, endpoint=gateway, methods=METHODS)
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
     app.add_middleware(BodyLimits, limit_for=limits(max_params_bytes=settings.max_params_bytes))
     if settings.trusted_proxy_list:

@@ -21,12 +21,12 @@ from console.gateway.server import build_server
 from console.gateway.subscribed import Subscriptions
 from console.mcp.registry import server_by_name
 
-PATHS = ("/mcp", "/mcp/{server}")
+PATH = r"/mcp(?:/(?P<server>[^/]+))?"  # /mcp: every server of the team; /mcp/<server>: that one
 METHODS = ["GET", "POST", "DELETE"]
 
 
 class Gateway:
-    """An ASGI app for `PATHS`; `running()` must be entered for the app's lifetime."""
+    """An ASGI app for `PATH`; `running()` must be entered for the app's lifetime."""
 
     def __init__(self, settings: Settings) -> None:
         self.memo = Memo()
