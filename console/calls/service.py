@@ -10,7 +10,7 @@ from typing import Any, cast
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event, record_refusal
+from console.audit import SYSTEM, record_event, record_refusal
 from console.calls.access import refuse_read_only
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.gates import gate_policy, open_gate, waiting_at_gate
@@ -24,7 +24,7 @@ from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
 from console.identity.viewer import OUTSIDER
 from console.mcp.connection import ListedTool
-from console.mcp.endpoint import Endpoint
+from console.mcp.endpoint import Endpoint, McpRequest
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import server_by_name
@@ -46,6 +46,8 @@ class PendingQuestion:
 class StartedCall:
     call: Call
     job_id: str | None  # its first send; None while the call waits at its gate
+    # With `claimed_by`: the first send, already recorded as being sent, for that dispatcher to send.
+    send: tuple[Endpoint, McpRequest, str] | None = None  # ... and the server's name
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,10 @@ async def start_call(
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
     tool the server does not list is refused before anything is recorded. With `claimed_by`, the send
-    is recorded as already claimed by that dispatcher, which is then handed the job in memory. `relayed`
-    names the input requests the caller's agent answers itself (sampling, roots: the MCP gateway).
+    is recorded as being sent by that dispatcher, which is then handed the request in memory: a crash
+    before it reaches the server leaves the call interrupted (a person sends it again or abandons it),
+    never sent twice. `relayed` names the input requests the caller's agent answers itself (sampling,
+    roots: the MCP gateway).
 
     Raises:
         PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden (an auditor, or not the
@@ -226,12 +230,32 @@ async def start_call(
         await session.commit()
         return StartedCall(call, None)
     job = DispatchJob(call_id=call.id, kind="initial", status="ready")
-    if claimed_by is not None:
-        job.status, job.claimed_by, job.attempts = "claimed", claimed_by, 1
-        job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
+    if claimed_by is None:
+        session.add(job)
+        await session.commit()
+        return StartedCall(call, job.id)
+    # The send may take the whole request timeout; only after that plus a lease is it surely lost.
+    lease = settings.request_timeout_seconds + settings.lease_seconds
+    job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
+    job.lease_until = utcnow() + timedelta(seconds=lease)
     session.add(job)
+    await session.flush()
+    record_sent(session=session, job=job, responses=None)
     await session.commit()
-    return StartedCall(call, job.id)
+    return StartedCall(call, job.id, (endpoint, McpRequest(method, params, relayed=relayed), server.name))
+
+
+def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str, Any] | None) -> None:
+    """The `request_sent` event of a job about to be sent, in the transaction that marks it sending."""
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="request_sent",
+        subject_type="call",
+        subject_id=job.call_id,
+        call_id=job.call_id,
+        payload={"kind": job.kind, "job": job.id, "attempt": job.attempts, "responses": responses},
+    )
 
 
 async def _listed_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, name: str) -> ListedTool | None:

@@ -18,10 +18,17 @@ from console.mcp.pool import ConnectionPool
 DB_POLL_SECONDS = 0.25  # the safety net for changes made by another process, which signals never see
 
 
-@dataclass(frozen=True)
+@dataclass
 class Started:
     call_id: str
     marker: anyio.Event  # taken while the call was surely still running: wait on it first
+    _send: Callable[[], None] | None = None
+
+    def send(self) -> None:
+        """Give the first send to whoever sends it (once; later calls do nothing)."""
+        send, self._send = self._send, None
+        if send is not None:
+            send()
 
 
 async def start_and_hand_over(
@@ -35,9 +42,14 @@ async def start_and_hand_over(
     run_id: str,
     body_text: str,
     relayed: frozenset[str] = frozenset(),
+    defer_send: bool = False,
 ) -> Started:
     """Record the call (`calls.service.start_call`) and give its first send to this process's dispatcher
     when it runs here, else wake whichever dispatcher polls.
+
+    With `defer_send`, that happens when the caller calls `Started.send()` (after registering for the
+    call's progress and logs, which are settled when the request goes out); the caller must call it, in
+    a `finally`, or the call ends interrupted once its lease runs out.
 
     Raises:
         what `start_call` raises.
@@ -57,11 +69,15 @@ async def start_and_hand_over(
     marker = signals.call_marker(call_id)
     if started.job_id is None:  # it waits at its gate: nothing to send yet
         signals.call_changed(call_id)
-    elif here is None:
-        signals.work_available()
+        return Started(call_id, marker)
+    job_id, send = started.job_id, started.send
+    if here is not None and send is not None:
+        outcome = Started(call_id, marker, lambda: here.hand_over(Claimed(job_id, call_id, send)))
     else:
-        here.hand_over(Claimed(started.job_id, call_id))
-    return Started(call_id, marker)
+        outcome = Started(call_id, marker, signals.work_available)
+    if not defer_send:
+        outcome.send()
+    return outcome
 
 
 async def follow_call(
@@ -84,7 +100,8 @@ async def follow_call(
     with anyio.move_on_after(wait):
         if marker is not None:
             await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
-        while True:
+            view = _left_ended(signals, marker, viewer)
+        while view is None:
             marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
             with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
                 current = await calls.view_call(session=session, viewer=viewer, call_id=call_id)
@@ -92,6 +109,7 @@ async def follow_call(
                 view = current
                 break
             await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
+            view = _left_ended(signals, marker, viewer)
     if marker is not None:
         signals.drop_call_marker(call_id, marker)
     if view is not None:
@@ -99,6 +117,15 @@ async def follow_call(
     with anyio.CancelScope(shield=True):
         latest = await calls.view_call(session=session, viewer=viewer, call_id=call_id)
     return latest
+
+
+def _left_ended(signals: Signals, marker: anyio.Event, viewer: Viewer) -> calls.CallView | None:
+    """The call as this process's dispatcher recorded its end, when that woke us: no need to read it
+    again (every `settled` holds for an ended call)."""
+    ended = signals.left_by(marker)
+    if isinstance(ended, calls.CallView) and viewer.sees_run(ended.team_id, ended.owner_id):
+        return ended
+    return None
 
 
 def left_running(status: str, _round: int) -> bool:

@@ -5,6 +5,7 @@ Other processes are covered by polling; these events only make the common single
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ class Signals:
         self._work = anyio.Event()
         self._any = anyio.Event()
         self._calls: dict[str, anyio.Event] = {}
+        # What a change left for whoever took the marker it set (`call_changed(…, ended=…)`).
+        self._left: weakref.WeakKeyDictionary[anyio.Event, Any] = weakref.WeakKeyDictionary()
         self._progress: dict[str, list[Progress]] = {}
         self._logs: dict[str, list[LogFollower]] = {}
 
@@ -60,11 +63,19 @@ class Signals:
         with anyio.move_on_after(max_wait):
             await event.wait()
 
-    def call_changed(self, call_id: str) -> None:
+    def call_changed(self, call_id: str, *, ended: Any = None) -> None:
+        """Wake whoever waits on the call; `ended`: the call as it ended, for them to take instead of
+        reading it again (`left_by`)."""
         self.something_changed()
         event = self._calls.pop(call_id, None)
         if event is not None:
+            if ended is not None:
+                self._left[event] = ended
             event.set()
+
+    def left_by(self, marker: anyio.Event) -> Any:
+        """What the change that set `marker` left for its waiters (None: read the call)."""
+        return self._left.get(marker)
 
     def call_marker(self, call_id: str) -> anyio.Event:
         """Take this before reading a call's state; `wait_for_call(since=…)` then cannot miss its change."""

@@ -11,13 +11,14 @@ from datetime import timedelta
 
 import anyio
 from anyio.abc import TaskGroup
-from sqlalchemy import or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import Attester
 from console.audit import SYSTEM, record_event
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.service import CallView, is_terminal, record_sent
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.attesting import attestation_meta
@@ -42,6 +43,21 @@ CRASH_EXIT_CODE = 86
 class Claimed:
     job_id: str
     call_id: str
+    # A first send already recorded as being sent by this worker (calls.service.start_call): no claim
+    # and no preparing transaction.
+    send: tuple[Endpoint, McpRequest, str] | None = None
+
+
+# The rows a reply is recorded on, locked; the server row rides along so the audit event's context needs no
+# query of its own. Built once: it runs for every send.
+_JOB_TO_RECORD = (
+    select(DispatchJob, Call, Run, McpServer)
+    .join(Call, Call.id == DispatchJob.call_id)
+    .join(Run, Run.id == Call.run_id)
+    .join(McpServer, McpServer.id == Call.server_id)
+    .where(DispatchJob.id == bindparam("job_id"))
+    .with_for_update(of=[DispatchJob, Call])
+)
 
 
 class Dispatcher:
@@ -84,10 +100,10 @@ class Dispatcher:
         return self._tasks is not None
 
     def hand_over(self, claimed: Claimed) -> None:
-        """Drive a job that was recorded already claimed by this worker, without a claim query.
+        """Send a job that was recorded as being sent by this worker, without a claim query.
 
-        If the dispatcher stopped meanwhile, the job's lease runs out and any dispatcher claims it, as
-        after a crash.
+        If the dispatcher stopped meanwhile, the job's lease runs out and the call is interrupted, as
+        after a crash: whether it reached the server is not known.
         """
         if self._tasks is None:
             return
@@ -139,10 +155,11 @@ class Dispatcher:
             self._signals.work_available()
 
     async def _drive_and_signal(self, claimed: Claimed) -> None:
+        ended: CallView | None = None
         try:
-            await self._drive(claimed)
+            ended = await self._drive(claimed)
         finally:
-            self._signals.call_changed(claimed.call_id)
+            self._signals.call_changed(claimed.call_id, ended=ended)
 
     async def _claim(self) -> Claimed | None:
         # Database steps are shielded: a cancellation in the middle of a SQLite transaction would leave
@@ -198,12 +215,15 @@ class Dispatcher:
             on_log=self._signals.logs_of(call_id) if level is not None else None,
         )
 
-    async def _drive(self, claimed: Claimed) -> None:
-        with anyio.CancelScope(shield=True):
-            async with self._factory() as session:
-                prepared = await self._prepare(session, claimed)
+    async def _drive(self, claimed: Claimed) -> CallView | None:
+        """Send the job and record the reply; the call as that left it when it ended."""
+        prepared = claimed.send
         if prepared is None:
-            return
+            with anyio.CancelScope(shield=True):
+                async with self._factory() as session:
+                    prepared = await self._prepare(session, claimed)
+        if prepared is None:
+            return None
         endpoint, request, server = prepared
         request = self._followed(request, claimed.call_id)
         try:
@@ -214,7 +234,8 @@ class Dispatcher:
         protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
             async with self._factory() as session:
-                await self._record(session, claimed, reply, server, protocol)
+                ended = await self._record(session, claimed, reply, server, protocol)
+        return ended
 
     async def _prepare(
         self, session: AsyncSession, claimed: Claimed
@@ -267,20 +288,7 @@ class Dispatcher:
             return None  # our lease ran out and another worker has it
         if job.round_id is not None:
             await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
-        record_event(
-            session=session,
-            actor=SYSTEM,
-            action="request_sent",
-            subject_type="call",
-            subject_id=call.id,
-            call_id=call.id,
-            payload={
-                "kind": job.kind,
-                "job": job.id,
-                "attempt": job.attempts,
-                "responses": request.input_responses,
-            },
-        )
+        record_sent(session=session, job=job, responses=request.input_responses)
         await session.commit()
         return endpoint, request, server.name
 
@@ -299,21 +307,12 @@ class Dispatcher:
         reply: Reply | McpError,
         server: str,
         protocol: str | None,
-    ) -> None:
-        # The server row rides along so the audit event's context needs no query of its own.
-        job, call, run, server_row = (
-            await session.execute(
-                select(DispatchJob, Call, Run, McpServer)
-                .join(Call, Call.id == DispatchJob.call_id)
-                .join(Run, Run.id == Call.run_id)
-                .join(McpServer, McpServer.id == Call.server_id)
-                .where(DispatchJob.id == claimed.job_id)
-                .with_for_update(of=[DispatchJob, Call])
-            )
-        ).one()
+    ) -> CallView | None:
+        found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
+        job, call, run, server_row = found.one()
         if job.status != "sending" or job.claimed_by != self.worker_id:
             await session.rollback()
-            return  # the lease ran out first and the call was marked interrupted
+            return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
         if protocol is not None and server_row.protocol_version != protocol:
             server_row.protocol_version = protocol
@@ -339,6 +338,9 @@ class Dispatcher:
         await session.commit()
         if queued:
             self._signals.work_available()
+        if not is_terminal(call.status):
+            return None
+        return CallView(call, server_row.name, run.owner_id, run.team_id, [])
 
     def _retry_or_fail(
         self, session: AsyncSession, call: Call, job: DispatchJob, error: McpUnavailable

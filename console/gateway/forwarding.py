@@ -117,18 +117,23 @@ async def forward(
             run_id=run_id,
             body_text=body,
             relayed=relayed,
+            defer_send=True,
         )
-    return await hold(
-        services=services,
-        principal=principal,
-        call_id=started.call_id,
-        report=report,
-        since=started.marker,
-        stop=stop,
-        bound=bound,
-        logs=logs,
-        close_stream=close_stream,
-    )
+    try:
+        return await hold(
+            services=services,
+            principal=principal,
+            call_id=started.call_id,
+            report=report,
+            since=started.marker,
+            stop=stop,
+            bound=bound,
+            logs=logs,
+            close_stream=close_stream,
+            following=started.send,
+        )
+    finally:
+        started.send()  # once the hold follows the call; here if it ended before it could
 
 
 async def hold(
@@ -142,11 +147,13 @@ async def hold(
     bound: float | None = None,
     logs: LogFollower | None = None,
     close_stream: CloseStream | None = None,
+    following: Callable[[], None] | None = None,
 ) -> Outcome:
     """The call once it ended, or as it stands when `stop` holds for its open questions or
     `CONSOLE_GATEWAY_HOLD_SECONDS` passed; meanwhile a progress notification on each change and every
     `HEARTBEAT_SECONDS` names who must answer, and with `CONSOLE_GATEWAY_POLL_SECONDS` the agent's stream
-    is closed for its client to resume (`close_stream`).
+    is closed for its client to resume (`close_stream`). `following` is called once the call's progress
+    and logs are followed (it sends the call).
 
     Raises:
         NotFound: the caller may not see the call.
@@ -156,6 +163,8 @@ async def hold(
     poll = services.settings.gateway_poll_seconds
     polling = Polling(close_stream, poll) if close_stream is not None and poll is not None else None
     async with _relaying(services.signals, call_id, report, logs):
+        if following is not None:  # the call's progress and logs now reach the agent
+            following()
         return await _hold(services, principal, call_id, report, since, stop, bound, polling)
 
 

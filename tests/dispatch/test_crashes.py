@@ -1,6 +1,6 @@
 """A dispatcher process killed after claiming sends once after the lease; killed after sending, the call
-is interrupted and never resent silently. A console that dies after taking its own new call is a dispatcher
-killed after claiming."""
+is interrupted and never resent silently. A console's own new call is recorded as being sent in the
+transaction that records it, so a console that dies after taking it is a dispatcher killed after sending."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ async def test_worker_killed_after_claim_leaves_the_request_to_be_sent_once_afte
     assert len(_calls_of(log, "claimed")) == 1
 
 
-async def test_console_killed_after_taking_its_own_new_call_leaves_it_to_be_sent_once_after_the_lease(
+async def test_console_killed_after_taking_its_own_new_call_leaves_it_interrupted_and_unsent(
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
@@ -79,6 +79,7 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_to_be_sent
             "CONSOLE_ENV": "test",
             "CONSOLE_TEST_FAULT": "crash_after_claim",
             "CONSOLE_LEASE_SECONDS": "1",
+            "CONSOLE_REQUEST_TIMEOUT_SECONDS": "1",
         }
         with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
             async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
@@ -98,12 +99,20 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_to_be_sent
                 await session.execute(select(Call.id, Call.status).where(Call.run_id == run_id))
             ).one()
         assert status == "running"
-        assert _calls_of(log, "own") == []  # recorded and taken, but never sent
+        assert _calls_of(log, "own") == []  # recorded as being sent, then the process died
         healthy = _worker(database_url, log)
         try:
-            waiting = await console.settle(call_id)
+            interrupted = await console.settle(call_id)
         finally:
             _stop(healthy)
+        # Whether it reached the server is not known to anyone: a person decides, nothing is sent again.
+        assert interrupted["status"] == "interrupted"
+        assert "outcome is unknown" in interrupted["error"]["message"]
+        assert _calls_of(log, "own") == []
+        resent = await console.client.post(f"/api/v1/calls/{call_id}/resend", headers=console.auth("dev"))
+        assert resent.status_code == 200, resent.text
+    async with running_console(database_url, {}, tokens=console.tokens) as console:
+        waiting = await console.settle(call_id)
     assert waiting["status"] == "awaiting_input"
     assert len(_calls_of(log, "own")) == 1
 
