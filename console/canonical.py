@@ -10,6 +10,7 @@ instead of being rounded to a double.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -75,11 +76,16 @@ def _write(value: Any, parts: list[str]) -> None:
         raise NotCanonicalizable(f"{type(value).__name__} is not a JSON type")
 
 
+_NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
+
+
 def _utf16_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
 def _string(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:  # most strings: nothing to escape
+        return f'"{text}"'
     out = ['"']
     for char in text:
         code = ord(char)
