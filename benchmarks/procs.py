@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import subprocess
 import sys
@@ -84,6 +85,18 @@ def _first_line(fd: int, timeout: float) -> str:
 @contextmanager
 def mcp_server(work: Path) -> Iterator[Proc]:
     with started([sys.executable, "-m", "benchmarks.server"], work / "server.log") as proc:
+        yield proc
+
+
+@contextmanager
+def floor(work: Path, upstream_url: str, token: str | None = None) -> Iterator[Proc]:
+    """B6's floor gateway (benchmarks/floor.py) in front of `upstream_url`: with a `token`, it checks it
+    and records each call durably; without one, it only forwards."""
+    argv = [sys.executable, "-m", "benchmarks.floor", upstream_url]
+    if token is not None:
+        argv.append(str(work / f"floor-{secrets.token_hex(4)}.db"))
+    env = {} if token is None else {"FLOOR_TOKEN": token}
+    with started(argv, work / "floor.log", env) as proc:
         yield proc
 
 

@@ -35,5 +35,7 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
     results = json.loads(out.read_text())["results"]
     assert results["B1"]["ratio"] > 0
     assert results["B6"]["ratio"] > 0
+    assert results["B6"]["floor_median_s"] > 0
+    assert results["B6"]["proxy_median_s"] > 0
     assert results["B5"]["console"]["rss_waiting"] > 0
     assert all(m["errors"] == 0 for measured in results["B4"].values() for m in measured)
