@@ -102,13 +102,16 @@ class Dispatcher:
     def hand_over(self, claimed: Claimed) -> None:
         """Send a job that was recorded as being sent by this worker, without a claim query.
 
+        It takes no sending slot: its record already says it is going out, and waiting for a slot could
+        outlast its lease, after which the call is interrupted and must not be sent. (The slots bound what
+        the claimer takes from the queue; handed-over sends are bounded by the requests that made them.)
         If the dispatcher stopped meanwhile, the job's lease runs out and the call is interrupted, as
         after a crash: whether it reached the server is not known.
         """
         if self._tasks is None:
             return
         self._fault("crash_after_claim")
-        self._tasks.start_soon(self._drive_when_free, claimed)
+        self._tasks.start_soon(self._drive_and_signal, claimed)
 
     async def _claimer(self, tg: TaskGroup) -> None:
         # A single task polls the database, and only while a sending slot is free, so an idle console
@@ -130,10 +133,6 @@ class Dispatcher:
             await self._drive_and_signal(claimed)
         finally:
             self._slots.release()
-
-    async def _drive_when_free(self, claimed: Claimed) -> None:
-        async with self._slots:
-            await self._drive_and_signal(claimed)
 
     async def _housekeep(self) -> None:
         while True:
