@@ -120,7 +120,8 @@ async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:
     found = await session.execute(_PRINCIPAL_OF_TOKEN, {"token_hash": token_hash(token)})
     row = found.one_or_none()
     if row is None:
-        await session.rollback()
+        # Ends the read as the success path does; a rollback would also expire the caller's loaded rows.
+        await session.commit()
         raise Unauthorized("invalid or revoked API token")
     now = utcnow()
     if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
