@@ -18,7 +18,7 @@ from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitati
 from console.calls.rawjson import member_text
 from console.calls.wellformed import parse_json
 from console.config import Settings
-from console.db import utcnow
+from console.db import new_id, utcnow
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
@@ -197,6 +197,7 @@ async def start_call(
             await session.commit()
             return StartedCall(twin, None)
     call = Call(
+        id=new_id(),  # the audit event names it before the row is written
         run_id=run.id,
         server_id=server.id,
         method=method,
@@ -206,7 +207,6 @@ async def start_call(
         relayed_json=json.dumps(sorted(relayed)) if relayed else None,
     )
     session.add(call)
-    await session.flush()
     record_event(
         session=session,
         actor=principal.actor,
@@ -229,7 +229,7 @@ async def start_call(
         )
         await session.commit()
         return StartedCall(call, None)
-    job = DispatchJob(call_id=call.id, kind="initial", status="ready")
+    job = DispatchJob(id=new_id(), call_id=call.id, kind="initial", status="ready")
     if claimed_by is None:
         session.add(job)
         await session.commit()
@@ -239,7 +239,6 @@ async def start_call(
     job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
     job.lease_until = utcnow() + timedelta(seconds=lease)
     session.add(job)
-    await session.flush()
     record_sent(session=session, job=job, responses=None)
     await session.commit()
     return StartedCall(call, job.id, (endpoint, McpRequest(method, params, relayed=relayed), server.name))
