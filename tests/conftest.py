@@ -34,6 +34,14 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture
+def sqlite_url(sqlite_template: Path, tmp_path: Path) -> str:
+    """A fresh, migrated SQLite file, for what behaves the same on either database."""
+    path = tmp_path / "console.db"
+    shutil.copyfile(sqlite_template, path)
+    return f"sqlite+aiosqlite:///{path}"
+
+
 class PostgresAdmin:
     """Creates throwaway databases on the server named by CONSOLE_TEST_POSTGRES_URL."""
 

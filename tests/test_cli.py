@@ -213,6 +213,48 @@ def test_cli_members_remove_revokes_the_users_tokens_for_that_team_for_good(
     assert states() == {"platform": "revoked", "research": "active"}
 
 
+def test_cli_sets_shows_and_clears_roots(database_url: str, tmp_path: Path) -> None:
+    def ok(*args: str) -> str:
+        done = console(*args, url=database_url, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    ok("teams", "add", "platform")
+    ok("servers", "add", "remote", "--team", "platform", "--url", "https://mcp.example.com/mcp")
+    ok("servers", "add", "other", "--team", "platform", "--url", "https://mcp.example.org/mcp")
+    app, data = "file:///srv/app Application code", "file:///srv/data"
+    set_default = ok("roots", "set", "platform", "--root", app, "--root", data)
+    assert set_default == "default roots of platform: file:///srv/app (Application code), file:///srv/data\n"
+    assert (
+        ok("roots", "set", "platform", "--server", "remote") == "roots of server remote in platform: none\n"
+    )
+    assert ok("roots", "show", "platform").splitlines() == [
+        "team default: file:///srv/app (Application code), file:///srv/data",
+        "other: the team default",
+        "remote: none",
+    ]
+    ok("roots", "clear", "platform", "--server", "remote")
+    ok("roots", "clear", "platform")
+    assert ok("roots", "show", "platform").splitlines() == [
+        "team default: none",
+        "other: the team default",
+        "remote: the team default",
+    ]
+    for bad, problem in [
+        (["--root", "https://example.com/repo"], "is not a file:// URI"),
+        (["--root", "file:///a", "--root", "file:///a"], "file:///a is listed twice"),
+    ]:
+        line = one_error_line(console("roots", "set", "platform", *bad, url=database_url, cwd=tmp_path))
+        assert problem in line, line
+    missing = console(
+        *("roots", "set", "platform", "--server", "nope", "--root", "file:///a"),
+        url=database_url,
+        cwd=tmp_path,
+    )
+    assert one_error_line(missing) == "error: no server 'nope' in platform"
+    assert ok("roots", "show", "platform").splitlines()[0] == "team default: none"  # nothing was saved
+
+
 def test_server_text_is_printed_with_control_characters_escaped() -> None:
     assert printable("deploy\x1b[2J\x07 now") == "deploy\\x1b[2J\\x07 now"
 
@@ -221,7 +263,9 @@ def test_every_command_has_help(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'unused.db'}"
     top = console("--help", url=url, cwd=tmp_path)
     assert top.returncode == 0
-    for command in ("serve", "worker", "migrate", "demo", "teams", "users", "tokens", "servers", "members"):
+    for command in (
+        *("serve", "worker", "migrate", "demo", "teams", "users", "tokens", "servers", "members", "roots"),
+    ):
         assert command in top.stdout
         assert console(command, "--help", url=url, cwd=tmp_path).returncode == 0
     for group, commands in {

@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.errors import ConsoleError
 from console.identity.credentials import credential_for
+from console.mcp.admin_roots import roots_for_server
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
@@ -19,14 +20,16 @@ class CredentialMissing(ConsoleError):
 async def endpoint_for_owner(
     *, session: AsyncSession, outbound: Outbound, server: McpServer, owner_id: str, owner_name: str
 ) -> Endpoint:
-    """The endpoint for a call owned by `owner_id` — never anyone else's credential.
+    """The endpoint for a call owned by `owner_id` — never anyone else's credential — with the server's
+    roots.
 
     Raises:
         CredentialMissing: the server wants a per-user credential and the owner has none.
         SecretMissing: a stored value or the credential cannot be opened.
     """
+    roots = await roots_for_server(session=session, server=server)
     if server.credential_mode != "per_user":
-        return endpoint_for(server, outbound)
+        return endpoint_for(server, outbound, roots=roots)
     secret = await credential_for(
         session=session, cipher=outbound.cipher, user_id=owner_id, server_id=server.id
     )
@@ -34,4 +37,4 @@ async def endpoint_for_owner(
         raise CredentialMissing(
             f"{owner_name} has no credential for server {server.name!r}; add it on the Connections page"
         )
-    return endpoint_for(server, outbound, secret)
+    return endpoint_for(server, outbound, secret, roots=roots)

@@ -21,9 +21,8 @@ from console.calls.questions import canonical_json, keep_policy, request_digest,
 from console.config import Settings
 from console.db import utcnow
 from console.mcp.connection import ListedTool
-from console.mcp.models import McpServer
 from console.policies.rules import gate_rule
-from console.policies.service import Resolved, resolve_for_request
+from console.policies.service import Resolved
 
 GATE_METHOD = "io.approval-console/gate"
 GATE_KEY = "gate"
@@ -120,30 +119,6 @@ async def waiting_at_gate(
         Call.params_json == params_text,
     )
     return (await session.execute(query.limit(1))).scalar_one_or_none()
-
-
-async def gate_policy(
-    session: AsyncSession,
-    run: Run,
-    server: McpServer,
-    method: str,
-    params: dict[str, Any],
-    annotations: dict[str, Any] | None,
-) -> Resolved | None:
-    """The policy of the call's gate, if the team's policy gates it (only tool calls are gated)."""
-    if method != "tools/call":
-        return None
-    arguments = params.get("arguments")
-    resolved = await resolve_for_request(
-        session=session,
-        team_id=run.team_id,
-        server_id=server.id,
-        method=method,
-        tool=params["name"],
-        annotations=annotations,
-        arguments=arguments if isinstance(arguments, dict) else None,
-    )
-    return resolved if resolved.policy.gate else None
 
 
 def approved_params(params_json: str, arguments: Any) -> str | None:

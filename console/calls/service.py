@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event, record_refusal
 from console.calls.access import refuse_read_only
+from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
-from console.calls.gates import gate_policy, open_gate, waiting_at_gate
+from console.calls.gates import open_gate, waiting_at_gate
 from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
 from console.calls.rawjson import member_text
 from console.calls.wellformed import parse_json
@@ -181,7 +182,15 @@ async def start_call(
             await session.commit()  # asking the server may start it: hold no transaction meanwhile
             listed = await _listed_tool(pool, endpoint, server.name, params["name"])
     annotations = listed.annotations if listed is not None else None
-    gated = await gate_policy(session, run, server, method, params, annotations)
+    resolved = await policy_for(
+        session=session,
+        team_id=run.team_id,
+        server_id=server.id,
+        method=method,
+        params=params,
+        annotations=annotations,
+    )
+    gated = resolved if method == "tools/call" and resolved.policy.gate else None
     if gated is not None:
         twin = await waiting_at_gate(session, run.id, server.id, method, params_text)
         if twin is not None:  # an agent's retry joins the call that waits: it is sent once, if approved
@@ -241,7 +250,8 @@ async def start_call(
     session.add(job)
     record_sent(session=session, job=job, responses=None)
     await session.commit()
-    return StartedCall(call, job.id, (endpoint, McpRequest(method, params, relayed=relayed), server.name))
+    request = McpRequest(method, params, relayed=declared(relayed, resolved.policy))
+    return StartedCall(call, job.id, (endpoint, request, server.name))
 
 
 def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str, Any] | None) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from console.cli import audit, demo, policies, serve, servers, teams, tokens
+from console.cli import audit, demo, policies, roots, serve, servers, teams, tokens
 from console.cli.common import complain, configure_logging, database_problem, load_settings
 from console.errors import ConsoleError
 
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     teams.add_team_commands(sub)
     tokens.add_token_commands(sub)
     servers.add_server_commands(sub)
+    roots.add_roots_commands(sub)
     policies.add_policy_commands(sub)
     audit.add_audit_commands(sub)
     demo.add_demo_commands(sub)

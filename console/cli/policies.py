@@ -56,6 +56,12 @@ def add_policy_commands(sub: Subcommands) -> None:
         ("--allow-edit", "approvers of a gate may change the arguments"),
         ("--no-allow-edit", "the arguments stay as sent"),
     )
+    _switch(
+        setting,
+        "sampling",
+        ("--sampling", "people answer the server's sampling requests (they write the model's reply)"),
+        ("--no-sampling", "the server is not offered sampling"),
+    )
     setting.add_argument("--answerers", choices=ANSWERERS, help="who may answer form questions")
     _switch(
         setting,
@@ -131,6 +137,7 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
                 "step_up_minutes": args.step_up_minutes,
                 "gate": args.gate,
                 "allow_edit": args.allow_edit,
+                "sampling": args.sampling,
             },
         )
         return rule.id

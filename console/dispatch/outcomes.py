@@ -10,16 +10,18 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
+from console.calls.declared import policy_of_call
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.questions import keep_policy, request_digest, shown_digest
 from console.config import Settings
 from console.db import utcnow
 from console.elicitations.decisions import queue_resume_if_complete
-from console.elicitations.questions import Question, parse_input_requests
+from console.elicitations.questions import SAMPLING, Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, Reply
-from console.policies.service import resolve_for_request
+from console.mcp.roots import Root, roots_result
 
+ROOTS = "roots/list"
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
 
@@ -33,8 +35,10 @@ async def record_reply(
     reply: Reply,
     settings: Settings,
     server: str,
+    roots: tuple[Root, ...] = (),
 ) -> None:
-    """Apply a server's reply to a sent request; the caller commits."""
+    """Apply a server's reply to a sent request; the caller commits. `roots` answer the server's
+    `roots/list` requests (those the request told it of)."""
     if job.round_id is not None:
         await _set_round_status(session, job.round_id, "answered")
     if isinstance(reply, Complete):
@@ -51,7 +55,14 @@ async def record_reply(
         return
     try:
         await _open_round(
-            session=session, call=call, run=run, job=job, reply=reply, settings=settings, server=server
+            session=session,
+            call=call,
+            run=run,
+            job=job,
+            reply=reply,
+            settings=settings,
+            server=server,
+            roots=roots,
         )
     except McpProtocolError as exc:
         await record_error(session=session, call=call, job=job, error=exc)
@@ -150,6 +161,7 @@ async def _open_round(
     reply: InputRequired,
     settings: Settings,
     server: str,
+    roots: tuple[Root, ...],
 ) -> None:
     if call.round >= settings.round_cap:
         _finish(
@@ -173,7 +185,14 @@ async def _open_round(
         settings.max_request_state_bytes
     ):
         raise McpProtocolError(f"requestState larger than {settings.max_request_state_bytes} bytes")
-    questions, asks = parse_input_requests(reply.input_requests, relayed_of(call))
+    # Configured roots answer a roots request even when the agent behind the gateway offers its own.
+    answered_here = frozenset({ROOTS}) if roots else frozenset()
+    relayed = relayed_of(call) | answered_here
+    resolved = None
+    if SAMPLING not in relayed and any(r.get("method") == SAMPLING for r in reply.input_requests.values()):
+        resolved = await policy_of_call(session=session, call=call, team_id=run.team_id)
+    people_sample = resolved is not None and resolved.policy.sampling
+    questions, asks = parse_input_requests(reply.input_requests, relayed, people_sample=people_sample)
     call.round += 1
     round_ = CallRound(
         call_id=call.id,
@@ -203,8 +222,8 @@ async def _open_round(
         return
     call.status = "awaiting_input"
     agent_expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
-    session.add_all(
-        AgentRequest(
+    for ask in asks:
+        agent_request = AgentRequest(
             round_id=round_.id,
             call_id=call.id,
             owner_id=run.owner_id,
@@ -213,20 +232,16 @@ async def _open_round(
             params_json=json.dumps(ask.params),
             expires_at=agent_expires,
         )
-        for ask in asks
-    )
+        if ask.method in answered_here:
+            _answer_roots(session, call, agent_request, roots)
+        session.add(agent_request)
     if not questions:
+        if all(ask.method in answered_here for ask in asks):
+            await session.flush()
+            await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
         return
     params = json.loads(call.sent_params_json)
-    resolved = await resolve_for_request(
-        session=session,
-        team_id=run.team_id,
-        server_id=call.server_id,
-        method=call.method,
-        tool=params.get("name") if call.method == "tools/call" else None,
-        annotations=json.loads(call.tool_annotations_json) if call.tool_annotations_json else None,
-        arguments=params.get("arguments") if isinstance(params.get("arguments"), dict) else None,
-    )
+    resolved = resolved or await policy_of_call(session=session, call=call, team_id=run.team_id)
     policy = resolved.policy
     ttl = (
         timedelta(minutes=policy.expiry_minutes)
@@ -242,6 +257,21 @@ async def _open_round(
     if job.restart_of is not None:
         await _reapply(session, call, job.restart_of, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
+
+
+def _answer_roots(session: AsyncSession, call: Call, row: AgentRequest, roots: tuple[Root, ...]) -> None:
+    """A `roots/list` request answered with the roots an admin set, asking nobody."""
+    row.status, row.answered_at = "answered", utcnow()
+    row.response_json = json.dumps(roots_result(roots))
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="roots_answered",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"round": call.round, "key": row.key, "roots": [root.uri for root in roots]},
+    )
 
 
 def _elicitation(

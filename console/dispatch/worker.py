@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import Attester
 from console.audit import SYSTEM, record_event
+from console.calls.declared import declared, policy_of_call
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.service import CallView, is_terminal, record_sent
@@ -32,6 +33,7 @@ from console.identity.models import User
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
+from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
 
 logger = logging.getLogger(__name__)
@@ -233,7 +235,7 @@ class Dispatcher:
         protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
             async with self._factory() as session:
-                ended = await self._record(session, claimed, reply, server, protocol)
+                ended = await self._record(session, claimed, reply, server, protocol, endpoint.roots)
         return ended
 
     async def _prepare(
@@ -249,7 +251,8 @@ class Dispatcher:
                 .where(DispatchJob.id == claimed.job_id)
             )
         ).one()
-        request = await _request_for(session, job, call)
+        policy = (await policy_of_call(session=session, call=call, team_id=run.team_id)).policy
+        request = await _request_for(session, job, call, declared(relayed_of(call), policy))
         meta = await attestation_meta(
             session=session,
             attester=self._attester,
@@ -306,6 +309,7 @@ class Dispatcher:
         reply: Reply | McpError,
         server: str,
         protocol: str | None,
+        roots: tuple[Root, ...],
     ) -> CallView | None:
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
@@ -332,8 +336,10 @@ class Dispatcher:
                 reply=reply,
                 settings=self._settings,
                 server=server,
+                roots=roots,
             )
-        queued = any(isinstance(row, DispatchJob) for row in session.new)
+        # A resume queued for the round may have been flushed already (it is not in `session.new` then).
+        queued = call.status == "resuming" or any(isinstance(row, DispatchJob) for row in session.new)
         await session.commit()
         if queued:
             self._signals.work_available()
@@ -366,10 +372,12 @@ class Dispatcher:
             os._exit(CRASH_EXIT_CODE)
 
 
-async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
+async def _request_for(
+    session: AsyncSession, job: DispatchJob, call: Call, answered: frozenset[str]
+) -> McpRequest:
     params = json.loads(call.sent_params_json)
     if job.kind != "resume" or job.round_id is None:
-        return McpRequest(call.method, params, relayed=relayed_of(call))
+        return McpRequest(call.method, params, relayed=answered)
     round_ = await get_row(session, CallRound, job.round_id)
     questions = (
         await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
@@ -381,7 +389,7 @@ async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> M
     responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
     state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
     return McpRequest(
-        call.method, params, input_responses=responses or None, request_state=state, relayed=relayed_of(call)
+        call.method, params, input_responses=responses or None, request_state=state, relayed=answered
     )
 
 

@@ -26,6 +26,7 @@ from console.elicitations.gates import (
     owner_token_refusal,
     pass_gate,
 )
+from console.elicitations.sampling import end_if_sampling_refused, sampling_result
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
@@ -114,7 +115,7 @@ async def answer(
     await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
     said = decline_reason(elicitation, action, reason)
-    if elicitation.mode in ("form", "gate") and elicitation.required_approvals > 1:
+    if elicitation.mode in ("form", "gate", "sampling") and elicitation.required_approvals > 1:
         return await _sign(session, viewer, elicitation, round_, action, content, signed_digest, said)
     content_json = said or await _checked_content(session, elicitation, action, content)
     queued = await _decide(session, viewer, elicitation, round_, action, content_json)
@@ -396,6 +397,8 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         return False
     if round_.n == GATE_ROUND:
         return await pass_gate(session=session, round_=round_, actor=actor)
+    if await end_if_sampling_refused(session=session, round_=round_, actor=actor):
+        return False
     now = utcnow()
     session.add(DispatchJob(call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready"))
     await session.execute(
@@ -458,8 +461,10 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
 
 
 def response_for(elicitation: Elicitation) -> dict[str, Any]:
-    """The ElicitResult sent back to the server for a decided question."""
+    """The ElicitResult (a sampling question's: CreateMessageResult) sent back for a decided question."""
     if elicitation.status == "accepted":
+        if elicitation.mode == "sampling":
+            return sampling_result(elicitation.content_json)
         if elicitation.mode == "url":
             return {"action": "accept"}
         return {"action": "accept", "content": json.loads(elicitation.content_json or "{}")}

@@ -33,7 +33,9 @@ class PageAnswer:
 def form_fields(elicitation: Elicitation) -> tuple[FieldSpec, ...] | None:
     """The fields of a form question, or of a gate whose approvers may change the arguments (None for a
     link, or a schema the form generator cannot show: a gate's arguments are then edited as JSON)."""
-    if elicitation.mode != "form" and not (elicitation.mode == "gate" and elicitation.allow_edit):
+    if elicitation.mode not in ("form", "sampling") and not (
+        elicitation.mode == "gate" and elicitation.allow_edit
+    ):
         return None
     try:
         return parse_schema(json.loads(elicitation.schema_json or "null"))

@@ -126,7 +126,7 @@ async def list_questions(
         ~Elicitation.no_self_approval & (Elicitation.answerers != "approvers")
     )
     approver_may = (
-        Elicitation.mode.in_(("form", "gate"))
+        Elicitation.mode.in_(("form", "gate", "sampling"))
         & Elicitation.team_id.in_(answering)
         & (Elicitation.answerers != "owner")
     )

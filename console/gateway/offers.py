@@ -27,7 +27,9 @@ def offerable(waiting: Waiting, principal: Principal, capabilities: types.Client
     mode, and the owner (the token's user) may decide it alone, with no fresh sign-in (a token has none)."""
     elicitation = capabilities.elicitation if capabilities is not None else None
     question = waiting.question
-    if elicitation is None or question.mode == "gate":  # a gate is a person's say on what the agent does
+    # A gate is a person's say on what the agent does; a sampling question went to people because the
+    # agent has no model to answer it.
+    if elicitation is None or question.mode in ("gate", "sampling"):
         return False
     if question.mode == "url":
         declared = elicitation.url is not None

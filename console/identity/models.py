@@ -18,6 +18,8 @@ class Team(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(String(100), unique=True)
+    # The roots of its servers that have none of their own (console/mcp/roots.py); None: no roots.
+    default_roots_json: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

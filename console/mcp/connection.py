@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
 from console.mcp.endpoint import Complete, Endpoint, InputRequired, LogSink, McpRequest, Reply
+from console.mcp.roots import roots_result
 from console.mcp.watch import WatchedReadStream
 
 logger = logging.getLogger(__name__)
@@ -113,9 +114,7 @@ class Connection:
                         read_timeout_seconds=self._request_timeout,
                         elicitation_callback=self._refuse_pushed,
                         sampling_callback=self._refuse_pushed_sampling if relays_sampling else None,
-                        list_roots_callback=self._refuse_pushed_roots
-                        if "roots/list" in self.relayed
-                        else None,
+                        list_roots_callback=self._roots_callback(),
                         logging_callback=self._on_log,
                         client_info=CLIENT_INFO,
                     )
@@ -194,6 +193,16 @@ class Connection:
         return types.ErrorData(
             code=types.INVALID_REQUEST, message="this client answers sampling asynchronously"
         )
+
+    def _roots_callback(self) -> Any:
+        # The roots an admin set are the answer, whoever asks; without them, an agent behind the gateway
+        # may answer (asynchronously), and otherwise roots are not offered at all.
+        if self.endpoint.roots:
+            return self._answer_roots
+        return self._refuse_pushed_roots if "roots/list" in self.relayed else None
+
+    async def _answer_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate(roots_result(self.endpoint.roots))
 
     async def _refuse_pushed_roots(
         self, context: ClientRequestContext

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from console.mcp.roots import Root
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -18,14 +20,26 @@ class Endpoint:
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
     public_only: bool = False  # connect only to public addresses (console/mcp/addresses.py)
+    # What the connection tells the server it may work in; with none, roots are not offered at all.
+    roots: tuple[Root, ...] = ()
 
     @classmethod
-    def stdio(cls, command: list[str], env: dict[str, str] | None = None) -> Endpoint:
-        return cls("stdio", command=tuple(command), env=tuple(sorted((env or {}).items())))
+    def stdio(
+        cls, command: list[str], env: dict[str, str] | None = None, *, roots: tuple[Root, ...] = ()
+    ) -> Endpoint:
+        return cls("stdio", command=tuple(command), env=tuple(sorted((env or {}).items())), roots=roots)
 
     @classmethod
-    def http(cls, url: str, headers: dict[str, str] | None = None, *, public_only: bool = False) -> Endpoint:
-        return cls("http", url=url, headers=tuple(sorted((headers or {}).items())), public_only=public_only)
+    def http(
+        cls,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        public_only: bool = False,
+        roots: tuple[Root, ...] = (),
+    ) -> Endpoint:
+        pairs = tuple(sorted((headers or {}).items()))
+        return cls("http", url=url, headers=pairs, public_only=public_only, roots=roots)
 
     def describe(self) -> str:
         """Where the server runs, for people and the audit log: never header values, URL user info or
@@ -59,7 +73,8 @@ class McpRequest:
     input_responses: dict[str, dict[str, Any]] | None = None
     request_state: str | None = None
     # What the server is told the client answers besides elicitation ("sampling/createMessage",
-    # "roots/list"): the agent behind the MCP gateway answers those itself.
+    # "roots/list"): the agent behind the MCP gateway answers those itself, and people write sampling
+    # replies when the team's policy says so (roots an admin set travel with the endpoint).
     relayed: frozenset[str] = frozenset()
     on_progress: Progress | None = field(default=None, compare=False)  # the server's, for this request
     # The least severe log level wanted for this request, and where its log notifications go.

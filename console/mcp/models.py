@@ -35,6 +35,8 @@ class McpServer(Base):
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     # What the server spoke when the console last connected (e.g. "2026-07-28"); None before that.
     protocol_version: Mapped[str | None] = mapped_column(String(20), default=None)
+    # Its own roots (a JSON list of {uri, name?}, console/mcp/roots.py); None: the team's default.
+    roots_json: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.errors import Conflict, NotFound
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
+from console.mcp.roots import Root
 from console.mcp.sealed import Outbound, open_values, stored_map
 
 
@@ -49,10 +50,16 @@ def public_address(server: McpServer) -> str:
     return Endpoint.http(server.url or "").describe() if server.transport == "http" else ""
 
 
-def endpoint_for(server: McpServer, outbound: Outbound, credential: str | None = None) -> Endpoint:
+def endpoint_for(
+    server: McpServer,
+    outbound: Outbound,
+    credential: str | None = None,
+    *,
+    roots: tuple[Root, ...] = (),
+) -> Endpoint:
     """How to reach the server, its stored values opened with the console's key; with `credential`, as the
-    one user it belongs to (per-user servers). Unless the server is internal or the settings allow
-    private addresses, the endpoint connects to public addresses only.
+    one user it belongs to (per-user servers), telling it of `roots`. Unless the server is internal or the
+    settings allow private addresses, the endpoint connects to public addresses only.
 
     Raises:
         SecretMissing: a stored value cannot be opened (no key, or another key sealed it).
@@ -66,9 +73,9 @@ def endpoint_for(server: McpServer, outbound: Outbound, credential: str | None =
         else:
             env[name] = credential
     if server.transport == "stdio":
-        return Endpoint.stdio(json.loads(server.command_json or "[]"), env)
+        return Endpoint.stdio(json.loads(server.command_json or "[]"), env, roots=roots)
     public_only = not (server.internal or outbound.allow_private)
-    return Endpoint.http(server.url or "", headers, public_only=public_only)
+    return Endpoint.http(server.url or "", headers, public_only=public_only, roots=roots)
 
 
 async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> list[McpServer]:

@@ -39,6 +39,7 @@ class PolicyRule(Base):
     step_up_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
     gate: Mapped[bool | None] = mapped_column(Boolean, default=None)
     allow_edit: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    sampling: Mapped[bool | None] = mapped_column(Boolean, default=None)
     condition: Mapped[str | None] = mapped_column(Text, default=None)  # console/policies/conditions.py
     updated_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
@@ -54,4 +55,5 @@ class PolicyRule(Base):
             "step_up_minutes": self.step_up_minutes,
             "gate": self.gate,
             "allow_edit": self.allow_edit,
+            "sampling": self.sampling,
         }

@@ -38,6 +38,7 @@ class Policy:
     step_up_minutes: int | None = None
     gate: bool = False  # a tool call waits for approval before anything is sent
     allow_edit: bool = False  # approvers of a gate may change the arguments
+    sampling: bool = False  # people answer the server's sampling requests (the console says it samples)
 
 
 POLICY_FIELDS = tuple(f.name for f in fields(Policy))
@@ -82,7 +83,7 @@ def check_values(values: Mapping[str, Any]) -> dict[str, str]:
             isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
         ):
             errors[name] = f"must be a whole number from {low} to {high}"
-    for name in ("no_self_approval", "gate", "allow_edit"):
+    for name in ("no_self_approval", "gate", "allow_edit", "sampling"):
         flag = values.get(name)
         if flag is not None and not isinstance(flag, bool):
             errors[name] = "must be true or false"
@@ -260,6 +261,10 @@ GATE = {
     True: "A tool call waits for approval before it is sent (gate).",
     False: "Tool calls are sent without asking first (no gate).",
 }
+SAMPLING = {
+    True: "People answer the server's sampling requests: they write the model's reply.",
+    False: "The server is not offered sampling.",
+}
 EDITING = {
     True: "Approvers of a gate may change the arguments.",
     False: "Approvers of a gate approve the arguments as sent.",
@@ -287,6 +292,8 @@ def describe_rule(settings: Mapping[str, Any]) -> list[str]:
         lines.append(GATE[bool(settings["gate"])])
     if settings.get("allow_edit") is not None:
         lines.append(EDITING[bool(settings["allow_edit"])])
+    if settings.get("sampling") is not None:
+        lines.append(SAMPLING[bool(settings["sampling"])])
     if settings.get("answerers") in WHO_ANSWERS:
         lines.append(WHO_ANSWERS[settings["answerers"]])
     if settings.get("no_self_approval") is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -14,6 +15,7 @@ from console.identity.teams import add_member, administered_teams, change_role, 
 from console.mcp.admin import team_overview
 from console.mcp.registry import describe_server
 from console.policies.service import list_rules
+from console.web.admin_roots import roots_context, save_roots_form
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, form_fields
 from console.web.htmx import is_htmx
@@ -49,7 +51,14 @@ async def create_team(request: Request, session: DbSession, user: CsrfUser) -> R
     return RedirectResponse(team_url(team.name), status_code=303)
 
 
-async def _team(request: Request, session: DbSession, user: WebUser, team_name: str) -> Response:
+async def _team(
+    request: Request,
+    session: DbSession,
+    user: WebUser,
+    team_name: str,
+    roots: dict[str, Any] | None = None,
+    status: int = 200,
+) -> Response:
     overview = await team_overview(session=session, by=user.viewer, team_name=team_name)
     context = {
         "user": user,
@@ -59,12 +68,23 @@ async def _team(request: Request, session: DbSession, user: WebUser, team_name: 
         "where": {s.id: describe_server(s) for s in overview.servers},
         "rules": await list_rules(session=session, team_id=overview.team_id),
     }
-    return render(request, "admin/team.html", context, block="member_list" if is_htmx(request) else None)
+    if is_htmx(request):
+        return render(request, "admin/team.html", context, block="member_list")
+    context.update(roots or await roots_context(session, user.viewer, team_name))
+    return render(request, "admin/team.html", context, status=status)
 
 
 @router.get("/admin/teams/{team_name}")
 async def team(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
     return await _team(request, session, user, team_name)
+
+
+@router.post("/admin/teams/{team_name}/roots")
+async def roots(team_name: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    refused = await save_roots_form(session, user.viewer, team_name, None, await request.form())
+    if refused is None:
+        return RedirectResponse(team_url(team_name, "#default-roots"), status_code=303)
+    return await _team(request, session, user, team_name, refused, status=422)
 
 
 async def _members_changed(request: Request, session: DbSession, user: CsrfUser, team_name: str) -> Response:

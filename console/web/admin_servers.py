@@ -25,6 +25,7 @@ from console.mcp.models import McpServer
 from console.mcp.probe import ProbeOutcome, probe_server
 from console.mcp.sealed import Outbound
 from console.web.admin import team_url
+from console.web.admin_roots import roots_context, save_roots_form
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
@@ -135,7 +136,20 @@ async def detail(
     dropped = [v for v in request.query_params.getlist("dropped") if v][:50]
     context = _context(user, team_name, settings_of(server), server=server, dropped=dropped)
     context["credentials_dropped"] = request.query_params.get("credentials") == "deleted"
+    context.update(await roots_context(session, user.viewer, team_name, server_name))
     return render(request, PAGE, context)
+
+
+@router.post("/admin/teams/{team_name}/servers/{server_name}/roots")
+async def roots(
+    team_name: str, server_name: str, request: Request, session: DbSession, user: CsrfUser
+) -> Response:
+    refused = await save_roots_form(session, user.viewer, team_name, server_name, await request.form())
+    if refused is None:
+        return RedirectResponse(server_url(team_name, server_name, "#roots"), status_code=303)
+    server = await server_for_admin(session=session, by=user.viewer, team_name=team_name, name=server_name)
+    context = {**_context(user, team_name, settings_of(server), server=server), **refused}
+    return render(request, PAGE, context, status=422)
 
 
 @router.post("/admin/teams/{team_name}/servers/{server_name}")
@@ -159,6 +173,7 @@ async def edit(
         context = _context(
             user, team_name, settings, server=server, errors=exc.fields or {"form": exc.message}
         )
+        context.update(await roots_context(session, user.viewer, team_name, server_name))
         return render(request, PAGE, context, status=422)
     notice: dict[str, list[str]] = {"dropped": sorted(edited.dropped)}
     if edited.credentials_dropped:
@@ -192,4 +207,7 @@ async def test_connection(
         outbound=Outbound.of(request.app.state.settings),
     )
     context = _context(user, team_name, settings_of(server), server=server, outcome=outcome)
-    return render(request, PAGE, context, block="probe_outcome" if is_htmx(request) else None)
+    if is_htmx(request):
+        return render(request, PAGE, context, block="probe_outcome")
+    context.update(await roots_context(session, user.viewer, team_name, server_name))
+    return render(request, PAGE, context)

@@ -72,6 +72,7 @@ def _form_of(view: RuleView) -> dict[str, str]:
     fields["no_self_approval"] = {None: "", True: "forbid", False: "allow"}[rule.no_self_approval]
     fields["gate"] = {None: "", True: "gate", False: "no_gate"}[rule.gate]
     fields["allow_edit"] = {None: "", True: "allow", False: "forbid"}[rule.allow_edit]
+    fields["sampling"] = {None: "", True: "people", False: "none"}[rule.sampling]
     return {
         **fields,
         "scope": rule.scope,
@@ -92,11 +93,13 @@ def _values(posted: dict[str, str]) -> dict[str, Any]:
         ),
         "gate": {"": None, "gate": True, "no_gate": False}.get(posted.get("gate", "")),
         "allow_edit": {"": None, "allow": True, "forbid": False}.get(posted.get("allow_edit", "")),
+        "sampling": {"": None, "people": True, "none": False}.get(posted.get("sampling", "")),
     }
     choices = {
         "no_self_approval": ("", "forbid", "allow"),
         "gate": ("", "gate", "no_gate"),
         "allow_edit": ("", "allow", "forbid"),
+        "sampling": ("", "people", "none"),
     }
     for name, allowed in choices.items():
         if posted.get(name, "") not in allowed:

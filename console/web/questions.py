@@ -12,6 +12,7 @@ from console.calls import service as calls
 from console.db import utcnow
 from console.elicitations import decisions, page_answers
 from console.elicitations import service as questions
+from console.elicitations.sampling import shown_request
 from console.elicitations.service import QuestionView
 from console.errors import Conflict, Gone, InvalidInput
 from console.forms import SchemaError, build_widgets, parse_schema
@@ -44,7 +45,7 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
         if again is not None:  # the server re-asks for the same link: go where "Check again" lives
             return RedirectResponse(f"/elicitations/{again}", status_code=303)
     kept = None
-    if view.elicitation.status == "pending" and view.elicitation.mode in ("form", "gate"):
+    if view.elicitation.status == "pending" and view.elicitation.mode in ("form", "gate", "sampling"):
         kept = await take_kept_form(
             session=session, web_session_id=user.viewer.web_session_id, subject=elicitation_id
         )
@@ -111,6 +112,8 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
         return await _form_again(
             request, session, user, view, fields, posted, done.errors, message=done.message
         )
+    # A declined gate or sampling request ends the call here; anything else may have queued a resume.
+    request.app.state.signals.call_changed(view.elicitation.call_id)
     request.app.state.signals.work_available()
     if not is_htmx(request):
         return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
@@ -179,6 +182,7 @@ async def _context(
         "form_error": None,
         "kept_answer": False,
         "refresh_seconds": None,
+        "sampling": shown_request(view.asked) if view.elicitation.mode == "sampling" else None,
         **await _policy_context(session, user, view),
     }
     if view.elicitation.status == "pending":
@@ -189,7 +193,7 @@ async def _context(
             )
         if view.elicitation.mode == "gate":
             context.update(_gate_form(view, kept))
-        if view.elicitation.mode == "form":
+        if view.elicitation.mode in ("form", "sampling"):
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
                 context["widgets"] = build_widgets(fields, kept)
@@ -208,7 +212,7 @@ async def _context(
         result_texts=_texts(result),
         call_error=(error or {}).get("message"),
         answer_content=json.loads(view.elicitation.content_json) if view.elicitation.content_json else None,
-        next_questions=[p for p in call.pending if p.mode == "form" or call.owner_id == user.viewer.user_id],
+        next_questions=[p for p in call.pending if p.mode != "url" or call.owner_id == user.viewer.user_id],
         refresh_seconds=1 if call.call.status in ("running", "resuming") else None,
     )
     return context
@@ -250,7 +254,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     return {
         "refusal": refusal,
         "step_up": step_up,
-        "policy_lines": describe(policy, asked_for_minutes) if e.mode in ("form", "gate") else [],
+        "policy_lines": describe(policy, asked_for_minutes) if e.mode != "url" else [],
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
         "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),
         "signed_already": view.signed_by(user.viewer.user_name),

@@ -49,7 +49,7 @@ class PendingOut(BaseModel):
     kind: Literal["elicitation", "gate"] = Field(
         description='"gate": the console asks before sending (a policy gate); "elicitation": the server asks'
     )
-    mode: Literal["form", "url", "gate"]
+    mode: Literal["form", "url", "gate", "sampling"]
     message: str
     answer_url: str
 
@@ -117,7 +117,7 @@ class QuestionOut(BaseModel):
     call_id: str
     key: str
     kind: Literal["elicitation", "gate"]
-    mode: Literal["form", "url", "gate"]
+    mode: Literal["form", "url", "gate", "sampling"]
     message: str
     requested_schema: dict[str, Any] | None = Field(
         default=None,

@@ -29,6 +29,10 @@ data {"reason": "invalid_request_state"}:
     signed(item)           asks "confirm" (boolean ok) with an HMAC-signed state (MRTR_STATE_KEY), so the
                            process may be restarted in between; then "signed <item> ok=<ok>"
     pid()                  this process id as text
+    sample(payload)        asks "model" (sampling) with `payload` in the system prompt, two user messages
+                           ("First: <payload>", then an image, then "Then: <payload>"), a model hint and a
+                           stop sequence, maxTokens 77, state "sample"; the retry returns "sampled role=<role>
+                           model=<model> stop=<stopReason>: <text>"
     ask_sampling(), ask_roots(), bad_schema(), bad_url(url?)   deliberate protocol violations (sampling
                            and roots requests, a nested object in a form, a URL that is not http(s):
                            `url`, by default a javascript: one); a retry with
@@ -495,6 +499,36 @@ STRING = {"type": "string"}
 INTEGER = {"type": "integer", "minimum": 0}
 
 
+def sample(call: Call) -> ToolResult:
+    payload = call.str_arg("payload")
+    reply = call.responses.get("model")
+    if call.state == "sample" and isinstance(reply, types.CreateMessageResult):
+        text = reply.content.text if isinstance(reply.content, types.TextContent) else "?"
+        return text_result(f"sampled role={reply.role} model={reply.model} stop={reply.stop_reason}: {text}")
+    if call.state is not None:
+        raise invalid_state("unknown sample state")
+    messages = [
+        types.SamplingMessage(role="user", content=types.TextContent(type="text", text=f"First: {payload}")),
+        types.SamplingMessage(
+            role="assistant", content=types.TextContent(type="text", text="An earlier reply")
+        ),
+        types.SamplingMessage(
+            role="user", content=types.ImageContent(type="image", data="AA==", mime_type="image/png")
+        ),
+        types.SamplingMessage(role="user", content=types.TextContent(type="text", text=f"Then: {payload}")),
+    ]
+    params = types.CreateMessageRequestParams(
+        messages=messages,
+        system_prompt=f"System: {payload}",
+        model_preferences=types.ModelPreferences(hints=[types.ModelHint(name=payload)], cost_priority=0.2),
+        include_context="thisServer",
+        temperature=0.5,
+        stop_sequences=[payload],
+        max_tokens=77,
+    )
+    return ask({"model": types.CreateMessageRequest(params=params)}, "sample")
+
+
 def _spec(
     run: Callable[[Call], ToolResult],
     description: str,
@@ -554,6 +588,11 @@ TOOLS: dict[str, ToolSpec] = {
         _spec(
             hostile,
             "One question made of `payload` everywhere, to test that server text stays inert.",
+            _schema({"payload": STRING}, ["payload"]),
+        ),
+        _spec(
+            sample,
+            "A sampling request made of `payload` everywhere; says what came back.",
             _schema({"payload": STRING}, ["payload"]),
         ),
     )

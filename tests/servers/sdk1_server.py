@@ -15,6 +15,8 @@ Tools:
     confirm(item)   pushes elicitation/create ("Confirm <item>?", boolean ok) in the middle of the call,
                     as 2025-11-25 servers do, then returns "<item>: <action>"; when the client refuses
                     the push, the tool fails with that error
+    show_roots()    pushes roots/list in the middle of the call and returns "roots: <uri> (<name>), ..."
+                    ("roots: none" for an empty list); fails when the client offers no roots
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ async def confirm(item: str, ctx: Context) -> str:
     """Asks the user to confirm `item` by pushing elicitation/create."""
     answer = await ctx.elicit(message=f"Confirm {item}?", schema=Confirmation)
     return f"{item}: {answer.action}"
+
+
+@server.tool()
+async def show_roots(ctx: Context) -> str:
+    """Asks the client for its roots by pushing roots/list, and names them."""
+    listed = await ctx.session.list_roots()
+    named = [f"{root.uri} ({root.name})" if root.name else str(root.uri) for root in listed.roots]
+    return "roots: " + (", ".join(named) or "none")
 
 
 async def serve_http(port: int) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser
@@ -40,11 +38,3 @@ def shot_prefix(request: pytest.FixtureRequest) -> str:
     """A file-name-safe prefix for this test's screenshots, e.g. `approve-a-production-deploy-sqlite`."""
     name: str = request.node.name
     return re.sub(r"[^A-Za-z0-9]+", "-", name.removeprefix("test_")).strip("-")
-
-
-@pytest.fixture
-def sqlite_url(sqlite_template: Path, tmp_path: Path) -> str:
-    """A fresh, migrated SQLite file, for pages that render the same on either database."""
-    path = tmp_path / "console.db"
-    shutil.copyfile(sqlite_template, path)
-    return f"sqlite+aiosqlite:///{path}"

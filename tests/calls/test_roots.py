@@ -1,0 +1,147 @@
+"""Roots that admins set answer a server's `roots/list` without asking anyone: a round's roots request
+(2026-07-28, the everything test server over stdio and HTTP) and a request a 2025-11-25 server pushes
+mid-call (mcp 1.x SDK). A server with no roots is never told the console offers them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from console.audit.models import AuditEvent
+from console.errors import InvalidInput
+from console.mcp.admin_roots import set_roots
+from console.mcp.roots import Root, check_root, parse_root_lines
+from tests.harness import REPO, TEAM, Console, ServerSpec, result_text, running_console
+from tests.mcp.sdk1 import SERVER as SDK1_SERVER
+from tests.mcp.sdk1 import install as install_sdk1
+from tests.processes import ServerProcess, start_http_server
+
+pytestmark = pytest.mark.anyio
+EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
+ROOTS_TOOL = "test_input_required_result_list_roots"
+APP = Root("file:///srv/app", "Application code")
+DATA = Root("file:///srv/data%20sets")
+
+
+@pytest.fixture(scope="module")
+def everything_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    with start_http_server(EVERYTHING, {}, tmp_path_factory.mktemp("everything") / "stderr.txt") as server:
+        yield server
+
+
+@pytest.fixture(params=["stdio", "http"])
+def everything(request: pytest.FixtureRequest) -> ServerSpec:
+    if request.param == "stdio":
+        return ServerSpec(command=EVERYTHING)
+    http: ServerProcess = request.getfixturevalue("everything_http")
+    return ServerSpec(url=http.url)
+
+
+async def set_server_roots(console: Console, server: str | None, roots: list[Root] | None) -> None:
+    async with console.app.state.factory() as session:
+        await set_roots(session=session, by=None, team_name=TEAM, server_name=server, roots=roots)
+
+
+def result_text_of(call: dict[str, Any]) -> str:
+    return "".join(part["text"] for part in call["result"]["content"])
+
+
+async def events(console: Console, action: str) -> list[dict[str, Any]]:
+    async with console.app.state.factory() as session:
+        query = select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)
+        return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
+
+
+async def test_roots_are_answered_from_the_team_default_or_the_servers_own_and_offered_only_when_set(
+    database_url: str, everything: ServerSpec
+) -> None:
+    async with running_console(database_url, {"everything": everything}) as console:
+        unoffered = await console.call("everything", ROOTS_TOOL, {})
+        assert unoffered["status"] == "failed", unoffered
+        assert unoffered["error"]["data"] == {"requiredCapabilities": {"roots": {}}}, unoffered
+
+        await set_server_roots(console, None, [APP, DATA])  # the team's default
+        done = await console.call("everything", ROOTS_TOOL, {})
+        assert result_text(done) == "Client exposed 2 root(s)."
+        assert done["round"] == 1  # the server asked once, and the console answered by itself
+        assert await console.pending_questions("lead") == []  # nobody was asked
+
+        await set_server_roots(console, "everything", [DATA])  # its own replace the default
+        assert result_text(await console.call("everything", ROOTS_TOOL, {})) == "Client exposed 1 root(s)."
+
+        await set_server_roots(console, "everything", [])  # its own, empty: no roots at all
+        refused = await console.call("everything", ROOTS_TOOL, {})
+        assert refused["error"]["data"] == {"requiredCapabilities": {"roots": {}}}, refused
+
+        await set_server_roots(console, "everything", None)  # back to the team's default
+        assert result_text(await console.call("everything", ROOTS_TOOL, {})) == "Client exposed 2 root(s)."
+
+        answered = await events(console, "roots_answered")
+        assert [e["roots"] for e in answered] == [
+            [APP.uri, DATA.uri],
+            [DATA.uri],
+            [APP.uri, DATA.uri],
+        ]
+        assert [e["key"] for e in answered] == ["client_roots"] * 3
+        changes = await events(console, "server_roots_set") + await events(console, "team_roots_set")
+        assert len(changes) == 4
+
+
+@pytest.fixture(scope="module")
+def sdk1_python() -> Path:
+    return install_sdk1()
+
+
+@pytest.mark.timeout(900)  # the first test here may install mcp 1.x
+async def test_a_2025_11_25_server_that_pushes_a_roots_request_mid_call_gets_the_roots(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SDK1_SERVER)])
+    async with running_console(database_url, {"old": old}) as console:
+        unoffered = await console.call("old", "show_roots", {})
+        assert unoffered["result"]["isError"] is True, unoffered  # the client said it has no roots
+        assert "List roots not supported" in result_text_of(unoffered)
+
+        await set_server_roots(console, "old", [APP, DATA])
+        done = await console.call("old", "show_roots", {})
+        assert result_text(done) == f"roots: {APP.uri} ({APP.name}), {DATA.uri}"
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("https://example.com/repo", "is not a file:// URI"),
+        ("/srv/app", "is not a file:// URI"),
+        ("file://host", "needs an absolute path"),
+        ("file:///srv/app?x=1", "no query or fragment"),
+        ("file:///srv/a\x07b", "no spaces or control characters"),
+        ("file:///srv/app " + "n" * 201, "at most 200 printable characters"),
+        ("file:///" + "a" * 2048, "at most 2048 characters"),
+    ],
+)
+def test_a_root_entered_wrong_is_refused_naming_its_line(line: str, problem: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        parse_root_lines(f"file:///srv/ok\n\n{line}")
+    message = refused.value.fields["roots"]
+    assert message.startswith("line 3: "), message
+    assert problem in message, message
+
+
+def test_roots_are_read_one_per_line_with_an_optional_name_and_each_uri_once() -> None:
+    assert parse_root_lines("  file:///srv/app  Application code \n\nfile:///srv/data%20sets\n") == [
+        APP,
+        DATA,
+    ]
+    assert check_root("FILE:///srv/app") == Root("FILE:///srv/app")
+    with pytest.raises(InvalidInput, match="invalid roots") as twice:
+        parse_root_lines("file:///a\nfile:///a x")
+    assert twice.value.fields == {"roots": "file:///a is listed twice"}
+    with pytest.raises(InvalidInput) as many:
+        parse_root_lines("\n".join(f"file:///r{n}" for n in range(51)))
+    assert many.value.fields == {"roots": "at most 50 roots"}
