@@ -265,6 +265,7 @@ def test_every_command_has_help(tmp_path: Path) -> None:
     assert top.returncode == 0
     for command in (
         *("serve", "worker", "migrate", "demo", "teams", "users", "tokens", "servers", "members", "roots"),
+        *("call", "test"),
     ):
         assert command in top.stdout
         assert console(command, "--help", url=url, cwd=tmp_path).returncode == 0

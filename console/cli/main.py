@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from console.cli import audit, demo, policies, roots, serve, servers, teams, tokens
+from console.cli import audit, calling, demo, policies, roots, serve, servers, teams, testing, tokens
 from console.cli.common import complain, configure_logging, database_problem, load_settings
 from console.errors import ConsoleError
 
@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.add_token_commands(sub)
     servers.add_server_commands(sub)
     roots.add_roots_commands(sub)
+    calling.add_call_commands(sub)
+    testing.add_test_commands(sub)
     policies.add_policy_commands(sub)
     audit.add_audit_commands(sub)
     demo.add_demo_commands(sub)
