@@ -31,8 +31,9 @@ class PageAnswer:
 
 
 def form_fields(elicitation: Elicitation) -> tuple[FieldSpec, ...] | None:
-    """The fields of a form question, or of a gate whose approvers may change the arguments (None for a
-    link, or a schema the form generator cannot show: a gate's arguments are then edited as JSON)."""
+    """The fields of a form question (a sampling question's: the reply), or of a gate whose approvers may
+    change the arguments (None for a link, or a schema the form generator cannot show: a gate's arguments
+    are then edited as JSON)."""
     if elicitation.mode not in ("form", "sampling") and not (
         elicitation.mode == "gate" and elicitation.allow_edit
     ):

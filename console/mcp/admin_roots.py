@@ -66,9 +66,8 @@ async def set_roots(
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     if roots is not None:
         check_roots(roots)
-    stored = dump_roots(roots) if roots is not None or server_name is not None else None
     if server_name is None:
-        team.default_roots_json = stored if roots else None
+        team.default_roots_json = dump_roots(roots) if roots else None
         subject_type, subject_id, action = "team", team.id, "team_roots_set"
     else:
         query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == server_name)
@@ -76,7 +75,7 @@ async def set_roots(
         if server is None:
             await session.rollback()
             raise NotFound(f"no server {server_name!r} in {team_name}")
-        server.roots_json = stored
+        server.roots_json = dump_roots(roots)
         subject_type, subject_id, action = "server", server.id, "server_roots_set"
     record_event(
         session=session,
