@@ -128,3 +128,26 @@ async def test_a_question_only_approvers_may_answer_never_reaches_the_agents_cli
         tg.start_soon(deploy)
         await decide_in_browser(site, await heard.question_id(), "lead", "accept", TARGET)
     assert text_of(results[0]) == "auth-service 2.4.1 is being deployed to staging."
+
+
+async def test_a_sampling_request_of_an_agent_without_a_model_goes_to_people_not_to_its_client(
+    site: Site,
+) -> None:
+    await set_policy_at(site.database_url, "server", server="mrtr", sampling=True)
+
+    async def must_not_be_asked(params: ElicitRequestParams) -> ElicitResult:
+        raise AssertionError("a sampling request reached the agent's client as a form")
+
+    heard = Heard()
+    results: list[CallToolResult] = []
+    async with agent_that_asks(site, must_not_be_asked) as client, anyio.create_task_group() as tg:
+
+        async def sample() -> None:
+            results.append(
+                await client.call_tool("mrtr__sample", {"payload": "hi"}, progress_callback=heard.progress)
+            )
+
+        tg.start_soon(sample)
+        answered = await site.answer(await heard.question_id(), "accept", {"reply": "Hello!"}, who="lead")
+        assert answered.status_code == 200, answered.text
+    assert text_of(results[0]) == "sampled role=assistant model=human stop=endTurn: Hello!"

@@ -22,7 +22,10 @@ from mcp.types import (
     TextContent,
 )
 
-from tests.harness import WAIT
+from console.db import create_engine, session_factory
+from console.mcp.admin_roots import set_roots
+from console.mcp.roots import Root as ConfiguredRoot
+from tests.harness import TEAM, WAIT
 from tests.site import Site
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -66,6 +69,31 @@ async def test_a_servers_roots_request_is_answered_with_the_agents_roots(site: S
     async with agent(site, list_roots_callback=roots) as client:
         result = await client.call_tool("mrtr__ask_roots", {})
     assert text_of(result) == "ask_roots answered: ListRootsResult"
+
+
+async def test_roots_an_admin_set_answer_the_server_even_when_the_agent_declared_its_own(site: Site) -> None:
+    engine = create_engine(site.database_url)
+    try:
+        async with session_factory(engine)() as session:
+            await set_roots(
+                session=session,
+                by=None,
+                team_name=TEAM,
+                server_name="mrtr",
+                roots=[ConfiguredRoot("file:///srv/app")],
+            )
+    finally:
+        await engine.dispose()
+    asked: list[ClientRequestContext] = []
+
+    async def roots(context: ClientRequestContext) -> ListRootsResult:
+        asked.append(context)
+        return ListRootsResult(roots=[])
+
+    async with agent(site, list_roots_callback=roots) as client:
+        result = await client.call_tool("mrtr__ask_roots", {})
+    assert text_of(result) == "ask_roots answered: ListRootsResult"
+    assert asked == []  # the agent's roots were never asked for
 
 
 async def test_without_sampling_declared_the_call_fails_as_an_api_call_does(site: Site) -> None:
