@@ -409,6 +409,31 @@ async def probe_server_target(console: Console, who: Browser) -> Target:
     return Target(f"/admin/teams/{TEAM}/servers/{name}/test", {}, happened, done=(200,))
 
 
+async def team_roots_target(console: Console, who: Browser) -> Target:
+    """A team admin sets the team's default roots."""
+    await promote(console, "lead", role="admin")
+    uri = f"file:///srv/{secrets.token_hex(4)}"
+
+    async def happened() -> bool:
+        async with console.app.state.factory() as session:
+            team = await team_by_name(session=session, name=TEAM)
+            return uri in (team.default_roots_json or "")
+
+    return Target(f"/admin/teams/{TEAM}/roots", {"roots": uri}, happened)
+
+
+async def server_roots_target(console: Console, who: Browser) -> Target:
+    """A team admin sets a server's own roots."""
+    name = await _admin_server(console)
+    uri = f"file:///srv/{secrets.token_hex(4)}"
+
+    async def happened() -> bool:
+        server = await _server_row(console, name)
+        return server is not None and uri in (server.roots_json or "")
+
+    return Target(f"/admin/teams/{TEAM}/servers/{name}/roots", {"roots": uri}, happened)
+
+
 # Each POST route that needs a session, and who uses it; a new route fails the tests until it is listed.
 TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] = {
     "/logout": ("lead", logout_target),
@@ -430,6 +455,8 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/admin/teams/{team_name}/servers/{server_name}/disable": ("lead", disable_server_target),
     "/admin/teams/{team_name}/servers/{server_name}/enable": ("lead", enable_server_target),
     "/admin/teams/{team_name}/servers/{server_name}/test": ("lead", probe_server_target),
+    "/admin/teams/{team_name}/roots": ("lead", team_roots_target),
+    "/admin/teams/{team_name}/servers/{server_name}/roots": ("lead", server_roots_target),
 }
 SECRET_KEY = "test-only-secret-key-" + "0123456789abcdef" * 2
 
