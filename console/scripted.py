@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console import migrate
+from console.calls.endpoints import endpoint_for_owner
 from console.calls.models import CallRound, Elicitation
 from console.calls.service import create_run, start_call, view_call
 from console.config import Settings
@@ -30,9 +31,8 @@ from console.elicitations.decisions import answer
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.admin_roots import set_roots
-from console.mcp.endpoint import Endpoint
 from console.mcp.pool import ConnectionPool
-from console.mcp.registry import endpoint_for, server_by_name
+from console.mcp.registry import server_by_name
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
 
@@ -104,14 +104,19 @@ class ScriptedConsole:
         assert self._principal is not None, "seed() first"  # noqa: S101  # a programming error
         return self._principal
 
-    async def endpoint(self) -> Endpoint:
+    async def listed_tools(self) -> list[dict[str, Any]]:
+        """The server's tools, over the connection its calls take."""
         async with self.factory() as session:
             server = await server_by_name(session=session, team_id=self.principal.team_id, name=self.server)
+            endpoint = await endpoint_for_owner(
+                session=session,
+                outbound=Outbound.of(self._settings),
+                server=server,
+                owner_id=self.principal.user_id,
+                owner_name=self.principal.user_name,
+            )
             await session.commit()
-        return endpoint_for(server, Outbound.of(self._settings))
-
-    async def listed_tools(self) -> list[dict[str, Any]]:
-        return await self._pool.list_tools(await self.endpoint())
+        return await self._pool.list_tools(endpoint)
 
     async def call(
         self,

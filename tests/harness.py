@@ -19,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.app import create_app
+from console.audit.models import AuditEvent
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.identity import create_team, create_token, create_user, team_by_name
@@ -30,6 +31,8 @@ from console.mcp.sealed import Outbound
 
 REPO = Path(__file__).resolve().parent.parent
 MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
+# Our everything-style test server: the conformance suite's tools, prompts and resources.
+EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 TEAM = "platform"
 # (name, team, role): dev's agent makes the calls; lead and lead2 approve; outsider is in another team.
 PEOPLE = (
@@ -201,6 +204,12 @@ class Console:
         assert response.status_code == 200, response.text
         items: list[dict[str, Any]] = response.json()["items"]
         return items
+
+    async def audit_payloads(self, action: str) -> list[dict[str, Any]]:
+        """The payloads of the audit events of one action, oldest first."""
+        async with self.app.state.factory() as session:
+            query = select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)
+            return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
 
     async def question(self, elicitation_id: str, *, who: str = "lead") -> dict[str, Any]:
         response = await self.client.get(f"/api/v1/elicitations/{elicitation_id}", headers=self.auth(who))

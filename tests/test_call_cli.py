@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.harness import REPO
+from tests.harness import EVERYTHING
 from tests.processes import ServerProcess
 from tests.test_cli import console
 
 DEPLOYER = shlex.join([sys.executable, "-m", "console.demo.deployer"])
 STATE_KEY = "DEPLOY_STATE_KEY=" + "k" * 32
-EVERYTHING = shlex.join([sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")])
+EVERYTHING_COMMAND = shlex.join(EVERYTHING)
 QUESTION = "auth-service in version 2.4.1 — deploy where?"
 PRODUCTION = 'accept:{"environment":"production","confirm":true}'
 
@@ -113,7 +113,7 @@ def test_a_registered_server_is_called_without_recording_anything_in_the_console
 
 
 def test_a_tool_that_reports_an_error_exits_non_zero(tmp_path: Path) -> None:
-    status, lines, _ = call(tmp_path, "test_error_handling", "--command", EVERYTHING)
+    status, lines, _ = call(tmp_path, "test_error_handling", "--command", EVERYTHING_COMMAND)
     assert status == 1
     assert lines[-1]["status"] == "completed"
     assert lines[-1]["result"]["isError"] is True

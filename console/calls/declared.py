@@ -1,6 +1,7 @@
 """What the console tells a server it answers besides elicitation, for one call: what the call's agent
-answers itself (the gateway relays sampling and roots to it), and sampling when the team's policy lets
-people write the model's reply. (Roots an admin set travel with the endpoint: console/mcp/roots.py.)"""
+answers itself (the gateway relays sampling and roots to it), and sampling when the team's policy let
+people write the model's reply when the call started. (Roots an admin set travel with the endpoint:
+console/mcp/roots.py.) And the policy a call's request is under."""
 
 from __future__ import annotations
 
@@ -10,14 +11,19 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call
-from console.policies.rules import Policy
+from console.mcp.endpoint import SAMPLING
 from console.policies.service import Resolved, resolve_for_request
 
-SAMPLING = "sampling/createMessage"
+
+def declared(call: Call) -> frozenset[str]:
+    """What every request of the call tells the server the console answers besides elicitation."""
+    relayed = relayed_of(call)
+    return relayed | {SAMPLING} if call.people_sample else relayed
 
 
-def declared(relayed: frozenset[str], policy: Policy) -> frozenset[str]:
-    return relayed | {SAMPLING} if policy.sampling else relayed
+def relayed_of(call: Call) -> frozenset[str]:
+    """The input requests the call's agent answers itself (none for calls made through the API)."""
+    return frozenset(json.loads(call.relayed_json)) if call.relayed_json else frozenset()
 
 
 async def policy_for(

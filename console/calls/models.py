@@ -15,6 +15,11 @@ from console.mcp.models import McpServer
 
 METHODS = ("tools/call", "prompts/get", "resources/read")
 TERMINAL = ("completed", "failed", "interrupted", "abandoned", "declined", "cancelled")
+# A question is a form, a link (url), a gate (the console's own, before sending) or a sampling reply.
+# All but a link are answered as the team's policy says (who, how many, how recently signed in): a link
+# is its owner's alone. Forms and sampling replies are answered with the form generated from a schema.
+POLICY_MODES = ("form", "gate", "sampling")
+FORM_MODES = ("form", "sampling")
 
 
 class Run(Base):
@@ -56,6 +61,9 @@ class Call(Base):
     # Input requests the agent itself answers (a JSON list: "sampling/createMessage", "roots/list"), as
     # its client declared them through the MCP gateway; the server is told the console supports them.
     relayed_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # People write the replies to the server's sampling requests: the team's policy said so when the call
+    # started, so every request of the call declares sampling (console/calls/declared.py).
+    people_sample: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The params sent instead of the agent's, when the approvers of its gate changed the arguments.
     approved_params_json: Mapped[str | None] = mapped_column(Text, default=None)
 
@@ -98,7 +106,7 @@ class Elicitation(Base):
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"))
     owner_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
     key: Mapped[str] = mapped_column(Text)
-    mode: Mapped[str] = mapped_column(String(10))  # form | url | gate (the console's own, before sending)
+    mode: Mapped[str] = mapped_column(String(10))  # see QUESTION_MODES
     message: Mapped[str] = mapped_column(Text)
     schema_json: Mapped[str | None] = mapped_column(Text, default=None)
     url: Mapped[str | None] = mapped_column(Text, default=None)

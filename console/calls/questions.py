@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from console.calls.models import Elicitation
+from console.calls.models import POLICY_MODES, Elicitation
 from console.policies.service import Resolved
 
 
@@ -44,7 +44,7 @@ def keep_policy(row: Elicitation, resolved: Resolved) -> None:
     policy = resolved.policy
     row.answerers = policy.answerers
     row.no_self_approval = policy.no_self_approval
-    row.required_approvals = policy.required_approvals if row.mode in ("form", "gate", "sampling") else 1
+    row.required_approvals = policy.required_approvals if row.mode in POLICY_MODES else 1
     row.step_up_minutes = policy.step_up_minutes
     row.expiry_action = policy.expiry_action
     row.allow_edit = row.mode == "gate" and policy.allow_edit

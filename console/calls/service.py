@@ -214,6 +214,7 @@ async def start_call(
         status="running",
         tool_annotations_json=None if annotations is None else json.dumps(annotations),
         relayed_json=json.dumps(sorted(relayed)) if relayed else None,
+        people_sample=resolved.policy.sampling,
     )
     session.add(call)
     record_event(
@@ -250,7 +251,7 @@ async def start_call(
     session.add(job)
     record_sent(session=session, job=job, responses=None)
     await session.commit()
-    request = McpRequest(method, params, relayed=declared(relayed, resolved.policy))
+    request = McpRequest(method, params, relayed=declared(call))
     return StartedCall(call, job.id, (endpoint, request, server.name))
 
 

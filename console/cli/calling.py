@@ -224,10 +224,12 @@ def answering(answers: list[Answer], report: Callable[[dict[str, Any]], None]) -
 
 
 @asynccontextmanager
-async def throwaway(target: Target) -> AsyncIterator[ScriptedConsole]:
-    """A scripted console with the target server registered."""
+async def throwaway(target: Target, seconds: float) -> AsyncIterator[ScriptedConsole]:
+    """A scripted console with the target server registered, waiting for the server's answer to a request
+    as long as a whole call may take."""
     # Its own key: values are sealed in the throwaway database as in any other.
-    async with scripted_console(secret_key=secrets.token_urlsafe(32)) as console:
+    settings = {"secret_key": secrets.token_urlsafe(32), "request_timeout_seconds": seconds}
+    async with scripted_console(**settings) as console:
         await console.seed(target.name, target.settings, target.roots)
         yield console
 
@@ -237,6 +239,6 @@ async def _run(
 ) -> Outcome:
     """Run the call, printing each round (as one JSON line) as it is answered."""
     answer_round = answering(list(answers), lambda line: say(json.dumps(line, ensure_ascii=False)))
-    async with throwaway(target) as console:
+    async with throwaway(target, seconds) as console:
         with anyio.fail_after(seconds):
             return await console.call(tool, arguments, answer_round)

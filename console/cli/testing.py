@@ -154,7 +154,7 @@ def _test(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _run_all(target: Target, script: ScriptIn, answers: list[list[Answer]]) -> list[list[str]]:
     verdicts: list[list[str]] = []
-    async with throwaway(target) as console:
+    async with throwaway(target, script.timeout) as console:
         for call, given in zip(script.calls, answers, strict=True):
             problems = await _run_one(console, call, given, script.timeout)
             label = call.name or call.tool

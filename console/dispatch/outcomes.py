@@ -10,18 +10,17 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
-from console.calls.declared import policy_of_call
+from console.calls.declared import policy_of_call, relayed_of
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.questions import keep_policy, request_digest, shown_digest
 from console.config import Settings
 from console.db import utcnow
 from console.elicitations.decisions import queue_resume_if_complete
-from console.elicitations.questions import SAMPLING, Question, parse_input_requests
+from console.elicitations.questions import Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
-from console.mcp.endpoint import Complete, InputRequired, Reply
+from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, Reply
 from console.mcp.roots import Root, roots_result
 
-ROOTS = "roots/list"
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
 
@@ -89,11 +88,6 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
             )
             return
     fail_call(session=session, call=call, job=job, error=error.as_json())
-
-
-def relayed_of(call: Call) -> frozenset[str]:
-    """The input requests the call's agent answers itself (none for calls made through the API)."""
-    return frozenset(json.loads(call.relayed_json)) if call.relayed_json else frozenset()
 
 
 def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:
@@ -188,10 +182,7 @@ async def _open_round(
     # Configured roots answer a roots request even when the agent behind the gateway offers its own.
     answered_here = frozenset({ROOTS}) if roots else frozenset()
     relayed = relayed_of(call) | answered_here
-    resolved = None
-    if SAMPLING not in relayed and any(r.get("method") == SAMPLING for r in reply.input_requests.values()):
-        resolved = await policy_of_call(session=session, call=call, team_id=run.team_id)
-    people_sample = resolved is not None and resolved.policy.sampling
+    people_sample = call.people_sample and SAMPLING not in relayed
     questions, asks = parse_input_requests(reply.input_requests, relayed, people_sample=people_sample)
     call.round += 1
     round_ = CallRound(
@@ -241,7 +232,7 @@ async def _open_round(
             await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
         return
     params = json.loads(call.sent_params_json)
-    resolved = resolved or await policy_of_call(session=session, call=call, team_id=run.team_id)
+    resolved = await policy_of_call(session=session, call=call, team_id=run.team_id)
     policy = resolved.policy
     ttl = (
         timedelta(minutes=policy.expiry_minutes)

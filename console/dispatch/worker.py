@@ -16,14 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import Attester
 from console.audit import SYSTEM, record_event
-from console.calls.declared import declared, policy_of_call
+from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.service import CallView, is_terminal, record_sent
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.attesting import attestation_meta
-from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply, relayed_of
+from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply
 from console.dispatch.signals import Signals
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
@@ -251,8 +251,7 @@ class Dispatcher:
                 .where(DispatchJob.id == claimed.job_id)
             )
         ).one()
-        policy = (await policy_of_call(session=session, call=call, team_id=run.team_id)).policy
-        request = await _request_for(session, job, call, declared(relayed_of(call), policy))
+        request = await _request_for(session, job, call)
         meta = await attestation_meta(
             session=session,
             attester=self._attester,
@@ -338,8 +337,7 @@ class Dispatcher:
                 server=server,
                 roots=roots,
             )
-        # A resume queued for the round may have been flushed already (it is not in `session.new` then).
-        queued = call.status == "resuming" or any(isinstance(row, DispatchJob) for row in session.new)
+        queued = call.status == "resuming"  # a resume, a restart or a state-only retry was queued
         await session.commit()
         if queued:
             self._signals.work_available()
@@ -372,12 +370,10 @@ class Dispatcher:
             os._exit(CRASH_EXIT_CODE)
 
 
-async def _request_for(
-    session: AsyncSession, job: DispatchJob, call: Call, answered: frozenset[str]
-) -> McpRequest:
+async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
     params = json.loads(call.sent_params_json)
     if job.kind != "resume" or job.round_id is None:
-        return McpRequest(call.method, params, relayed=answered)
+        return McpRequest(call.method, params, relayed=declared(call))
     round_ = await get_row(session, CallRound, job.round_id)
     questions = (
         await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
@@ -389,7 +385,7 @@ async def _request_for(
     responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
     state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
     return McpRequest(
-        call.method, params, input_responses=responses or None, request_state=state, relayed=answered
+        call.method, params, input_responses=responses or None, request_state=state, relayed=declared(call)
     )
 
 

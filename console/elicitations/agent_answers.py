@@ -11,8 +11,9 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
-from console.calls.models import AgentRequest, Call, CallRound, Elicitation
+from console.calls.models import AgentRequest, CallRound
 from console.db import utcnow
+from console.elicitations.abandon import abandon_waiting_call
 from console.elicitations.decisions import queue_resume_if_complete
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
@@ -97,26 +98,14 @@ async def expire_agent_requests(*, session: AsyncSession, now: datetime | None =
         )
         if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             continue
-        message = f"the agent did not answer the server's {row.method} request in time"
-        await session.execute(
-            update(Call)
-            .where(Call.id == row.call_id, Call.status == "awaiting_input")
-            .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": message}))
-        )
-        for pending_in in (Elicitation, AgentRequest):
-            await session.execute(
-                update(pending_in)
-                .where(pending_in.round_id == row.round_id, pending_in.status == "pending")
-                .values(status="superseded")
-            )
-        record_event(
+        await abandon_waiting_call(
             session=session,
-            actor=SYSTEM,
-            action="call_abandoned",
-            subject_type="call",
-            subject_id=row.call_id,
             call_id=row.call_id,
-            payload={"reason": message, "key": row.key},
+            round_id=row.round_id,
+            key=row.key,
+            reason=f"the agent did not answer the server's {row.method} request in time",
+            actor=SYSTEM,
+            now=now,
         )
         touched.append(row.call_id)
     await session.commit()

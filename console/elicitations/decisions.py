@@ -16,7 +16,15 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
-from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Signature
+from console.calls.models import (
+    POLICY_MODES,
+    AgentRequest,
+    Call,
+    CallRound,
+    DispatchJob,
+    Elicitation,
+    Signature,
+)
 from console.calls.questions import canonical_json
 from console.db import utcnow
 from console.elicitations.gates import (
@@ -115,7 +123,7 @@ async def answer(
     await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
     said = decline_reason(elicitation, action, reason)
-    if elicitation.mode in ("form", "gate", "sampling") and elicitation.required_approvals > 1:
+    if elicitation.mode in POLICY_MODES and elicitation.required_approvals > 1:
         return await _sign(session, viewer, elicitation, round_, action, content, signed_digest, said)
     content_json = said or await _checked_content(session, elicitation, action, content)
     queued = await _decide(session, viewer, elicitation, round_, action, content_json)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.calls.models import Elicitation
+from console.calls.models import FORM_MODES, Elicitation
 from console.elicitations.decisions import answer, answer_refusal, refuse
 from console.elicitations.service import QuestionView, consented_before, look_at_question
 from console.errors import InvalidInput, StepUpRequired
@@ -34,9 +34,7 @@ def form_fields(elicitation: Elicitation) -> tuple[FieldSpec, ...] | None:
     """The fields of a form question (a sampling question's: the reply), or of a gate whose approvers may
     change the arguments (None for a link, or a schema the form generator cannot show: a gate's arguments
     are then edited as JSON)."""
-    if elicitation.mode not in ("form", "sampling") and not (
-        elicitation.mode == "gate" and elicitation.allow_edit
-    ):
+    if elicitation.mode not in FORM_MODES and not (elicitation.mode == "gate" and elicitation.allow_edit):
         return None
     try:
         return parse_schema(json.loads(elicitation.schema_json or "null"))

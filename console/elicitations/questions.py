@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from console.errors import McpProtocolError
 from console.forms import SchemaError, parse_schema
+from console.mcp.endpoint import ROOTS, SAMPLING
 
 ELICIT = "elicitation/create"
-SAMPLING = "sampling/createMessage"
-RELAYABLE = (SAMPLING, "roots/list")  # what an agent may answer itself (the gateway)
+RELAYABLE = (SAMPLING, ROOTS)  # what an agent may answer itself (the gateway)
 MAX_REPLY_CHARS = 100_000
 # A sampling request asked of people is answered like a form with one field: the model's reply.
 REPLY_SCHEMA: dict[str, Any] = {
@@ -116,12 +116,12 @@ def _sampling_question(key: str, request: dict[str, Any]) -> Question:
         problem = exc.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
         raise McpProtocolError(f"sampling request {key!r} is malformed: {where}: {problem['msg']}") from None
-    asked = last_user_text(params.messages)
+    asked = _last_user_text(params.messages)
     message = "Write the model's reply" + (f" to: {asked}" if asked else "")
     return Question(key, "sampling", message, REPLY_SCHEMA, None, request)
 
 
-def last_user_text(messages: list[types.SamplingMessage]) -> str:
+def _last_user_text(messages: list[types.SamplingMessage]) -> str:
     """The text of the last user message, shortened for lists and notifications."""
     for message in reversed(messages):
         if message.role != "user":

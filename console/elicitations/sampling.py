@@ -9,12 +9,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import Actor, record_event
-from console.calls.models import AgentRequest, Call, CallRound, Elicitation
+from console.audit import Actor
+from console.calls.models import CallRound, Elicitation
 from console.db import utcnow
+from console.elicitations.abandon import abandon_waiting_call
 from console.identity.models import User
 
 HUMAN_MODEL = "human"  # the `model` of every reply a person wrote
@@ -97,26 +98,14 @@ async def end_if_sampling_refused(*, session: AsyncSession, round_: CallRound, a
         why = "nobody wrote the model's reply to the server's sampling request in time"
     else:
         why = f"{who or 'someone'} {question.status} the server's sampling request"
-    message = f"{why}; MCP has no reply that says no, so the call was abandoned"
     round_.status = "answered"
-    now = utcnow()
-    await session.execute(
-        update(Call)
-        .where(Call.id == round_.call_id, Call.status == "awaiting_input")
-        .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": message}))
-    )
-    await session.execute(
-        update(AgentRequest)
-        .where(AgentRequest.round_id == round_.id, AgentRequest.status == "pending")
-        .values(status="superseded")
-    )
-    record_event(
+    await abandon_waiting_call(
         session=session,
-        actor=actor,
-        action="call_abandoned",
-        subject_type="call",
-        subject_id=round_.call_id,
         call_id=round_.call_id,
-        payload={"reason": message, "key": question.key},
+        round_id=round_.id,
+        key=question.key,
+        reason=f"{why}; MCP has no reply that says no, so the call was abandoned",
+        actor=actor,
+        now=utcnow(),
     )
     return True

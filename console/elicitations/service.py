@@ -12,7 +12,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event, record_refusal
-from console.calls.models import Call, CallRound, Elicitation, Run, Signature
+from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation, Run, Signature
 from console.elicitations.decisions import may_answer, refuse
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
@@ -126,7 +126,7 @@ async def list_questions(
         ~Elicitation.no_self_approval & (Elicitation.answerers != "approvers")
     )
     approver_may = (
-        Elicitation.mode.in_(("form", "gate", "sampling"))
+        Elicitation.mode.in_(POLICY_MODES)
         & Elicitation.team_id.in_(answering)
         & (Elicitation.answerers != "owner")
     )

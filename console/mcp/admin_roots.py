@@ -26,14 +26,13 @@ class TeamRoots:
 
 
 async def roots_for_server(*, session: AsyncSession, server: McpServer) -> tuple[Root, ...]:
-    """The roots a server is told of: its own, else its team's default."""
+    """The roots a server is told of: its own, else its team's default (the team is read once per
+    session, however many of its servers are asked about)."""
     own = load_roots(server.roots_json)
     if own is not None:
         return own
-    default = (
-        await session.execute(select(Team.default_roots_json).where(Team.id == server.team_id))
-    ).scalar_one_or_none()
-    return load_roots(default) or ()
+    team = await session.get(Team, server.team_id)
+    return (load_roots(team.default_roots_json) if team is not None else None) or ()
 
 
 async def team_roots(*, session: AsyncSession, by: Viewer | None, team_name: str) -> TeamRoots:

@@ -23,7 +23,16 @@ from pydantic import ValidationError
 
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
-from console.mcp.endpoint import Complete, Endpoint, InputRequired, LogSink, McpRequest, Reply
+from console.mcp.endpoint import (
+    ROOTS,
+    SAMPLING,
+    Complete,
+    Endpoint,
+    InputRequired,
+    LogSink,
+    McpRequest,
+    Reply,
+)
 from console.mcp.roots import roots_result
 from console.mcp.watch import WatchedReadStream
 
@@ -106,7 +115,7 @@ class Connection:
                 read, write = await stack.enter_async_context(self._transport(stack))
                 watched = WatchedReadStream(read, on_end=self._stop.set)
                 # Passing a callback is what makes the SDK advertise a capability (see _refuse_pushed).
-                relays_sampling = "sampling/createMessage" in self.relayed
+                relays_sampling = SAMPLING in self.relayed
                 session = await stack.enter_async_context(
                     ClientSession(
                         watched,
@@ -199,7 +208,7 @@ class Connection:
         # may answer (asynchronously), and otherwise roots are not offered at all.
         if self.endpoint.roots:
             return self._answer_roots
-        return self._refuse_pushed_roots if "roots/list" in self.relayed else None
+        return self._refuse_pushed_roots if ROOTS in self.relayed else None
 
     async def _answer_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult.model_validate(roots_result(self.endpoint.roots))

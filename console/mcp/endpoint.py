@@ -9,6 +9,9 @@ from urllib.parse import urlsplit
 
 from console.mcp.roots import Root
 
+SAMPLING = "sampling/createMessage"
+ROOTS = "roots/list"
+
 
 @dataclass(frozen=True)
 class Endpoint:

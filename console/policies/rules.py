@@ -271,15 +271,19 @@ EDITING = {
 }
 
 
-def describe(policy: Policy, default_expiry_minutes: float) -> list[str]:
-    """The policy in plain sentences, as the question page shows it."""
+def describe(policy: Policy, default_expiry_minutes: float, *, expiry_abandons: bool = False) -> list[str]:
+    """The policy in plain sentences, as the question page shows it; with `expiry_abandons`, for a question
+    whose call ends when it is not answered (a sampling request: MCP has no reply that says no)."""
     lines = [WHO_ANSWERS[policy.answerers]]
     if policy.no_self_approval:
         lines.append(SELF_APPROVAL[True])
     if policy.required_approvals > 1:
         lines.append(_approvals(policy.required_approvals))
     minutes = policy.expiry_minutes if policy.expiry_minutes is not None else default_expiry_minutes
-    lines.append(_expiry(minutes, policy.expiry_action))
+    if expiry_abandons:
+        lines.append(f"Unanswered after {_duration(minutes)}, the call is abandoned.")
+    else:
+        lines.append(_expiry(minutes, policy.expiry_action))
     if policy.step_up_minutes is not None:
         lines.append(_step_up(policy.step_up_minutes))
     return lines

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.calls import service as calls
+from console.calls.models import FORM_MODES, POLICY_MODES
 from console.db import utcnow
 from console.elicitations import decisions, page_answers
 from console.elicitations import service as questions
@@ -45,7 +46,7 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
         if again is not None:  # the server re-asks for the same link: go where "Check again" lives
             return RedirectResponse(f"/elicitations/{again}", status_code=303)
     kept = None
-    if view.elicitation.status == "pending" and view.elicitation.mode in ("form", "gate", "sampling"):
+    if view.elicitation.status == "pending" and view.elicitation.mode in POLICY_MODES:
         kept = await take_kept_form(
             session=session, web_session_id=user.viewer.web_session_id, subject=elicitation_id
         )
@@ -193,7 +194,7 @@ async def _context(
             )
         if view.elicitation.mode == "gate":
             context.update(_gate_form(view, kept))
-        if view.elicitation.mode in ("form", "sampling"):
+        if view.elicitation.mode in FORM_MODES:
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
                 context["widgets"] = build_widgets(fields, kept)
@@ -254,7 +255,9 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     return {
         "refusal": refusal,
         "step_up": step_up,
-        "policy_lines": describe(policy, asked_for_minutes) if e.mode != "url" else [],
+        "policy_lines": []
+        if e.mode == "url"
+        else describe(policy, asked_for_minutes, expiry_abandons=e.mode == "sampling"),
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
         "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),
         "signed_already": view.signed_by(user.viewer.user_name),

@@ -4,43 +4,22 @@ mid-call (mcp 1.x SDK). A server with no roots is never told the console offers 
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
-from console.audit.models import AuditEvent
 from console.errors import InvalidInput
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root, check_root, parse_root_lines
-from tests.harness import REPO, TEAM, Console, ServerSpec, result_text, running_console
+from tests.harness import TEAM, Console, ServerSpec, result_text, running_console
 from tests.mcp.sdk1 import SERVER as SDK1_SERVER
 from tests.mcp.sdk1 import install as install_sdk1
-from tests.processes import ServerProcess, start_http_server
 
 pytestmark = pytest.mark.anyio
-EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 ROOTS_TOOL = "test_input_required_result_list_roots"
 APP = Root("file:///srv/app", "Application code")
 DATA = Root("file:///srv/data%20sets")
-
-
-@pytest.fixture(scope="module")
-def everything_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with start_http_server(EVERYTHING, {}, tmp_path_factory.mktemp("everything") / "stderr.txt") as server:
-        yield server
-
-
-@pytest.fixture(params=["stdio", "http"])
-def everything(request: pytest.FixtureRequest) -> ServerSpec:
-    if request.param == "stdio":
-        return ServerSpec(command=EVERYTHING)
-    http: ServerProcess = request.getfixturevalue("everything_http")
-    return ServerSpec(url=http.url)
 
 
 async def set_server_roots(console: Console, server: str | None, roots: list[Root] | None) -> None:
@@ -50,12 +29,6 @@ async def set_server_roots(console: Console, server: str | None, roots: list[Roo
 
 def result_text_of(call: dict[str, Any]) -> str:
     return "".join(part["text"] for part in call["result"]["content"])
-
-
-async def events(console: Console, action: str) -> list[dict[str, Any]]:
-    async with console.app.state.factory() as session:
-        query = select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)
-        return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
 
 
 async def test_roots_are_answered_from_the_team_default_or_the_servers_own_and_offered_only_when_set(
@@ -82,14 +55,16 @@ async def test_roots_are_answered_from_the_team_default_or_the_servers_own_and_o
         await set_server_roots(console, "everything", None)  # back to the team's default
         assert result_text(await console.call("everything", ROOTS_TOOL, {})) == "Client exposed 2 root(s)."
 
-        answered = await events(console, "roots_answered")
+        answered = await console.audit_payloads("roots_answered")
         assert [e["roots"] for e in answered] == [
             [APP.uri, DATA.uri],
             [DATA.uri],
             [APP.uri, DATA.uri],
         ]
         assert [e["key"] for e in answered] == ["client_roots"] * 3
-        changes = await events(console, "server_roots_set") + await events(console, "team_roots_set")
+        changes = await console.audit_payloads("server_roots_set") + await console.audit_payloads(
+            "team_roots_set"
+        )
         assert len(changes) == 4
 
 

@@ -6,50 +6,24 @@ stdio and HTTP)."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import select
 
-from console.audit.models import AuditEvent
 from console.db import utcnow
 from console.elicitations.decisions import expire_due
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root
-from tests.harness import REPO, TEAM, Console, ServerSpec, result_text, running_console
+from tests.harness import TEAM, Console, Mrtr, ServerSpec, result_text, running_console
 from tests.policies.setup import set_policy
-from tests.processes import ServerProcess, start_http_server
 
 pytestmark = pytest.mark.anyio
-EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 SAMPLING_TOOL = "test_input_required_result_sampling"
-
-
-@pytest.fixture(scope="module")
-def everything_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with start_http_server(EVERYTHING, {}, tmp_path_factory.mktemp("everything") / "stderr.txt") as server:
-        yield server
-
-
-@pytest.fixture(params=["stdio", "http"])
-def everything(request: pytest.FixtureRequest) -> ServerSpec:
-    if request.param == "stdio":
-        return ServerSpec(command=EVERYTHING)
-    http: ServerProcess = request.getfixturevalue("everything_http")
-    return ServerSpec(url=http.url)
 
 
 async def allow_sampling(console: Console, **values: Any) -> None:
     await set_policy(console, "server", server="everything", sampling=True, **values)
-
-
-async def audit(console: Console, action: str) -> list[dict[str, Any]]:
-    async with console.app.state.factory() as session:
-        query = select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)
-        return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
 
 
 async def test_a_sampling_request_is_written_by_a_person_only_where_the_policy_allows_it(
@@ -74,7 +48,7 @@ async def test_a_sampling_request_is_written_by_a_person_only_where_the_policy_a
         assert "reply" in json.dumps(empty.json()), empty.text
         done = await console.answer_and_settle(call, "accept", {"reply": "Paris, of course."})
         assert result_text(done) == "Model said: Paris, of course."
-        [answered] = await audit(console, "question_answered")
+        [answered] = await console.audit_payloads("question_answered")
         assert answered["content"] == {"reply": "Paris, of course."}
 
 
@@ -93,7 +67,7 @@ async def test_a_declined_or_cancelled_sampling_request_abandons_the_call_and_se
             "was abandoned"
         )
         assert ended["result"] is None
-        assert await audit(console, "resume_queued") == []  # nothing went back to the server
+        assert await console.audit_payloads("resume_queued") == []  # nothing went back to the server
 
 
 async def test_an_unanswered_sampling_request_abandons_the_call_when_it_expires(
@@ -132,3 +106,17 @@ async def test_a_round_asking_a_form_a_sampling_reply_and_roots_completes_with_a
 
 def _answer(pending: dict[str, Any]) -> dict[str, Any]:
     return {"name": "Ada"} if pending["mode"] == "form" else {"reply": "Hello there!"}
+
+
+async def test_a_call_keeps_declaring_sampling_after_the_policy_changed_while_it_waits(
+    database_url: str, mrtr: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+        await set_policy(console, "server", server="mrtr", sampling=True)
+        call = await console.call("mrtr", "sample", {"payload": "weather"})
+        assert call["status"] == "awaiting_input", call
+        await set_policy(console, "server", server="mrtr", sampling=False)  # for later calls
+        done = await console.answer_and_settle(call, "accept", {"reply": "Sunny."})
+        assert result_text(done) == "sampled role=assistant model=human stop=endTurn: Sunny."
+        later = await console.call("mrtr", "sample", {"payload": "weather"})
+        assert later["status"] == "failed", later  # sampling is not offered any more: a protocol error

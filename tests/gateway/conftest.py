@@ -3,18 +3,15 @@ in front of the everything test server, and what an agent hears while its call w
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.harness import REPO, WAIT, Console, Mrtr, ServerSpec, running_console, stdio_deployer
+from tests.harness import EVERYTHING, WAIT, Console, Mrtr, ServerSpec, running_console, stdio_deployer
 from tests.processes import start_http_server
 from tests.site import Site, running_site
-
-EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 
 
 @asynccontextmanager

@@ -21,7 +21,7 @@ from typing import IO
 
 import pytest
 
-from tests.processes import START_TIMEOUT, read_lines
+from tests.processes import START_TIMEOUT, read_lines, stop_process
 
 REPO = Path(__file__).resolve().parents[2]
 REQUIRE_ENV = "CONSOLE_REQUIRE_SDK_EXAMPLES"
@@ -92,12 +92,7 @@ def running_example(stderr_path: Path) -> Iterator[str]:
         drain.start()  # from here on its log goes to `stderr_path`, so the pipe never fills up
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)
         if drain.is_alive():
             drain.join(timeout=10)  # it ends at the pipe's end, now that the process is gone
         else:

@@ -32,7 +32,8 @@ data {"reason": "invalid_request_state"}:
     sample(payload)        asks "model" (sampling) with `payload` in the system prompt, two user messages
                            ("First: <payload>", then an image, then "Then: <payload>"), a model hint and a
                            stop sequence, maxTokens 77, state "sample"; the retry returns "sampled role=<role>
-                           model=<model> stop=<stopReason>: <text>"
+                           model=<model> stop=<stopReason>: <text>", followed by " (this request did not
+                           declare sampling)" when the retry's client capabilities lack sampling
     ask_sampling(), ask_roots(), bad_schema(), bad_url(url?)   deliberate protocol violations (sampling
                            and roots requests, a nested object in a form, a URL that is not http(s):
                            `url`, by default a javascript: one); a retry with
@@ -186,6 +187,7 @@ class Call:
     has_state: bool
     responses: Mapping[str, types.InputResponse]
     state_key: bytes
+    sampling_declared: bool = False  # the request's client capabilities include sampling
 
     def answer(self, key: str) -> types.ElicitResult | None:
         response = self.responses.get(key)
@@ -504,7 +506,10 @@ def sample(call: Call) -> ToolResult:
     reply = call.responses.get("model")
     if call.state == "sample" and isinstance(reply, types.CreateMessageResult):
         text = reply.content.text if isinstance(reply.content, types.TextContent) else "?"
-        return text_result(f"sampled role={reply.role} model={reply.model} stop={reply.stop_reason}: {text}")
+        undeclared = "" if call.sampling_declared else " (this request did not declare sampling)"
+        return text_result(
+            f"sampled role={reply.role} model={reply.model} stop={reply.stop_reason}: {text}{undeclared}"
+        )
     if call.state is not None:
         raise invalid_state("unknown sample state")
     messages = [
@@ -684,6 +689,7 @@ def _call(
         has_state="requestState" in (ctx.params or {}),
         responses=params.input_responses or {},
         state_key=state_key,
+        sampling_declared=getattr(ctx.session.client_capabilities, "sampling", None) is not None,
     )
 
 

@@ -3,26 +3,25 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, expect
 
-from tests.harness import REPO, ServerSpec
+from tests.harness import EVERYTHING, ServerSpec
 from tests.policies.setup import set_policy_at
 from tests.site import Site, running_site
 from tests.web.browser import RESUME_MS, new_page, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
-EVERYTHING = ServerSpec(command=[sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")])
+EVERYTHING_STDIO = ServerSpec(command=EVERYTHING)
 QUESTION = "Write the model's reply to: What is the capital of France?"
 
 
 @pytest.fixture
 async def site(sqlite_url: str, tmp_path: Path) -> AsyncIterator[Site]:
-    async with running_site(sqlite_url, {"everything": EVERYTHING}, tmp_path) as running:
+    async with running_site(sqlite_url, {"everything": EVERYTHING_STDIO}, tmp_path) as running:
         await set_policy_at(sqlite_url, "server", server="everything", sampling=True)
         yield running
 

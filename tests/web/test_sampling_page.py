@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from console.elicitations.questions import MAX_REPLY_CHARS
 from tests.harness import (
     Console,
     Mrtr,
@@ -45,6 +46,8 @@ async def test_the_reply_a_person_writes_goes_back_as_the_models_answer(
             assert text(one(page, "h1.question-message")) == "Write the model's reply to: Then: the weather"
             assert text(one(page, "#sampling-system-prompt")) == "System: the weather"
             assert text(one(page, "#sampling-max-tokens")) == "at most 77 tokens"
+            policy = [text(item) for item in page.select("#policy-heading ~ ul li")]
+            assert "Unanswered after 1 day, the call is abandoned." in policy
             assert text(one(page, "#sampling-preferences")) == "model hint: the weather; cost priority 0.2"
             assert [text(m) for m in page.select("#sampling-messages li")] == [
                 "user First: the weather",
@@ -54,6 +57,7 @@ async def test_the_reply_a_person_writes_goes_back_as_the_models_answer(
             ]
             form = one(page, "form#decision-form")
             reply = one(form, "textarea#sampling-reply")
+            assert reply["maxlength"] == str(MAX_REPLY_CHARS)
             data = {**form_fields(form), "action": "accept", str(reply["name"]): ""}
             refused = await lead.client.post(f"/elicitations/{question_id}", data=data)
             assert refused.status_code == 422
