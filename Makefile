@@ -27,8 +27,12 @@ lint: $(SETUP)
 types: $(SETUP)
 	$(PYTHON) -m mypy
 
+# Most slow tests wait on processes they started (servers, browsers, the conformance suite), so the suite runs
+# in more workers than a small machine has cores; PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 3
+
 pytest: $(SETUP)
-	$(PYTHON) -m pytest -q --durations=30
+	$(PYTHON) -m pytest -q --durations=30 -n $(PYTEST_WORKERS) --dist worksteal
 
 demo: $(SETUP)
 	$(PYTHON) -m console.cli demo

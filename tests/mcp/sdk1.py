@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cache_lock import cache_lock
+
 REPO = Path(__file__).resolve().parents[2]
 SDK_VERSION = "1.30.0"
 SERVER = REPO / "tests/servers/sdk1_server.py"
@@ -28,6 +30,14 @@ def install() -> Path:
     done = folder / "installed"
     if done.exists():
         return python
+    with cache_lock(folder.name):
+        if not done.exists():
+            _install(folder, python)
+            done.write_text(f"mcp=={SDK_VERSION}\n")
+    return python
+
+
+def _install(folder: Path, python: Path) -> None:
     try:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(folder)], check=True, timeout=120)
         subprocess.run(  # a fixed, pinned package into our own cache folder
@@ -42,5 +52,3 @@ def install() -> Path:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires the 2025-11-25 server tests")
         pytest.skip(reason)
-    done.write_text(f"mcp=={SDK_VERSION}\n")
-    return python

@@ -21,6 +21,7 @@ from typing import IO
 
 import pytest
 
+from tests.cache_lock import cache_lock
 from tests.processes import START_TIMEOUT, read_lines, stop_process
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,14 @@ def example() -> Path:
     done = folder / "fetched"
     if done.exists():
         return folder
+    with cache_lock(folder.name):
+        if not done.exists():
+            _fetch(folder, sdk)
+            done.write_text(f"mcp=={sdk} {EXAMPLE}\n")
+    return folder
+
+
+def _fetch(folder: Path, sdk: str) -> None:
     download = folder.with_name(folder.name + "-download")
     try:
         shutil.rmtree(folder, ignore_errors=True)
@@ -63,8 +72,6 @@ def example() -> Path:
         pytest.skip(reason)
     finally:
         shutil.rmtree(download, ignore_errors=True)
-    done.write_text(f"mcp=={sdk} {EXAMPLE}\n")
-    return folder
 
 
 @contextmanager
