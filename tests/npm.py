@@ -40,4 +40,5 @@ def npm_ci(folder: Path, *, needed_for: str, require_env: str) -> str:
 
 def _stale(folder: Path) -> bool:
     installed = folder / "node_modules" / ".package-lock.json"
-    return not installed.exists() or installed.stat().st_mtime < (folder / "package-lock.json").stat().st_mtime
+    locked = (folder / "package-lock.json").stat().st_mtime
+    return not installed.exists() or installed.stat().st_mtime < locked
