@@ -41,6 +41,12 @@ class Settings(BaseSettings):
         description="a pending question expires after this unless its policy sets another time",
     )
     request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
+    legacy_hold_seconds: float = Field(
+        default=600,
+        gt=0,
+        description="how long a question an older server (MCP 2025-11-25) pushed mid-call is held open for "
+        "an answer (its policy's expiry, when shorter, wins); then the server is told its expiry action",
+    )
     gateway_hold_seconds: float = Field(
         default=300,
         gt=0,

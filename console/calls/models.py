@@ -89,6 +89,9 @@ class CallRound(Base):
     input_requests_json: Mapped[str] = mapped_column(Text)
     request_state_json: Mapped[str | None] = mapped_column(Text, default=None)
     status: Mapped[str] = mapped_column(String(20))  # open -> ready -> sent -> answered | superseded
+    # Pushed by an older server while the console holds its request open: answered on that request
+    # (ready -> answered), never by sending the call again.
+    held: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     error_json: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
@@ -114,7 +117,7 @@ class Elicitation(Base):
     digest: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(
         String(20)
-    )  # pending -> accepted|declined|cancelled|expired|superseded
+    )  # pending -> accepted|declined|cancelled|expired|superseded|interrupted
     content_json: Mapped[str | None] = mapped_column(Text, default=None)
     decided_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     # Where the decision was made: "session" (a browser), "token:<id>" (the API), "mcp:<token id>" (the

@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
@@ -18,9 +18,11 @@ from console.db import utcnow
 from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
-from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, Reply
+from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused, Reply
 from console.mcp.roots import Root, roots_result
 
+# The key of what an older server pushed, in the one-request round that holds it.
+PUSHED_KEY = "pushed"
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
 
@@ -65,6 +67,111 @@ async def record_reply(
         )
     except McpProtocolError as exc:
         await record_error(session=session, call=call, job=job, error=exc)
+
+
+async def record_pushed(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    method: str,
+    params: dict[str, Any],
+    settings: Settings,
+    server: str,
+) -> CallRound:
+    """Open a held round for what an older server pushed while its request is out; the caller commits.
+
+    Raises:
+        PushedRefused: the call reached its round cap, or the request is malformed or too large.
+    """
+    if call.round >= settings.round_cap:
+        raise PushedRefused(f"the call reached its round cap ({settings.round_cap} rounds)")
+    reply = InputRequired(input_requests={PUSHED_KEY: {"method": method, "params": params}})
+    try:
+        round_ = await _open_round(
+            session=session,
+            call=call,
+            run=run,
+            job=job,
+            reply=reply,
+            settings=settings,
+            server=server,
+            roots=(),
+            held=True,
+        )
+    except McpProtocolError as exc:
+        raise PushedRefused(exc.message) from None
+    if round_ is None:  # only past the round cap, checked above
+        raise PushedRefused(f"the call reached its round cap ({settings.round_cap} rounds)")
+    return round_
+
+
+async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> None:
+    """The server stopped waiting: what the call's held rounds still ask is closed as interrupted, and the
+    audit log says why. The caller commits."""
+    held_rounds = select(CallRound.id).where(
+        CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
+    )
+    questions = await session.execute(
+        update(Elicitation)
+        .where(Elicitation.round_id.in_(held_rounds), Elicitation.status == "pending")
+        .values(status="interrupted", decided_at=utcnow())
+    )
+    asks = await session.execute(
+        update(AgentRequest)
+        .where(AgentRequest.round_id.in_(held_rounds), AgentRequest.status == "pending")
+        .values(status="interrupted")
+    )
+    closed = questions.rowcount + asks.rowcount  # type: ignore[attr-defined]  # CursorResults of UPDATEs
+    await session.execute(update(CallRound).where(CallRound.id.in_(held_rounds)).values(status="superseded"))
+    if closed:
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="held_questions_closed",
+            subject_type="call",
+            subject_id=call_id,
+            call_id=call_id,
+            payload={"reason": reason, "closed": closed},
+        )
+
+
+async def complete_link(*, session: AsyncSession, call_id: str, elicitation_id: str) -> bool:
+    """An older server's `notifications/elicitation/complete`: the call's pending held link question with
+    that `elicitationId` is accepted by the console (the flow it pointed to is done). Whether one was;
+    the caller commits."""
+    pending = (
+        await session.execute(
+            select(Elicitation, CallRound)
+            .join(CallRound, CallRound.id == Elicitation.round_id)
+            .where(
+                Elicitation.call_id == call_id,
+                Elicitation.mode == "url",
+                Elicitation.status == "pending",
+                CallRound.held.is_(True),
+            )
+            .with_for_update(of=Elicitation)
+        )
+    ).all()
+    for question, round_ in pending:
+        asked = json.loads(round_.input_requests_json).get(question.key, {}).get("params", {})
+        if asked.get("elicitationId") != elicitation_id:
+            continue
+        question.status, question.decided_at, question.decided_via = "accepted", utcnow(), "server"
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="link_completed",
+            subject_type="elicitation",
+            subject_id=question.id,
+            call_id=call_id,
+            payload={"key": question.key, "elicitation_id": elicitation_id},
+        )
+        await session.flush()
+        await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
+        return True
+    return False
 
 
 async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, error: McpError) -> None:
@@ -156,7 +263,8 @@ async def _open_round(
     settings: Settings,
     server: str,
     roots: tuple[Root, ...],
-) -> None:
+    held: bool = False,
+) -> CallRound | None:
     if call.round >= settings.round_cap:
         _finish(
             call, "abandoned", error={"message": f"gave up after {settings.round_cap} rounds (round cap)"}
@@ -170,7 +278,7 @@ async def _open_round(
             call_id=call.id,
             payload={"rounds": call.round},
         )
-        return
+        return None
     requests_json = json.dumps(reply.input_requests, separators=(",", ":"))
     if len(requests_json.encode()) > settings.max_input_requests_bytes:
         raise McpProtocolError(f"inputRequests larger than {settings.max_input_requests_bytes} bytes")
@@ -191,6 +299,7 @@ async def _open_round(
         input_requests_json=requests_json,
         request_state_json=state_json,
         status="open",
+        held=held,
     )
     session.add(round_)
     await session.flush()
@@ -205,12 +314,13 @@ async def _open_round(
             "round": round_.n,
             "input_requests": redact_input_requests(reply.input_requests),  # a link is its owner's alone
             "request_state": fingerprint(reply.request_state) if reply.request_state is not None else None,
+            **({"held": True} if held else {}),
         },
     )
     call.updated_at = utcnow()
     if not questions and not asks:
         await _queue_state_only_retry(session, call, round_)
-        return
+        return round_
     call.status = "awaiting_input"
     agent_expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
     for ask in asks:
@@ -230,7 +340,7 @@ async def _open_round(
         if all(ask.method in answered_here for ask in asks):
             await session.flush()
             await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
-        return
+        return round_
     params = json.loads(call.sent_params_json)
     resolved = await policy_of_call(session=session, call=call, team_id=run.team_id)
     policy = resolved.policy
@@ -239,15 +349,18 @@ async def _open_round(
         if policy.expiry_minutes is not None
         else timedelta(seconds=settings.elicitation_ttl_seconds)
     )
+    if held:  # the server waits no longer than the console holds its request
+        ttl = min(ttl, timedelta(seconds=settings.legacy_hold_seconds))
     expires = utcnow() + ttl
     rows = [_elicitation(call, run, round_, q, server, params, expires) for q in questions]
     for row in rows:
         keep_policy(row, resolved)
     session.add_all(rows)
     await session.flush()
-    if job.restart_of is not None:
+    if job.restart_of is not None and not held:
         await _reapply(session, call, job.restart_of, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
+    return round_
 
 
 def _answer_roots(session: AsyncSession, call: Call, row: AgentRequest, roots: tuple[Root, ...]) -> None:

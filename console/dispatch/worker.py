@@ -23,7 +23,8 @@ from console.calls.service import CallView, is_terminal, record_sent
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.attesting import attestation_meta
-from console.dispatch.outcomes import fail_call, record_error, record_lost, record_reply
+from console.dispatch.held import HeldRequest
+from console.dispatch.outcomes import close_held, fail_call, record_error, record_lost, record_reply
 from console.dispatch.signals import Signals
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
@@ -39,6 +40,11 @@ from console.mcp.sealed import Outbound
 logger = logging.getLogger(__name__)
 
 CRASH_EXIT_CODE = 86
+SEND_LOST = "the console stopped after sending this request; the outcome is unknown — send again or abandon"
+HELD_LOST = (
+    "the console stopped while the server held this call open for a question it pushed; the server has "
+    "given up on it, and what it did before is unknown — send again or abandon"
+)
 
 
 @dataclass(frozen=True)
@@ -227,6 +233,16 @@ class Dispatcher:
             return None
         endpoint, request, server = prepared
         request = self._followed(request, claimed.call_id)
+        held = HeldRequest(
+            self._factory,
+            self._settings,
+            self._signals,
+            self.worker_id,
+            claimed.job_id,
+            claimed.call_id,
+            server,
+        )
+        request = replace(request, on_pushed=held)
         try:
             reply: Reply | McpError = await self._pool.send(endpoint, request)
         except McpError as exc:
@@ -316,6 +332,9 @@ class Dispatcher:
             await session.rollback()
             return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
+        if is_terminal(call.status):  # abandoned while the server held it open: what it answered is moot
+            await session.commit()
+            return None
         if protocol is not None and server_row.protocol_version != protocol:
             server_row.protocol_version = protocol
         if isinstance(reply, McpUnavailable):
@@ -337,6 +356,8 @@ class Dispatcher:
                 server=server,
                 roots=roots,
             )
+        if is_terminal(call.status):
+            await close_held(session=session, call_id=call.id, reason=f"the call was {call.status}")
         queued = call.status == "resuming"  # a resume, a restart or a state-only retry was queued
         await session.commit()
         if queued:
@@ -405,13 +426,9 @@ async def _recover_lost_sends(session: AsyncSession) -> list[str]:
     lost: list[str] = []
     for job in stale:
         call = await get_row(session, Call, job.call_id)
-        record_lost(
-            session=session,
-            call=call,
-            job=job,
-            reason="the console stopped after sending this request; the outcome is unknown — "
-            "send again or abandon",
-        )
+        held = call.status == "awaiting_input"  # only a held round waits while its request is out
+        record_lost(session=session, call=call, job=job, reason=HELD_LOST if held else SEND_LOST)
+        await close_held(session=session, call_id=call.id, reason=HELD_LOST)
         lost.append(call.id)
     await session.commit()
     return lost

@@ -405,9 +405,16 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         return False
     if round_.n == GATE_ROUND:
         return await pass_gate(session=session, round_=round_, actor=actor)
+    now = utcnow()
+    if round_.held:  # the request is still out: the console holding it sends the answers on it
+        await session.execute(
+            update(Call)
+            .where(Call.id == round_.call_id, Call.status == "awaiting_input")
+            .values(status="running", updated_at=now)
+        )
+        return True
     if await end_if_sampling_refused(session=session, round_=round_, actor=actor):
         return False
-    now = utcnow()
     session.add(DispatchJob(call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready"))
     await session.execute(
         update(Call)

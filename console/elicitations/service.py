@@ -21,7 +21,7 @@ from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
 
 PAGE_SIZE = 50
-DECIDED = ("accepted", "declined", "cancelled", "expired", "superseded")
+DECIDED = ("accepted", "declined", "cancelled", "expired", "superseded", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class QuestionView:
     decided_by: str | None
     agent: str
     input_requests_json: str  # the round's, as received (a gate's: what the console keeps of the tool)
+    # Live: an older server holds the call open for the answer (until the question expires); otherwise
+    # the question is parked and the call is sent again once it is answered.
+    live: bool
     signatures: tuple[SignatureView, ...] = ()
 
     @property
@@ -102,6 +105,8 @@ def decided_where(via: str | None) -> str | None:
         return "in their agent (MCP)"
     if via.startswith("token:"):
         return "through the API"
+    if via == "server":
+        return "by the server (it said the link's flow is done)"
     return "in the browser"
 
 
@@ -392,6 +397,7 @@ def _question_query() -> Any:
             decider,
             Run.agent,
             CallRound.input_requests_json,
+            CallRound.held,
         )
         .join(Call, Call.id == Elicitation.call_id)
         .join(Run, Run.id == Call.run_id)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx2
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
 from console.mcp.endpoint import (
+    ELICITATION,
     ROOTS,
     SAMPLING,
     Complete,
@@ -31,6 +33,8 @@ from console.mcp.endpoint import (
     InputRequired,
     LogSink,
     McpRequest,
+    PushedAsk,
+    PushedRefused,
     Reply,
 )
 from console.mcp.roots import roots_result
@@ -47,12 +51,16 @@ LEGACY_TURN_SECONDS = 10.0
 # A log notification names no request either, so one request at a time may hear the server's logs; a
 # request that waited this long for its turn goes without them.
 LOG_TURN_SECONDS = 5.0
+# While an older server's request is held open, the console's own deadline bounds it (the request timeout
+# after the server last heard from a person); the SDK's read timeout only has to outlast that.
+HELD_READ_TIMEOUT_SECONDS = 7 * 24 * 3600.0
 LISTING_SECONDS = 30.0  # how long a listing is served from memory before the server is asked again
 LISTING_PAGES = 100
+PushedResult = TypeVar("PushedResult", types.ElicitResult, types.CreateMessageResult, types.ListRootsResult)
 Listing = Literal["tools", "prompts", "resources", "resourceTemplates"]
 PUSHED_QUESTION = (
-    "the server pushed a question in the middle of the call (elicitation/create, MCP {version}); "
-    "the console answers only questions returned in results (MCP " + MODERN + "), so the call failed"
+    "the server pushed a question in the middle of the call (MCP {version}) and nothing held the call "
+    "open to answer it, so the call failed"
 )
 
 
@@ -80,6 +88,10 @@ class Connection:
         self._log_turn = anyio.Lock()
         self._log_sink: LogSink | None = None
         self._pushed = False
+        self._held: PushedAsk | None = None  # where the request out now sends what the server pushes
+        self._held_scope: anyio.CancelScope | None = None
+        self._asking = 0  # pushed requests waiting for an answer right now
+        self._http: httpx2.AsyncClient | None = None
         self.tool_names: frozenset[str] = frozenset()
         self.tools: dict[str, ListedTool] = {}  # as listed; trust is decided elsewhere
         # The SDK turns an HTTP refusal into a generic JSON-RPC error; the status says why.
@@ -95,6 +107,11 @@ class Connection:
     def legacy_version(self) -> str | None:
         """The older protocol the server speaks (one without results that ask), or None."""
         return self.protocol_version if self.protocol_version not in (None, MODERN) else None
+
+    @property
+    def holding(self) -> bool:
+        """Whether an older server's request is held open here while a person answers what it pushed."""
+        return self._asking > 0
 
     @property
     def alive(self) -> bool:
@@ -114,17 +131,18 @@ class Connection:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(stack))
                 watched = WatchedReadStream(read, on_end=self._stop.set)
-                # Passing a callback is what makes the SDK advertise a capability (see _refuse_pushed).
+                # Passing a callback is what makes the SDK advertise a capability.
                 relays_sampling = SAMPLING in self.relayed
                 session = await stack.enter_async_context(
                     ClientSession(
                         watched,
                         write,
                         read_timeout_seconds=self._request_timeout,
-                        elicitation_callback=self._refuse_pushed,
-                        sampling_callback=self._refuse_pushed_sampling if relays_sampling else None,
+                        elicitation_callback=self._pushed_elicitation,
+                        sampling_callback=self._pushed_sampling if relays_sampling else None,
                         list_roots_callback=self._roots_callback(),
                         logging_callback=self._on_log,
+                        message_handler=self._on_message,
                         client_info=CLIENT_INFO,
                     )
                 )
@@ -167,6 +185,7 @@ class Connection:
             transport=public_only_transport() if self.endpoint.public_only else None,
         )
         stack.push_async_callback(http.aclose)
+        self._http = http
         return streamable_http_client(self.endpoint.url, http_client=http)
 
     async def _note_status(self, response: httpx2.Response) -> None:
@@ -179,45 +198,75 @@ class Connection:
         await negotiate_auto(session)
         self.protocol_version = session.protocol_version
         watched.modern = self.protocol_version == MODERN
+        if self._http is not None and not watched.modern:
+            # An older server answers a held request on the stream of its POST, silent while a person
+            # decides: the console's own deadline bounds that wait, not the HTTP read timeout.
+            self._http.timeout = httpx2.Timeout(30, read=None)
         # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
         listing = await session.list_tools()
         self._remember_tools(listing.tools)
 
-    async def _refuse_pushed(
+    async def _pushed_elicitation(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         # Passing a callback is what makes the SDK advertise elicitation {form, url}. On 2026-07-28
         # questions arrive inside results and are parked; only an older server pushes one here, in
-        # the middle of the one request its connection carries. Holding that request open for a
-        # person is not supported yet: the server is told no, and that request fails.
-        self._pushed = True
-        return types.ErrorData(
-            code=types.INVALID_REQUEST, message="this client answers elicitations asynchronously"
-        )
+        # the middle of the one request its connection carries, which is held open while a person
+        # answers.
+        return await self._ask_pushed(ELICITATION, params, types.ElicitResult)
 
-    async def _refuse_pushed_sampling(
+    async def _pushed_sampling(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
-        self._pushed = True  # as for a pushed elicitation: only results that ask are answered
-        return types.ErrorData(
-            code=types.INVALID_REQUEST, message="this client answers sampling asynchronously"
-        )
+        return await self._ask_pushed(SAMPLING, params, types.CreateMessageResult)
 
     def _roots_callback(self) -> Any:
         # The roots an admin set are the answer, whoever asks; without them, an agent behind the gateway
-        # may answer (asynchronously), and otherwise roots are not offered at all.
+        # may answer, and otherwise roots are not offered at all.
         if self.endpoint.roots:
             return self._answer_roots
-        return self._refuse_pushed_roots if ROOTS in self.relayed else None
+        return self._pushed_roots if ROOTS in self.relayed else None
 
     async def _answer_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult.model_validate(roots_result(self.endpoint.roots))
 
-    async def _refuse_pushed_roots(
-        self, context: ClientRequestContext
-    ) -> types.ListRootsResult | types.ErrorData:
-        self._pushed = True
-        return types.ErrorData(code=types.INVALID_REQUEST, message="this client answers roots asynchronously")
+    async def _pushed_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        return await self._ask_pushed(ROOTS, None, types.ListRootsResult)
+
+    async def _ask_pushed(
+        self, method: str, params: types.RequestParams | None, result_type: type[PushedResult]
+    ) -> PushedResult | types.ErrorData:
+        """What the request out now answers to what the server pushed; without a taker, the server is told
+        no and that request fails."""
+        held = self._held
+        if held is None:
+            self._pushed = True
+            return types.ErrorData(code=types.INVALID_REQUEST, message="this client answers asynchronously")
+        self._hold(1)
+        try:
+            pushed = (
+                {} if params is None else params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+            return result_type.model_validate(await held(method, pushed))
+        except PushedRefused as refused:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=refused.message)
+        except ValidationError:
+            return types.ErrorData(code=types.INTERNAL_ERROR, message="the answer is not a valid result")
+        finally:
+            self._hold(-1)
+
+    def _hold(self, change: int) -> None:
+        # No deadline while a person is asked; the request timeout again once every answer went back.
+        self._asking += change
+        scope = self._held_scope
+        if scope is not None:
+            scope.deadline = math.inf if self._asking else anyio.current_time() + self._request_timeout
+
+    async def _on_message(self, message: Any) -> None:
+        # A 2025-11-25 server says a link's flow is done with notifications/elicitation/complete.
+        held = self._held
+        if held is not None and isinstance(message, types.ElicitCompleteNotification):
+            await held.link_completed(message.params.elicitation_id)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         sink = self._log_sink  # the one request that may hear logs now (see _send_logged)
@@ -251,7 +300,7 @@ class Connection:
             self._pushed = False
             self._log_sink = request.on_log
             try:
-                reply = await self._send(session, request)
+                reply = await self._send_held(session, request)
             except McpProtocolError:
                 if self._pushed:
                     raise _pushed_question(legacy) from None
@@ -262,6 +311,19 @@ class Connection:
         finally:
             self._log_sink = None
             self._turn.release()
+
+    async def _send_held(self, session: ClientSession, request: McpRequest) -> Reply:
+        """A request to an older server, held open while what it pushes is answered (`request.on_pushed`)."""
+        if request.on_pushed is None:
+            return await self._send(session, request)
+        self._held = request.on_pushed
+        with anyio.CancelScope(deadline=anyio.current_time() + self._request_timeout) as scope:
+            self._held_scope = scope
+            try:
+                return await self._send(session, request, read_timeout=HELD_READ_TIMEOUT_SECONDS)
+            finally:
+                self._held, self._held_scope = None, None
+        raise McpLost(f"Request {request.method!r} timed out", rpc_code=types.REQUEST_TIMEOUT)
 
     async def _send_logged(self, session: ClientSession, request: McpRequest) -> Reply:
         """On 2026-07-28 a request opts in to the server's logs (`_meta` log level); while it is out, no
@@ -278,9 +340,11 @@ class Connection:
             self._log_sink = None
             self._log_turn.release()
 
-    async def _send(self, session: ClientSession, request: McpRequest) -> Reply:
+    async def _send(
+        self, session: ClientSession, request: McpRequest, *, read_timeout: float | None = None
+    ) -> Reply:
         try:
-            result = await _send(session, request)
+            result = await _send(session, request, read_timeout)
         except MCPError as exc:
             if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
                 raise McpLost(exc.message, rpc_code=exc.code) from None
@@ -399,7 +463,9 @@ class ListedTool:
         return cls(annotations, tool.description, dict(tool.input_schema))
 
 
-async def _send(session: ClientSession, request: McpRequest) -> Any:
+async def _send(session: ClientSession, request: McpRequest, read_timeout: float | None) -> Any:
+    # Only tools/call takes a read timeout of its own: a prompt or resource an older server holds open
+    # is bounded by the session's (the request timeout).
     params = request.params
     responses = _typed_responses(request.input_responses)
     state = request.request_state
@@ -412,6 +478,7 @@ async def _send(session: ClientSession, request: McpRequest) -> Any:
         return await session.call_tool(
             params["name"],
             params.get("arguments"),
+            read_timeout,
             progress_callback=progress,
             input_responses=responses,
             request_state=state,

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from console.mcp.roots import Root
 
+ELICITATION = "elicitation/create"
 SAMPLING = "sampling/createMessage"
 ROOTS = "roots/list"
 
@@ -67,6 +68,29 @@ class LogSink(Protocol):
     async def __call__(self, level: str, data: Any, logger: str | None) -> None: ...
 
 
+class PushedAsk(Protocol):
+    """Answers what an older server (MCP 2025-11-25) pushes in the middle of a request."""
+
+    async def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The result to send back for the method and params the server sent (waiting for a person while
+        the request is held open).
+
+        Raises:
+            PushedRefused: nobody will answer; the server is told so.
+        """
+
+    async def link_completed(self, elicitation_id: str) -> None:
+        """The server says the out-of-band flow of a link it pushed is done."""
+
+
+class PushedRefused(Exception):
+    """A pushed request the console will not answer, with the reason the server is told."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 @dataclass(frozen=True)
 class McpRequest:
     """One tools/call, prompts/get or resources/read, plus the answers of a resume."""
@@ -85,6 +109,8 @@ class McpRequest:
     on_log: LogSink | None = field(default=None, compare=False)
     # More of the request's `_meta` (the console's approval attestation, console/attestation.py).
     meta: dict[str, Any] | None = None
+    # Where an older server's pushed questions go while the request is held open (None: refused).
+    on_pushed: PushedAsk | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -55,12 +55,26 @@ class ConnectionPool:
         """Send on the endpoint's warm connection (the one relaying what the request relays), (re)starting
         it first if needed."""
         connection = await self._connection(endpoint, request.relayed)
+        if connection.holding:
+            return await self._send_aside(endpoint, request)
         try:
             return await connection.send(request)
         except McpUnavailable:
             # Died between our check and the send (nothing was written): start afresh once.
             connection = await self._connection(endpoint, request.relayed)
             return await connection.send(request)
+
+    async def _send_aside(self, endpoint: Endpoint, request: McpRequest) -> Reply:
+        """An older server's connection carries one request at a time, and its request is held open for a
+        person's answer: this one goes on a connection of its own, closed once it is answered."""
+        if self._task_group is None:
+            raise RuntimeError("ConnectionPool used outside its context")
+        connection = Connection(endpoint, request_timeout=self._request_timeout, relayed=request.relayed)
+        await self._task_group.start(connection.run)
+        try:
+            return await connection.send(request)
+        finally:
+            connection.close()
 
     async def list_tools(self, endpoint: Endpoint) -> list[dict[str, Any]]:
         connection = await self._connection(endpoint)

@@ -161,7 +161,7 @@ async def list_elicitations(
     session: DbSession,
     principal: PrincipalDep,
     status: Annotated[
-        str, Query(pattern="^(pending|accepted|declined|cancelled|expired|superseded)$")
+        str, Query(pattern="^(pending|accepted|declined|cancelled|expired|superseded|interrupted)$")
     ] = "pending",
     before: str | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,

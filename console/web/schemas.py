@@ -129,10 +129,16 @@ class QuestionOut(BaseModel):
     content: dict[str, Any] | None = None
     decided_by: str | None = None
     decided_where: str | None = Field(
-        default=None, description='"in the browser", "through the API" or "in their agent (MCP)"'
+        default=None,
+        description='"in the browser", "through the API", "in their agent (MCP)", or "by the server" (a '
+        "link an older server said is done)",
     )
     decided_at: datetime | None = None
     expires_at: datetime
+    live: bool = Field(
+        description="an older server (MCP 2025-11-25) holds the call open for this answer: unanswered at "
+        "expires_at, the server is told policy.expiry_action; otherwise the question is parked"
+    )
     created_at: datetime
     server: str
     method: str
@@ -169,6 +175,7 @@ class QuestionOut(BaseModel):
             decided_where=view.decided_where,
             decided_at=e.decided_at,
             expires_at=e.expires_at,
+            live=view.live,
             created_at=e.created_at,
             server=view.server,
             method=view.method,

@@ -1,19 +1,21 @@
 """Servers that speak only MCP 2025-11-25 (built with the official mcp 1.x SDK): plain calls work over stdio
-and Streamable HTTP, a question the server pushes mid-call fails that call with a clear error, and the
-agent API's server list says which protocol each server speaks."""
+and Streamable HTTP, a question the server pushes mid-call is held open until a person answers it (or its
+deadline passes), and the agent API's server list says which protocol each server speaks."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
-from tests.harness import WAIT, Console, Mrtr, ServerSpec, result_text, running_console
+from tests.harness import TEAM, WAIT, Console, Mrtr, ServerSpec, result_text, running_console, seed
 from tests.mcp.sdk1 import SERVER, install
-from tests.processes import ServerProcess, start_http_server
+from tests.processes import ServerProcess, console_process, start_http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(900)]  # the first one installs mcp 1.x (pip)
 
@@ -58,26 +60,93 @@ async def test_a_plain_call_to_a_2025_11_25_server_completes(
         assert await protocols(console) == {"old": "2025-11-25", "mrtr": "2026-07-28"}
 
 
-async def test_a_question_the_server_pushes_fails_that_call_and_no_other(
+async def test_a_question_the_server_pushes_is_held_open_and_answered_on_the_same_request(
     database_url: str, old_server: ServerSpec
 ) -> None:
     async with running_console(database_url, {"old": old_server}) as console:
-        with anyio.fail_after(WAIT):
-            pushed = await console.call("old", "confirm", {"item": "release"})
-        assert pushed["status"] == "failed", pushed
-        assert pushed["result"] is None
-        message = pushed["error"]["message"]
-        assert "pushed a question in the middle of the call" in message, message
-        assert "2025-11-25" in message, message
-        assert await console.pending_questions("lead") == []  # nothing was parked for a person
-        # The connection stays usable, and two calls at once each get their own answer.
-        async with anyio.create_task_group() as tg:
-            results: dict[str, dict[str, Any]] = {}
+        call = await console.call("old", "confirm", {"item": "release"})
+        assert call["status"] == "awaiting_input", call
+        [pending] = call["pending"]
+        question = await console.question(pending["id"])
+        assert (question["live"], question["mode"], question["message"]) == (True, "form", "Confirm release?")
+        held_for = datetime.fromisoformat(question["expires_at"]) - datetime.fromisoformat(
+            question["created_at"]
+        )
+        assert timedelta(seconds=590) < held_for <= timedelta(seconds=600)  # CONSOLE_LEGACY_HOLD_SECONDS
+        # Meanwhile the server answers other calls, on a connection of their own.
+        assert result_text(await console.call("old", "hello", {"name": "cy"})) == "hello cy"
+        done = await console.answer_and_settle(call, "accept", {"ok": True})
+        [received] = await console.audit_payloads("round_received")
+    assert result_text(done) == "release: accept"
+    assert received["held"] is True
+    assert received["input_requests"]["pushed"]["method"] == "elicitation/create"
 
-            async def call(tool: str, arguments: dict[str, str]) -> None:
-                results[tool] = await console.call("old", tool, arguments)
 
-            tg.start_soon(call, "confirm", {"item": "again"})
-            tg.start_soon(call, "hello", {"name": "cy"})
-        assert results["confirm"]["status"] == "failed", results
-        assert result_text(results["hello"]) == "hello cy"
+async def test_a_held_question_unanswered_in_time_tells_the_server_its_expiry_action(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    async with running_console(database_url, {"old": old}, legacy_hold_seconds=1) as console:
+        call = await console.call("old", "confirm", {"item": "release"})
+        assert call["status"] == "awaiting_input", call
+        done = await console.settle(call["id"], after_round=call["round"])
+        question = await console.question(call["pending"][0]["id"])
+    assert result_text(done) == "release: cancel"  # the policy's expiry action
+    assert question["status"] == "expired"
+
+
+async def test_a_pushed_link_is_its_owners_and_the_servers_done_notice_answers_it(
+    database_url: str, old_server: ServerSpec
+) -> None:
+    async with running_console(database_url, {"old": old_server}) as console:
+        call = await console.call("old", "connect", {"site": "crm"})
+        assert call["status"] == "awaiting_input", call
+        link_id = call["pending"][0]["id"]
+        refused = await console.client.get(f"/api/v1/elicitations/{link_id}", headers=console.auth("lead"))
+        assert refused.status_code == 404  # a link is for the person whose agent asked, no one else
+        question = await console.question(link_id, who="dev")
+        assert (question["live"], question["mode"]) == (True, "url")
+        assert question["url"].startswith("https://crm.example/connect/")
+        opened = await console.answer_and_settle(call, "accept", who="dev")
+
+        # The site tells the server its user finished there: nobody has to say so in the console.
+        told = await console.call("old", "connect", {"site": "mail", "done_after_ms": 1})
+        if told["status"] == "awaiting_input":  # the notice may land before the call is first read
+            told = await console.settle(told["id"], after_round=told["round"])
+        accepted = await console.client.get(
+            "/api/v1/elicitations", params={"status": "accepted"}, headers=console.auth("dev")
+        )
+    assert result_text(opened) == "crm: accept"
+    assert result_text(told) == "mail: accept"
+    by_message = {q["message"]: q for q in accepted.json()["items"]}
+    assert by_message["Connect your crm account"]["decided_where"] == "through the API"
+    assert by_message["Connect your mail account"]["decided_where"].startswith("by the server")
+
+
+async def test_a_console_restart_while_a_question_is_held_interrupts_the_call_and_the_question_says_so(
+    database_url: str, sdk1_http: ServerProcess, tmp_path: Path
+) -> None:
+    tokens = await seed(database_url, {"old": ServerSpec(url=sdk1_http.url)})
+    env = {"CONSOLE_LEASE_SECONDS": "1"}  # a dead holder's lease runs out within a second
+    stderr = tmp_path / "console.txt"
+    with console_process(database_url, stderr, **env) as base:
+        async with api_client(base, tokens["dev"]) as client:
+            run = (await client.post("/api/v1/runs", json={"team": TEAM, "title": "held"})).json()
+            params = {"name": "confirm", "arguments": {"item": "release"}}
+            body = {"server": "old", "method": "tools/call", "params": params}
+            started = await client.post(f"/api/v1/runs/{run['id']}/calls", params={"wait": WAIT}, json=body)
+    call = started.json()
+    assert call["status"] == "awaiting_input", call
+    with console_process(database_url, stderr, **env) as base:
+        async with api_client(base, tokens["dev"]) as client:
+            with anyio.fail_after(WAIT + 5):
+                ended = (await client.get(f"/api/v1/calls/{call['id']}", params={"wait": WAIT})).json()
+        async with api_client(base, tokens["lead"]) as client:
+            question = (await client.get(f"/api/v1/elicitations/{call['pending'][0]['id']}")).json()
+    assert ended["status"] == "interrupted", ended
+    assert "held this call open for a question it pushed" in ended["error"]["message"]
+    assert (question["status"], question["live"]) == ("interrupted", True)
+
+
+def api_client(base: str, token: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60)

@@ -15,6 +15,11 @@ Tools:
     confirm(item)   pushes elicitation/create ("Confirm <item>?", boolean ok) in the middle of the call,
                     as 2025-11-25 servers do, then returns "<item>: <action>"; when the client refuses
                     the push, the tool fails with that error
+    connect(site, done_after_ms=0)
+                    pushes a URL-mode elicitation/create ("Connect your <site> account",
+                    https://<site>.example/connect/<id>) and returns "<site>: <action>"; with done_after_ms,
+                    it also says the link's flow is done (notifications/elicitation/complete) that long
+                    after asking, as a site does once its user finished there
     show_roots()    pushes roots/list in the middle of the call and returns "roots: <uri> (<name>), ..."
                     ("roots: none" for an empty list); fails when the client offers no roots
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+import uuid
 from collections.abc import Sequence
 
 import anyio
@@ -49,6 +55,27 @@ async def confirm(item: str, ctx: Context) -> str:
     """Asks the user to confirm `item` by pushing elicitation/create."""
     answer = await ctx.elicit(message=f"Confirm {item}?", schema=Confirmation)
     return f"{item}: {answer.action}"
+
+
+@server.tool()
+async def connect(site: str, ctx: Context, done_after_ms: int = 0) -> str:
+    """Sends the user to `site` to connect an account, by pushing a URL-mode elicitation/create."""
+    elicitation_id = uuid.uuid4().hex
+    session = ctx.session
+
+    async def done_later() -> None:
+        await anyio.sleep(done_after_ms / 1000)
+        await session.send_elicit_complete(elicitation_id, related_request_id=ctx.request_id)
+
+    async with anyio.create_task_group() as tg:
+        if done_after_ms:
+            tg.start_soon(done_later)
+        answer = await ctx.elicit_url(
+            message=f"Connect your {site} account",
+            url=f"https://{site}.example/connect/{elicitation_id}",
+            elicitation_id=elicitation_id,
+        )
+    return f"{site}: {answer.action}"
 
 
 @server.tool()
