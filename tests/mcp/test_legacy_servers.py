@@ -12,7 +12,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from sqlalchemy import select
 
+from console.calls.models import DispatchJob
 from tests.harness import TEAM, WAIT, Console, Mrtr, ServerSpec, result_text, running_console, seed
 from tests.mcp.sdk1 import SERVER, install
 from tests.processes import ServerProcess, console_process, start_http_server
@@ -150,3 +152,29 @@ async def test_a_console_restart_while_a_question_is_held_interrupts_the_call_an
 
 def api_client(base: str, token: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+async def test_a_call_abandoned_while_held_stays_abandoned_when_the_server_answers_after_all(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    async with running_console(database_url, {"old": old}) as console:
+        call = await console.call("old", "confirm", {"item": "release"})
+        assert call["status"] == "awaiting_input", call
+        abandoned = await console.client.post(
+            f"/api/v1/calls/{call['id']}/abandon", headers=console.auth("dev")
+        )
+        assert abandoned.status_code == 200, abandoned.text
+        with anyio.fail_after(WAIT):  # the holder tells the server no, and the server ends its request
+            while await job_status(console, call["id"]) != "done":
+                await console.app.state.signals.wait_for_change(0.5)
+        after = await console.get_call(call["id"])
+        question = await console.question(call["pending"][0]["id"])
+    assert after["status"] == "abandoned", after
+    assert question["status"] == "superseded"
+
+
+async def job_status(console: Console, call_id: str) -> str:
+    async with console.app.state.factory() as session:
+        query = select(DispatchJob.status).where(DispatchJob.call_id == call_id)
+        return str((await session.execute(query)).scalar_one())
