@@ -17,6 +17,7 @@ from sqlalchemy import select
 from console.calls.models import DispatchJob
 from tests.harness import TEAM, WAIT, Console, Mrtr, ServerSpec, result_text, running_console, seed
 from tests.mcp.sdk1 import SERVER, install
+from tests.policies.setup import set_policy
 from tests.processes import ServerProcess, console_process, start_http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(900)]  # the first one installs mcp 1.x (pip)
@@ -178,3 +179,16 @@ async def job_status(console: Console, call_id: str) -> str:
     async with console.app.state.factory() as session:
         query = select(DispatchJob.status).where(DispatchJob.call_id == call_id)
         return str((await session.execute(query)).scalar_one())
+
+
+async def test_a_pushed_sampling_request_is_held_for_a_person_to_write_the_reply(
+    database_url: str, old_server: ServerSpec
+) -> None:
+    async with running_console(database_url, {"old": old_server}) as console:
+        await set_policy(console, "server", server="old", sampling=True)
+        call = await console.call("old", "ask_model", {"question": "Capital of France?"})
+        assert call["status"] == "awaiting_input", call
+        question = await console.question(call["pending"][0]["id"])
+        assert (question["mode"], question["live"]) == ("sampling", True)
+        done = await console.answer_and_settle(call, "accept", {"reply": "Paris."})
+    assert result_text(done) == "human said: Paris."

@@ -20,6 +20,9 @@ Tools:
                     https://<site>.example/connect/<id>) and returns "<site>: <action>"; with done_after_ms,
                     it also says the link's flow is done (notifications/elicitation/complete) that long
                     after asking, as a site does once its user finished there
+    ask_model(question)
+                    pushes sampling/createMessage (the question as the user's message, at most 50
+                    tokens) and returns "<model> said: <text>"; fails when the client offers no sampling
     show_roots()    pushes roots/list in the middle of the call and returns "roots: <uri> (<name>), ..."
                     ("roots: none" for an empty list); fails when the client offers no roots
 """
@@ -35,6 +38,7 @@ from collections.abc import Sequence
 import anyio
 import uvicorn
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import SamplingMessage, TextContent
 from pydantic import BaseModel
 
 server = FastMCP("sdk1-test")
@@ -76,6 +80,15 @@ async def connect(site: str, ctx: Context, done_after_ms: int = 0) -> str:
             elicitation_id=elicitation_id,
         )
     return f"{site}: {answer.action}"
+
+
+@server.tool()
+async def ask_model(question: str, ctx: Context) -> str:
+    """Asks the client's model by pushing sampling/createMessage."""
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=question))
+    reply = await ctx.session.create_message(messages=[message], max_tokens=50)
+    text = reply.content.text if isinstance(reply.content, TextContent) else "(not text)"
+    return f"{reply.model} said: {text}"
 
 
 @server.tool()
