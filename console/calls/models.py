@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -66,6 +67,13 @@ class Call(Base):
     people_sample: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # The params sent instead of the agent's, when the approvers of its gate changed the arguments.
     approved_params_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # The latest progress the server reported for the call's requests: {progress, total, message, at}.
+    progress_json: Mapped[str | None] = mapped_column(Text, default=None)
+
+    @property
+    def progress(self) -> dict[str, Any] | None:
+        """The latest progress the server reported, if any."""
+        return json.loads(self.progress_json) if self.progress_json else None
 
     @property
     def sent_params_json(self) -> str:

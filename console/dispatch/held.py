@@ -22,6 +22,7 @@ from console.calls.service import is_terminal
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.outcomes import PUSHED_KEY, close_held, complete_link, record_pushed
+from console.dispatch.progress import ProgressRecorder
 from console.dispatch.signals import Signals
 from console.elicitations.decisions import response_for
 from console.mcp.endpoint import PushedRefused
@@ -40,6 +41,7 @@ class HeldRequest:
     job_id: str
     call_id: str
     server: str
+    progress: ProgressRecorder  # the request's: its latest state is kept when the call stops to wait
     # Links the server said are done; the notice may arrive before the question it ends is recorded.
     done_links: set[str] = field(default_factory=set)
 
@@ -95,6 +97,7 @@ class HeldRequest:
             await session.rollback()
             raise
         job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
+        self.progress.keep(call)
         await session.commit()
         return round_.id
 

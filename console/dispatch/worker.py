@@ -25,6 +25,7 @@ from console.db import get_row, utcnow
 from console.dispatch.attesting import attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.outcomes import close_held, fail_call, record_error, record_lost, record_reply
+from console.dispatch.progress import ProgressRecorder
 from console.dispatch.signals import Signals
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
@@ -210,14 +211,15 @@ class Dispatcher:
             await session.commit()
         return Claimed(candidate.id, candidate.call_id)
 
-    def _followed(self, request: McpRequest, call_id: str) -> McpRequest:
-        """The request with the server's progress and logs going to whoever in this process follows the
-        call. Progress is looked up as it arrives; the log level when the request goes out, so a follower
-        that registered later (the gateway does so as soon as the call is started) hears no logs."""
+    def _followed(self, request: McpRequest, call_id: str, progress: ProgressRecorder) -> McpRequest:
+        """The request with the server's progress recorded and, like its logs, going to whoever in this
+        process follows the call. Followers of progress are looked up as it arrives; the log level when
+        the request goes out, so a follower that registered later (the gateway does so as soon as the
+        call is started) hears no logs."""
         level = self._signals.log_level_of(call_id)
         return replace(
             request,
-            on_progress=self._signals.progress_of(call_id),
+            on_progress=progress,
             log_level=level,
             on_log=self._signals.logs_of(call_id) if level is not None else None,
         )
@@ -232,7 +234,10 @@ class Dispatcher:
         if prepared is None:
             return None
         endpoint, request, server = prepared
-        request = self._followed(request, claimed.call_id)
+        progress = ProgressRecorder(
+            self._factory, claimed.call_id, self._signals.progress_of(claimed.call_id)
+        )
+        request = self._followed(request, claimed.call_id, progress)
         held = HeldRequest(
             self._factory,
             self._settings,
@@ -241,6 +246,7 @@ class Dispatcher:
             claimed.job_id,
             claimed.call_id,
             server,
+            progress,
         )
         request = replace(request, on_pushed=held)
         try:
@@ -251,7 +257,9 @@ class Dispatcher:
         protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
             async with self._factory() as session:
-                ended = await self._record(session, claimed, reply, server, protocol, endpoint.roots)
+                ended = await self._record(
+                    session, claimed, reply, server, protocol, endpoint.roots, progress
+                )
         return ended
 
     async def _prepare(
@@ -325,6 +333,7 @@ class Dispatcher:
         server: str,
         protocol: str | None,
         roots: tuple[Root, ...],
+        progress: ProgressRecorder,
     ) -> CallView | None:
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
@@ -332,6 +341,7 @@ class Dispatcher:
             await session.rollback()
             return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
+        progress.keep(call)
         if is_terminal(call.status):  # abandoned while the server held it open: what it answered is moot
             await session.commit()
             return None

@@ -54,6 +54,13 @@ class PendingOut(BaseModel):
     answer_url: str
 
 
+class ProgressOut(BaseModel):
+    progress: float | None
+    total: float | None = None
+    message: str | None = None
+    at: datetime
+
+
 class CallOut(BaseModel):
     id: str
     run_id: str
@@ -65,6 +72,9 @@ class CallOut(BaseModel):
     result: Any = None
     error: Any = None
     pending: list[PendingOut]
+    progress: ProgressOut | None = Field(
+        default=None, description="the latest progress the server reported for the call's requests"
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -92,6 +102,7 @@ class CallOut(BaseModel):
                 )
                 for p in view.pending
             ],
+            progress=ProgressOut.model_validate(call.progress) if call.progress_json else None,
             created_at=call.created_at,
             updated_at=call.updated_at,
         )

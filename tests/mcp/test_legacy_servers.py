@@ -15,7 +15,20 @@ import pytest
 from sqlalchemy import select
 
 from console.calls.models import DispatchJob
-from tests.harness import TEAM, WAIT, Console, Mrtr, ServerSpec, result_text, running_console, seed
+from tests.harness import (
+    TEAM,
+    WAIT,
+    Console,
+    Mrtr,
+    ServerSpec,
+    html,
+    one,
+    result_text,
+    running_console,
+    seed,
+    signed_in,
+    text,
+)
 from tests.mcp.sdk1 import SERVER, install
 from tests.policies.setup import set_policy
 from tests.processes import ServerProcess, console_process, start_http_server
@@ -192,3 +205,23 @@ async def test_a_pushed_sampling_request_is_held_for_a_person_to_write_the_reply
         assert (question["mode"], question["live"]) == ("sampling", True)
         done = await console.answer_and_settle(call, "accept", {"reply": "Paris."})
     assert result_text(done) == "human said: Paris."
+
+
+async def test_the_latest_progress_shows_in_the_api_and_on_the_run_page_while_the_call_waits(
+    database_url: str, old_server: ServerSpec
+) -> None:
+    async with running_console(database_url, {"old": old_server}) as console:
+        call = await console.call("old", "staged", {"item": "<b>release</b>"})
+        assert call["status"] == "awaiting_input", call
+        waiting = await console.get_call(call["id"])
+        async with signed_in(console, "dev") as dev:
+            page = html(await dev.client.get(f"/runs/{call['run_id']}"))
+        done = await console.answer_and_settle(call, "accept", {"ok": True})
+        after = html(await console.client.get(f"/runs/{call['run_id']}", headers=console.auth("dev")))
+    shown = {key: waiting["progress"][key] for key in ("progress", "total", "message")}
+    assert shown == {"progress": 2, "total": 3, "message": "built <b>release</b>"}
+    progress = one(page, f"#progress-{call['id']}")
+    assert text(progress).startswith("Progress: 2 of 3 — built <b>release</b>")  # as text, not markup
+    assert progress.find("b") is None
+    assert result_text(done) == "<b>release</b> shipped: accept"
+    assert after.select(".progress") == []  # an ended call shows its result instead

@@ -15,6 +15,8 @@ Tools:
     confirm(item)   pushes elicitation/create ("Confirm <item>?", boolean ok) in the middle of the call,
                     as 2025-11-25 servers do, then returns "<item>: <action>"; when the client refuses
                     the push, the tool fails with that error
+    staged(item)    reports progress 1 of 3 ("checked <item>") and 2 of 3 ("built <item>"), then asks
+                    "Ship <item>?" as confirm does and returns "<item> shipped: <action>"
     connect(site, done_after_ms=0)
                     pushes a URL-mode elicitation/create ("Connect your <site> account",
                     https://<site>.example/connect/<id>) and returns "<site>: <action>"; with done_after_ms,
@@ -59,6 +61,15 @@ async def confirm(item: str, ctx: Context) -> str:
     """Asks the user to confirm `item` by pushing elicitation/create."""
     answer = await ctx.elicit(message=f"Confirm {item}?", schema=Confirmation)
     return f"{item}: {answer.action}"
+
+
+@server.tool()
+async def staged(item: str, ctx: Context) -> str:
+    """Reports its progress, then asks the user to confirm shipping `item`."""
+    await ctx.report_progress(1, 3, f"checked {item}")
+    await ctx.report_progress(2, 3, f"built {item}")
+    answer = await ctx.elicit(message=f"Ship {item}?", schema=Confirmation)
+    return f"{item} shipped: {answer.action}"
 
 
 @server.tool()
