@@ -33,6 +33,7 @@ async def test_an_approver_answers_a_pushed_question_while_the_server_holds_the_
     page = await new_page(browser, site.base)
     await sign_in(page, "lead")
 
+    await expect(page.locator(".live-badge")).to_have_text(["live"])  # the inbox says so too
     await page.get_by_role("link", name="Confirm release 7?", exact=True).click()
     held = page.locator("#held")
     await expect(held).to_contain_text("Live: the server holds the call open for this answer")
