@@ -76,14 +76,20 @@ async def test_a_plain_call_to_a_2025_11_25_server_completes(
         assert await protocols(console) == {"old": "2025-11-25", "mrtr": "2026-07-28"}
 
 
+async def pushed(
+    console: Console, tool: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Call a tool of the server "old" that pushes a question: the call, waiting, and its question."""
+    call = await console.call("old", tool, arguments)
+    assert call["status"] == "awaiting_input", call
+    return call, await console.question(call["pending"][0]["id"])
+
+
 async def test_a_question_the_server_pushes_is_held_open_and_answered_on_the_same_request(
     database_url: str, old_server: ServerSpec
 ) -> None:
     async with running_console(database_url, {"old": old_server}) as console:
-        call = await console.call("old", "confirm", {"item": "release"})
-        assert call["status"] == "awaiting_input", call
-        [pending] = call["pending"]
-        question = await console.question(pending["id"])
+        call, question = await pushed(console, "confirm", {"item": "release"})
         assert (question["live"], question["mode"], question["message"]) == (True, "form", "Confirm release?")
         held_for = datetime.fromisoformat(question["expires_at"]) - datetime.fromisoformat(
             question["created_at"]
@@ -103,8 +109,7 @@ async def test_a_held_question_unanswered_in_time_tells_the_server_its_expiry_ac
 ) -> None:
     old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
     async with running_console(database_url, {"old": old}, legacy_hold_seconds=1) as console:
-        call = await console.call("old", "confirm", {"item": "release"})
-        assert call["status"] == "awaiting_input", call
+        call, _ = await pushed(console, "confirm", {"item": "release"})
         done = await console.settle(call["id"], after_round=call["round"])
         question = await console.question(call["pending"][0]["id"])
     assert result_text(done) == "release: cancel"  # the policy's expiry action
@@ -173,8 +178,7 @@ async def test_a_call_abandoned_while_held_stays_abandoned_when_the_server_answe
 ) -> None:
     old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
     async with running_console(database_url, {"old": old}) as console:
-        call = await console.call("old", "confirm", {"item": "release"})
-        assert call["status"] == "awaiting_input", call
+        call, _ = await pushed(console, "confirm", {"item": "release"})
         abandoned = await console.client.post(
             f"/api/v1/calls/{call['id']}/abandon", headers=console.auth("dev")
         )
@@ -199,9 +203,7 @@ async def test_a_pushed_sampling_request_is_held_for_a_person_to_write_the_reply
 ) -> None:
     async with running_console(database_url, {"old": old_server}) as console:
         await set_policy(console, "server", server="old", sampling=True)
-        call = await console.call("old", "ask_model", {"question": "Capital of France?"})
-        assert call["status"] == "awaiting_input", call
-        question = await console.question(call["pending"][0]["id"])
+        call, question = await pushed(console, "ask_model", {"question": "Capital of France?"})
         assert (question["mode"], question["live"]) == ("sampling", True)
         done = await console.answer_and_settle(call, "accept", {"reply": "Paris."})
     assert result_text(done) == "human said: Paris."
@@ -211,8 +213,7 @@ async def test_the_latest_progress_shows_in_the_api_and_on_the_run_page_while_th
     database_url: str, old_server: ServerSpec
 ) -> None:
     async with running_console(database_url, {"old": old_server}) as console:
-        call = await console.call("old", "staged", {"item": "<b>release</b>"})
-        assert call["status"] == "awaiting_input", call
+        call, _ = await pushed(console, "staged", {"item": "<b>release</b>"})
         waiting = await console.get_call(call["id"])
         async with signed_in(console, "dev") as dev:
             page = html(await dev.client.get(f"/runs/{call['run_id']}"))
