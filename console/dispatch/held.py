@@ -125,8 +125,10 @@ class HeldRequest:
             await session.rollback()
             raise PushedRefused(f"the call was {call.status}")
         if round_.status != "ready":
+            progressed = self.progress.keep(call)  # what the server reported while it waits
             if renew:
                 job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
+            if renew or progressed:
                 await session.commit()
             else:
                 await session.rollback()

@@ -15,6 +15,7 @@ from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Eli
 from console.calls.questions import keep_policy, request_digest, shown_digest
 from console.config import Settings
 from console.db import utcnow
+from console.elicitations.abandon import close_pending
 from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
@@ -85,8 +86,10 @@ async def record_pushed(
     Raises:
         PushedRefused: the call reached its round cap, or the request is malformed or too large.
     """
+    # At the cap a round that asks abandons the call; a push is refused instead, and the server goes on.
+    capped = PushedRefused(f"the call reached its round cap ({settings.round_cap} rounds)")
     if call.round >= settings.round_cap:
-        raise PushedRefused(f"the call reached its round cap ({settings.round_cap} rounds)")
+        raise capped
     reply = InputRequired(input_requests={PUSHED_KEY: {"method": method, "params": params}})
     try:
         round_ = await _open_round(
@@ -102,8 +105,8 @@ async def record_pushed(
         )
     except McpProtocolError as exc:
         raise PushedRefused(exc.message) from None
-    if round_ is None:  # only past the round cap, checked above
-        raise PushedRefused(f"the call reached its round cap ({settings.round_cap} rounds)")
+    if round_ is None:  # only at the cap, checked above
+        raise capped
     return round_
 
 
@@ -113,17 +116,7 @@ async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> Non
     held_rounds = select(CallRound.id).where(
         CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
     )
-    questions = await session.execute(
-        update(Elicitation)
-        .where(Elicitation.round_id.in_(held_rounds), Elicitation.status == "pending")
-        .values(status="interrupted", decided_at=utcnow())
-    )
-    asks = await session.execute(
-        update(AgentRequest)
-        .where(AgentRequest.round_id.in_(held_rounds), AgentRequest.status == "pending")
-        .values(status="interrupted")
-    )
-    closed = questions.rowcount + asks.rowcount  # type: ignore[attr-defined]  # CursorResults of UPDATEs
+    closed = await close_pending(session=session, rounds=held_rounds, status="interrupted", now=utcnow())
     await session.execute(update(CallRound).where(CallRound.id.in_(held_rounds)).values(status="superseded"))
     if closed:
         record_event(

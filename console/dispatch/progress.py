@@ -2,7 +2,9 @@
 
 Each notification goes at once to whoever in this process follows the call (the MCP gateway); the
 database gets at most one write a second while the request is out, and the latest state whenever the
-call stops to wait or ends (`keep`), so a server that floods progress cannot flood the database.
+call's own transactions touch it (`keep`: when it stops to wait, while a held request waits, when it
+ends), so a server that floods progress cannot flood the database. Each state is numbered, and a write
+never replaces a later state with an earlier one (notifications and the call's transactions race).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 import anyio
-from sqlalchemy import update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls.models import Call
@@ -31,30 +33,36 @@ class ProgressRecorder:
     call_id: str
     relay: Progress
     latest: str | None = None
+    seq: int = 0
     written_at: float = -math.inf
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         await self.relay(progress, total, message)
-        self.latest = _progress_json(progress, total, message)
+        self.seq += 1
+        self.latest = _progress_json(self.seq, progress, total, message)
         if anyio.current_time() - self.written_at < WRITE_SECONDS:
             return
         self.written_at = anyio.current_time()
         with anyio.CancelScope(shield=True):
             async with self.factory() as session:
-                await session.execute(
-                    update(Call).where(Call.id == self.call_id).values(progress_json=self.latest)
-                )
-                await session.commit()
+                query = select(Call).where(Call.id == self.call_id).with_for_update()
+                if self.keep((await session.execute(query)).scalar_one()):
+                    await session.commit()
 
-    def keep(self, call: Call) -> None:
-        """Put the latest progress on the call, in the caller's transaction."""
-        if self.latest is not None:
-            call.progress_json = self.latest
+    def keep(self, call: Call) -> bool:
+        """Put the latest progress on the call (its row locked by the caller's transaction) unless it
+        already holds that state or a later one; whether it changed."""
+        stored = call.progress
+        if self.latest is None or (stored is not None and stored.get("seq", 0) >= self.seq):
+            return False
+        call.progress_json = self.latest
+        return True
 
 
-def _progress_json(progress: float, total: float | None, message: str | None) -> str:
+def _progress_json(seq: int, progress: float, total: float | None, message: str | None) -> str:
     return json.dumps(
         {
+            "seq": seq,
             "progress": progress if math.isfinite(progress) else None,
             "total": total if total is not None and math.isfinite(total) else None,
             "message": message[:MAX_MESSAGE_CHARS] if message else None,

@@ -211,15 +211,18 @@ class Dispatcher:
             await session.commit()
         return Claimed(candidate.id, candidate.call_id)
 
-    def _followed(self, request: McpRequest, call_id: str, progress: ProgressRecorder) -> McpRequest:
-        """The request with the server's progress recorded and, like its logs, going to whoever in this
-        process follows the call. Followers of progress are looked up as it arrives; the log level when
-        the request goes out, so a follower that registered later (the gateway does so as soon as the
-        call is started) hears no logs."""
+    def _followed(
+        self, request: McpRequest, call_id: str, progress: ProgressRecorder, held: HeldRequest
+    ) -> McpRequest:
+        """The request with what an older server pushes going to `held`, and the server's progress recorded
+        and, like its logs, going to whoever in this process follows the call. Followers of progress are
+        looked up as it arrives; the log level when the request goes out, so a follower that registered
+        later (the gateway does so as soon as the call is started) hears no logs."""
         level = self._signals.log_level_of(call_id)
         return replace(
             request,
             on_progress=progress,
+            on_pushed=held,
             log_level=level,
             on_log=self._signals.logs_of(call_id) if level is not None else None,
         )
@@ -237,7 +240,6 @@ class Dispatcher:
         progress = ProgressRecorder(
             self._factory, claimed.call_id, self._signals.progress_of(claimed.call_id)
         )
-        request = self._followed(request, claimed.call_id, progress)
         held = HeldRequest(
             self._factory,
             self._settings,
@@ -248,7 +250,7 @@ class Dispatcher:
             server,
             progress,
         )
-        request = replace(request, on_pushed=held)
+        request = self._followed(request, claimed.call_id, progress, held)
         try:
             reply: Reply | McpError = await self._pool.send(endpoint, request)
         except McpError as exc:

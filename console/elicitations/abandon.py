@@ -1,10 +1,12 @@
 """Ending a call that waits for input when its round can never be answered (a sampling request refused, an
-agent that never answered the server): the call is abandoned with the reason, nothing is sent back."""
+agent that never answered the server): the call is abandoned with the reason, nothing is sent back. And
+closing what rounds still wait for, which that and a held round the server gave up on share."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,12 +25,7 @@ async def abandon_waiting_call(
         .where(Call.id == call_id, Call.status == "awaiting_input")
         .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": reason}))
     )
-    for pending_in in (Elicitation, AgentRequest):
-        await session.execute(
-            update(pending_in)
-            .where(pending_in.round_id == round_id, pending_in.status == "pending")
-            .values(status="superseded")
-        )
+    await close_pending(session=session, rounds=[round_id], status="superseded", now=now)
     record_event(
         session=session,
         actor=actor,
@@ -38,3 +35,19 @@ async def abandon_waiting_call(
         call_id=call_id,
         payload={"reason": reason, "key": key},
     )
+
+
+async def close_pending(*, session: AsyncSession, rounds: Any, status: str, now: datetime) -> int:
+    """End what the rounds (ids, or a query of them) still wait for, questions and agent requests alike,
+    with `status`; how many there were. The caller commits."""
+    questions = await session.execute(
+        update(Elicitation)
+        .where(Elicitation.round_id.in_(rounds), Elicitation.status == "pending")
+        .values(status=status, decided_at=now)
+    )
+    asks = await session.execute(
+        update(AgentRequest)
+        .where(AgentRequest.round_id.in_(rounds), AgentRequest.status == "pending")
+        .values(status=status)
+    )
+    return int(questions.rowcount + asks.rowcount)  # type: ignore[attr-defined]  # CursorResults of UPDATEs
