@@ -69,6 +69,9 @@ class Call(Base):
     approved_params_json: Mapped[str | None] = mapped_column(Text, default=None)
     # The latest progress the server reported for the call's requests: {progress, total, message, at}.
     progress_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # The server runs the call as a task (the tasks extension): its id, which every poll, answer and
+    # cancel names. Set once the server created it; the dispatcher follows it from any console process.
+    task_id: Mapped[str | None] = mapped_column(String(256), default=None)
 
     @property
     def progress(self) -> dict[str, Any] | None:
@@ -189,7 +192,9 @@ class Signature(Base):
 
 
 class DispatchJob(Base):
-    """`kind` is initial (first send), resume (a ready round) or restart (round 1 after rejected state).
+    """`kind` is initial (first send), resume (a ready round) or restart (round 1 after rejected state); for a
+    call the server runs as a task, poll (tasks/get), resume (tasks/update with a round's answers) or cancel
+    (tasks/cancel).
 
     Status: ready -> claimed -> sending -> done; a `sending` row whose lease ran out was sent by a
     process that died before recording the outcome: it becomes `interrupted`, never resent silently.

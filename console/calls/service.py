@@ -17,6 +17,7 @@ from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.gates import open_gate, waiting_at_gate
 from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
 from console.calls.rawjson import member_text
+from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
 from console.config import Settings
 from console.db import new_id, utcnow
@@ -32,6 +33,8 @@ from console.mcp.registry import server_by_name
 from console.mcp.sealed import Outbound
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
+ABANDONABLE = ("awaiting_input", "interrupted")
+TASK_RUNNING = (Call.status == "running") & Call.task_id.is_not(None)  # a task its server works on
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
@@ -369,7 +372,7 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
     now = utcnow()
     result = await session.execute(
         update(Call)
-        .where(Call.id == call_id, Call.status.in_(("awaiting_input", "interrupted")))
+        .where(Call.id == call_id, Call.status.in_(ABANDONABLE) | TASK_RUNNING)
         .values(
             status="abandoned",
             updated_at=now,
@@ -377,12 +380,15 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
         )
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        raise Conflict(f"call is {view.call.status}; only waiting or interrupted calls can be abandoned")
+        raise Conflict(
+            f"call is {view.call.status}; only waiting or interrupted calls, and tasks, can be abandoned"
+        )
     await session.execute(
         update(Elicitation)
         .where(Elicitation.call_id == call_id, Elicitation.status == "pending")
         .values(status="superseded", decided_at=now)
     )
+    await cancel_task_of(session=session, call_id=call_id)
     record_event(
         session=session,
         actor=viewer.actor,

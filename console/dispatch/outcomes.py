@@ -13,13 +13,14 @@ from console.audit import SYSTEM, fingerprint, record_event, redact_input_reques
 from console.calls.declared import policy_of_call, relayed_of
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.questions import keep_policy, request_digest, shown_digest
+from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import utcnow
 from console.elicitations.abandon import close_pending
 from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
-from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused, Reply
+from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused
 from console.mcp.roots import Root, roots_result
 
 # The key of what an older server pushed, in the one-request round that holds it.
@@ -34,7 +35,7 @@ async def record_reply(
     call: Call,
     run: Run,
     job: DispatchJob,
-    reply: Reply,
+    reply: Complete | InputRequired,
     settings: Settings,
     server: str,
     roots: tuple[Root, ...] = (),
@@ -44,7 +45,7 @@ async def record_reply(
     if job.round_id is not None:
         await _set_round_status(session, job.round_id, "answered")
     if isinstance(reply, Complete):
-        _finish(call, "completed", result=reply.result)
+        end_call(call, "completed", result=reply.result)
         record_event(
             session=session,
             actor=SYSTEM,
@@ -56,7 +57,7 @@ async def record_reply(
         )
         return
     try:
-        await _open_round(
+        await open_round(
             session=session,
             call=call,
             run=run,
@@ -92,7 +93,7 @@ async def record_pushed(
         raise capped
     reply = InputRequired(input_requests={PUSHED_KEY: {"method": method, "params": params}})
     try:
-        round_ = await _open_round(
+        round_ = await open_round(
             session=session,
             call=call,
             run=run,
@@ -192,7 +193,7 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
 
 def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:
     """End the call as failed with `error` (a JSON-RPC-style error object) and say so in the audit log."""
-    _finish(call, "failed", error=error)
+    end_call(call, "failed", error=error)
     record_event(
         session=session,
         actor=SYSTEM,
@@ -207,7 +208,7 @@ def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dic
 def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob, reason: str) -> None:
     """The request went out but its outcome is unknown: a person decides whether to send it again."""
     job.status = "interrupted"
-    _finish(call, "interrupted", error={"message": reason})
+    end_call(call, "interrupted", error={"message": reason})
     record_event(
         session=session,
         actor=SYSTEM,
@@ -234,7 +235,7 @@ async def _may_restart(session: AsyncSession, call: Call, round_: CallRound) -> 
     return bool(human)
 
 
-def _finish(call: Call, status: str, *, result: Any = None, error: Any = None) -> None:
+def end_call(call: Call, status: str, *, result: Any = None, error: Any = None) -> None:
     call.status, call.updated_at = status, utcnow()
     call.result_json = json.dumps(result) if result is not None else None
     call.error_json = json.dumps(error) if error is not None else None
@@ -246,7 +247,7 @@ async def _set_round_status(session: AsyncSession, round_id: str, status: str) -
         round_.status = status
 
 
-async def _open_round(
+async def open_round(
     *,
     session: AsyncSession,
     call: Call,
@@ -259,7 +260,7 @@ async def _open_round(
     held: bool = False,
 ) -> CallRound | None:
     if call.round >= settings.round_cap:
-        _finish(
+        end_call(
             call, "abandoned", error={"message": f"gave up after {settings.round_cap} rounds (round cap)"}
         )
         record_event(
@@ -271,6 +272,7 @@ async def _open_round(
             call_id=call.id,
             payload={"rounds": call.round},
         )
+        await cancel_task_of(session=session, call_id=call.id)
         return None
     requests_json = json.dumps(reply.input_requests, separators=(",", ":"))
     if len(requests_json.encode()) > settings.max_input_requests_bytes:

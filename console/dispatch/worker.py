@@ -20,6 +20,7 @@ from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.service import CallView, is_terminal, record_sent
+from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.attesting import attestation_meta
@@ -27,12 +28,19 @@ from console.dispatch.held import HeldRequest
 from console.dispatch.outcomes import close_held, fail_call, record_error, record_lost, record_reply
 from console.dispatch.progress import ProgressRecorder
 from console.dispatch.signals import Signals
+from console.dispatch.tasks import (
+    TASK_JOBS,
+    record_cancel_sent,
+    record_task_reply,
+    repeatable,
+    task_request,
+)
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
-from console.errors import McpError, McpLost, McpUnavailable
+from console.errors import McpError, McpLost, McpProtocolError, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.models import User
-from console.mcp.endpoint import Endpoint, McpRequest, Reply
+from console.mcp.endpoint import Endpoint, McpRequest, Reply, Task
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
@@ -278,16 +286,17 @@ class Dispatcher:
             )
         ).one()
         request = await _request_for(session, job, call)
-        meta = await attestation_meta(
-            session=session,
-            attester=self._attester,
-            settings=self._settings,
-            job=job,
-            call=call,
-            server=server.name,
-            params=request.params,
-        )
-        request = replace(request, meta=meta)
+        if call.task_id is None:  # the approval is attested on the call itself, not on a task's requests
+            meta = await attestation_meta(
+                session=session,
+                attester=self._attester,
+                settings=self._settings,
+                job=job,
+                call=call,
+                server=server.name,
+                params=request.params,
+            )
+            request = replace(request, meta=meta)
         try:
             endpoint = await endpoint_for_owner(
                 session=session,
@@ -315,7 +324,8 @@ class Dispatcher:
             return None  # our lease ran out and another worker has it
         if job.round_id is not None:
             await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
-        record_sent(session=session, job=job, responses=request.input_responses)
+        if job.kind != POLL:  # a poll only reads; the task's changes are what the audit log keeps
+            record_sent(session=session, job=job, responses=request.input_responses)
         await session.commit()
         return endpoint, request, server.name
 
@@ -344,12 +354,14 @@ class Dispatcher:
             return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
         progress.keep(call)
+        if job.kind == CANCEL:
+            record_cancel_sent(session, call, reply)
         if is_terminal(call.status):  # abandoned while the server held it open: what it answered is moot
             await session.commit()
             return None
         if protocol is not None and server_row.protocol_version != protocol:
             server_row.protocol_version = protocol
-        if isinstance(reply, McpUnavailable):
+        if isinstance(reply, McpUnavailable) or (isinstance(reply, McpLost) and repeatable(call, job)):
             self._retry_or_fail(session, call, job, reply)
         elif isinstance(reply, McpLost):
             record_lost(
@@ -357,6 +369,20 @@ class Dispatcher:
             )
         elif isinstance(reply, McpError):
             await record_error(session=session, call=call, job=job, error=reply)
+        elif isinstance(reply, Task) or call.task_id is not None:
+            try:
+                await record_task_reply(
+                    session=session,
+                    call=call,
+                    run=run,
+                    job=job,
+                    reply=reply,
+                    settings=self._settings,
+                    server=server,
+                    roots=roots,
+                )
+            except McpProtocolError as exc:
+                await record_error(session=session, call=call, job=job, error=exc)
         else:
             await record_reply(
                 session=session,
@@ -370,7 +396,8 @@ class Dispatcher:
             )
         if is_terminal(call.status):
             await close_held(session=session, call_id=call.id, reason=f"the call was {call.status}")
-        queued = call.status == "resuming"  # a resume, a restart or a state-only retry was queued
+        # A resume, a restart or a state-only retry was queued, or a task's next poll.
+        queued = call.status == "resuming" or (call.task_id is not None and call.status == "running")
         await session.commit()
         if queued:
             self._signals.work_available()
@@ -379,9 +406,10 @@ class Dispatcher:
         return CallView(call, server_row.name, run.owner_id, run.team_id, [])
 
     def _retry_or_fail(
-        self, session: AsyncSession, call: Call, job: DispatchJob, error: McpUnavailable
+        self, session: AsyncSession, call: Call, job: DispatchJob, error: McpUnavailable | McpLost
     ) -> None:
-        # Nothing reached the server, so sending again is safe; back off while it is down.
+        # Nothing reached the server, or the request is harmless to repeat (a task's poll), so sending
+        # again is safe; back off while the server is down.
         if job.attempts < self._settings.dispatch_attempts:
             job.status, job.claimed_by, job.last_error = "ready", None, error.message
             job.not_before = utcnow() + timedelta(seconds=min(2**job.attempts, 60))
@@ -404,6 +432,10 @@ class Dispatcher:
 
 
 async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
+    if job.kind in TASK_JOBS:
+        request = task_request(call, job, None)
+        if request is not None:
+            return replace(request, relayed=declared(call))
     params = json.loads(call.sent_params_json)
     if job.kind != "resume" or job.round_id is None:
         return McpRequest(call.method, params, relayed=declared(call))
@@ -416,6 +448,9 @@ async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> M
         await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
     ).scalars()
     responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
+    answers = task_request(call, job, responses)  # a task's answers go in tasks/update
+    if answers is not None:
+        return replace(answers, relayed=declared(call))
     state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
     return McpRequest(
         call.method, params, input_responses=responses or None, request_state=state, relayed=declared(call)
@@ -438,6 +473,10 @@ async def _recover_lost_sends(session: AsyncSession) -> list[str]:
     lost: list[str] = []
     for job in stale:
         call = await get_row(session, Call, job.call_id)
+        if repeatable(call, job):  # a task's poll or answers: sent again, harmlessly
+            job.status, job.claimed_by, job.lease_until = "ready", None, None
+            lost.append(call.id)
+            continue
         held = call.status == "awaiting_input"  # only a held round waits while its request is out
         record_lost(session=session, call=call, job=job, reason=HELD_LOST if held else SEND_LOST)
         await close_held(session=session, call_id=call.id, reason=HELD_LOST)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import AgentRequest, Call, Elicitation
+from console.calls.tasks import cancel_task_of
 
 
 async def abandon_waiting_call(
@@ -26,6 +27,7 @@ async def abandon_waiting_call(
         .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": reason}))
     )
     await close_pending(session=session, rounds=[round_id], status="superseded", now=now)
+    await cancel_task_of(session=session, call_id=call_id)
     record_event(
         session=session,
         actor=actor,

@@ -36,8 +36,10 @@ from console.mcp.endpoint import (
     PushedAsk,
     PushedRefused,
     Reply,
+    Task,
 )
 from console.mcp.roots import roots_result
+from console.mcp.tasks import TASK_METHODS, CreatedTask, send_task_request, session_options, task_of
 from console.mcp.watch import WatchedReadStream
 
 logger = logging.getLogger(__name__)
@@ -144,6 +146,7 @@ class Connection:
                         logging_callback=self._on_log,
                         message_handler=self._on_message,
                         client_info=CLIENT_INFO,
+                        **session_options(),
                     )
                 )
                 with anyio.fail_after(CONNECT_TIMEOUT_SECONDS):
@@ -351,6 +354,10 @@ class Connection:
             raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
         except (ValidationError, RuntimeError, ValueError) as exc:
             raise McpProtocolError(f"invalid reply from server: {_first_line(exc)}") from None
+        if isinstance(result, Task | Complete):
+            return result
+        if isinstance(result, CreatedTask):
+            return task_of(result.model_dump(by_alias=True, mode="json"))
         if isinstance(result, types.InputRequiredResult):
             requests = {
                 key: value.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -474,6 +481,8 @@ async def _send(session: ClientSession, request: McpRequest, read_timeout: float
     if request.log_level is not None:
         meta[types.LOG_LEVEL_META_KEY] = request.log_level
     meta = meta or None
+    if request.method in TASK_METHODS:
+        return await send_task_request(session, request.method, params, read_timeout)
     if request.method == "tools/call":
         return await session.call_tool(
             params["name"],
@@ -484,6 +493,7 @@ async def _send(session: ClientSession, request: McpRequest, read_timeout: float
             request_state=state,
             meta=meta,
             allow_input_required=True,
+            allow_claimed=True,
         )
     if request.method == "prompts/get":
         return await session.get_prompt(

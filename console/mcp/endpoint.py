@@ -93,7 +93,8 @@ class PushedRefused(Exception):
 
 @dataclass(frozen=True)
 class McpRequest:
-    """One tools/call, prompts/get or resources/read, plus the answers of a resume."""
+    """One tools/call, prompts/get or resources/read, plus the answers of a resume; or a tasks/get,
+    tasks/update or tasks/cancel about a task the server runs."""
 
     method: str
     params: dict[str, Any]
@@ -124,4 +125,17 @@ class InputRequired:
     request_state: str | None = None
 
 
-Reply = Complete | InputRequired
+@dataclass(frozen=True)
+class Task:
+    """A call the server runs as a task (the tasks extension): as created, or as `tasks/get` reports it."""
+
+    task_id: str
+    status: str  # working | input_required | completed | failed | cancelled
+    message: str | None = None
+    poll_interval_ms: int | None = None
+    input_requests: dict[str, Any] | None = None  # while input_required
+    result: dict[str, Any] | None = None  # once completed
+    error: dict[str, Any] | None = None  # once failed
+
+
+Reply = Complete | InputRequired | Task

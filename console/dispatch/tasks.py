@@ -1,0 +1,171 @@
+"""Following a call its server runs as a task (the tasks extension of MCP 2026-07-28).
+
+The task's id is kept on the call, and each poll is a dispatch job due after the task's `pollIntervalMs`, so
+any console process polls it, and a restart only delays the next poll. Questions of a task that requires
+input become a round like any other; each key is asked once (a task lists what it still waits for on every
+poll, and its status may lag behind the answers sent), and the answers go back with `tasks/update`, after
+which polling goes on. `completed`, `failed` and `cancelled` end the call.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, fingerprint, record_event
+from console.calls.models import Call, CallRound, DispatchJob, Run
+from console.calls.tasks import CANCEL, POLL
+from console.config import Settings
+from console.db import utcnow
+from console.dispatch.outcomes import end_call, fail_call, open_round
+from console.errors import McpProtocolError
+from console.mcp.endpoint import Complete, InputRequired, McpRequest, Reply, Task
+from console.mcp.roots import Root
+from console.mcp.tasks import CANCEL as CANCEL_METHOD
+from console.mcp.tasks import GET, UPDATE
+
+# The console polls no faster than this whatever a server asks (and as often as this when it names no
+# interval), and no slower than the longest, so a task that stalls is still noticed.
+MIN_POLL_MS = 100
+DEFAULT_POLL_MS = 1000
+MAX_POLL_MS = 5 * 60 * 1000
+TASK_JOBS = frozenset({POLL, CANCEL})
+
+
+def task_request(call: Call, job: DispatchJob, responses: dict[str, Any] | None) -> McpRequest | None:
+    """The tasks/* request a job of a task's call sends (None: the call has no task yet)."""
+    if call.task_id is None:
+        return None
+    task = {"taskId": call.task_id}
+    if job.kind == POLL:
+        return McpRequest(GET, task)
+    if job.kind == CANCEL:
+        return McpRequest(CANCEL_METHOD, task)
+    return McpRequest(UPDATE, {**task, "inputResponses": responses or {}})
+
+
+def repeatable(call: Call, job: DispatchJob) -> bool:
+    """Whether sending the job again is harmless when its outcome was lost: a poll reads, and a task ignores
+    answers to keys it already has (a cancel is sent once, as a courtesy)."""
+    return call.task_id is not None and job.kind != CANCEL
+
+
+async def record_task_reply(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    reply: Reply,
+    settings: Settings,
+    server: str,
+    roots: tuple[Root, ...],
+) -> None:
+    """Apply what the server answered about the call's task; the caller commits.
+
+    Raises:
+        McpProtocolError: the answer does not fit (another task, or not a task where one was due).
+    """
+    if isinstance(reply, Complete) and job.kind == "resume":  # tasks/update acknowledged
+        queue_poll(session, call, job, None)
+        return
+    if not isinstance(reply, Task):
+        raise McpProtocolError(f"the server answered a {job.kind} of its task with something else")
+    if call.task_id is None:
+        call.task_id = reply.task_id
+        _record_task_event(session, call, "task_created", reply)
+    elif reply.task_id != call.task_id:
+        raise McpProtocolError("the server answered about another task")
+    _show_status(call, reply)
+    if reply.status == "completed":
+        end_call(call, "completed", result=reply.result)
+        _record_task_event(session, call, "call_completed", reply, result=reply.result)
+    elif reply.status == "failed":
+        fail_call(session=session, call=call, job=job, error=reply.error or _said(reply, "the task failed"))
+    elif reply.status == "cancelled":
+        end_call(call, "cancelled", error=_said(reply, "the server cancelled the task"))
+        _record_task_event(session, call, "task_cancelled", reply)
+    elif reply.status == "input_required" and (new := await _not_asked_yet(session, call, reply)):
+        await open_round(
+            session=session,
+            call=call,
+            run=run,
+            job=job,
+            reply=InputRequired(input_requests=new),
+            settings=settings,
+            server=server,
+            roots=roots,
+        )
+    else:
+        queue_poll(session, call, job, reply.poll_interval_ms)
+
+
+def queue_poll(session: AsyncSession, call: Call, job: DispatchJob, interval_ms: int | None) -> None:
+    """The next `tasks/get`, after the interval the task asked for (within bounds): the poll job again, or
+    a new one after another kind of job."""
+    wait = min(max(interval_ms if interval_ms is not None else DEFAULT_POLL_MS, MIN_POLL_MS), MAX_POLL_MS)
+    due = utcnow() + timedelta(milliseconds=wait)
+    call.status, call.updated_at = "running", utcnow()
+    if job.kind == POLL:
+        job.status, job.not_before, job.claimed_by, job.attempts = "ready", due, None, 0
+        return
+    session.add(DispatchJob(call_id=call.id, kind=POLL, status="ready", not_before=due))
+
+
+def record_cancel_sent(session: AsyncSession, call: Call, outcome: Reply | Exception) -> None:
+    """The audit log says the console asked the server to cancel the call's task, and what came back."""
+    answer = "acknowledged" if isinstance(outcome, Complete) else str(outcome)
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="task_cancel_sent",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"task": fingerprint(call.task_id or ""), "answer": answer[:300]},
+    )
+
+
+async def _not_asked_yet(session: AsyncSession, call: Call, task: Task) -> dict[str, Any]:
+    """What the task asks that no earlier round of the call asked (keys are never reused by a task)."""
+    asked: set[str] = set()
+    earlier = await session.execute(select(CallRound.input_requests_json).where(CallRound.call_id == call.id))
+    for requests_json in earlier.scalars():
+        asked.update(json.loads(requests_json))
+    return {key: value for key, value in (task.input_requests or {}).items() if key not in asked}
+
+
+def _show_status(call: Call, task: Task) -> None:
+    # The run page shows a task's status where other calls show progress; a task reports no progress.
+    seq = (call.progress or {}).get("seq", 0) + 1
+    message = f"task {task.status.replace('_', ' ')}" + (f": {task.message}" if task.message else "")
+    call.progress_json = json.dumps(
+        {"seq": seq, "progress": None, "total": None, "message": message, "at": utcnow().isoformat()}
+    )
+
+
+def _said(task: Task, fallback: str) -> dict[str, Any]:
+    return {"message": task.message or fallback}
+
+
+def _record_task_event(
+    session: AsyncSession, call: Call, action: str, task: Task, *, result: Any = None
+) -> None:
+    payload: dict[str, Any] = {"task": fingerprint(task.task_id), "status": task.status}
+    if task.message:
+        payload["message"] = task.message
+    if result is not None:
+        payload["result"] = result
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action=action,
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload=payload,
+    )
