@@ -3,8 +3,10 @@
 Each notification goes at once to whoever in this process follows the call (the MCP gateway); the
 database gets at most one write a second while the request is out, and the latest state whenever the
 call's own transactions touch it (`keep`: when it stops to wait, while a held request waits, when it
-ends), so a server that floods progress cannot flood the database. Each state is numbered, and a write
-never replaces a later state with an earlier one (notifications and the call's transactions race).
+ends), so a server that floods progress cannot flood the database. Each state is numbered within its
+request, and a write never replaces a later state of the same request with an earlier one (notifications
+and the call's transactions race); a call's requests go out one after another, so a later request's
+states replace an earlier one's.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class ProgressRecorder:
 
     factory: async_sessionmaker[AsyncSession]
     call_id: str
+    job_id: str  # the request's
     relay: Progress
     latest: str | None = None
     seq: int = 0
@@ -39,7 +42,7 @@ class ProgressRecorder:
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         await self.relay(progress, total, message)
         self.seq += 1
-        self.latest = _progress_json(self.seq, progress, total, message)
+        self.latest = _progress_json(self.job_id, self.seq, progress, total, message)
         if anyio.current_time() - self.written_at < WRITE_SECONDS:
             return
         self.written_at = anyio.current_time()
@@ -53,15 +56,18 @@ class ProgressRecorder:
         """Put the latest progress on the call (its row locked by the caller's transaction) unless it
         already holds that state or a later one; whether it changed."""
         stored = call.progress
-        if self.latest is None or (stored is not None and stored.get("seq", 0) >= self.seq):
+        if self.latest is None:
+            return False
+        if stored is not None and stored.get("job") == self.job_id and stored.get("seq", 0) >= self.seq:
             return False
         call.progress_json = self.latest
         return True
 
 
-def _progress_json(seq: int, progress: float, total: float | None, message: str | None) -> str:
+def _progress_json(job_id: str, seq: int, progress: float, total: float | None, message: str | None) -> str:
     return json.dumps(
         {
+            "job": job_id,
             "seq": seq,
             "progress": progress if math.isfinite(progress) else None,
             "total": total if total is not None and math.isfinite(total) else None,

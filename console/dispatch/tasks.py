@@ -4,7 +4,8 @@ The task's id is kept on the call, and each poll is a dispatch job due after the
 any console process polls it, and a restart only delays the next poll. Questions of a task that requires
 input become a round like any other; each key is asked once (a task lists what it still waits for on every
 poll, and its status may lag behind the answers sent), and the answers go back with `tasks/update`, after
-which polling goes on. `completed`, `failed` and `cancelled` end the call.
+which polling goes on. `completed` ends the call with the task's result; `failed`, and `cancelled` by the
+server, fail it with the reason.
 """
 
 from __future__ import annotations
@@ -85,10 +86,13 @@ async def record_task_reply(
         end_call(call, "completed", result=reply.result)
         _record_task_event(session, call, "call_completed", reply, result=reply.result)
     elif reply.status == "failed":
-        fail_call(session=session, call=call, job=job, error=reply.error or _said(reply, "the task failed"))
-    elif reply.status == "cancelled":
-        end_call(call, "cancelled", error=_said(reply, "the server cancelled the task"))
-        _record_task_event(session, call, "task_cancelled", reply)
+        failed = reply.error or {"message": reply.message or "the task failed"}
+        fail_call(session=session, call=call, job=job, error=failed)
+    elif reply.status == "cancelled":  # not by the console, which stops polling once it cancels
+        said = f": {reply.message}" if reply.message else ""
+        fail_call(
+            session=session, call=call, job=job, error={"message": f"the server cancelled the task{said}"}
+        )
     elif reply.status == "input_required" and (new := await _not_asked_yet(session, call, reply)):
         await open_round(
             session=session,
@@ -141,15 +145,10 @@ async def _not_asked_yet(session: AsyncSession, call: Call, task: Task) -> dict[
 
 def _show_status(call: Call, task: Task) -> None:
     # The run page shows a task's status where other calls show progress; a task reports no progress.
-    seq = (call.progress or {}).get("seq", 0) + 1
     message = f"task {task.status.replace('_', ' ')}" + (f": {task.message}" if task.message else "")
     call.progress_json = json.dumps(
-        {"seq": seq, "progress": None, "total": None, "message": message, "at": utcnow().isoformat()}
+        {"job": None, "progress": None, "total": None, "message": message, "at": utcnow().isoformat()}
     )
-
-
-def _said(task: Task, fallback: str) -> dict[str, Any]:
-    return {"message": task.message or fallback}
 
 
 def _record_task_event(

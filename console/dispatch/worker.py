@@ -246,7 +246,7 @@ class Dispatcher:
             return None
         endpoint, request, server = prepared
         progress = ProgressRecorder(
-            self._factory, claimed.call_id, self._signals.progress_of(claimed.call_id)
+            self._factory, claimed.call_id, claimed.job_id, self._signals.progress_of(claimed.call_id)
         )
         held = HeldRequest(
             self._factory,

@@ -51,6 +51,7 @@ class QuestionView:
     # Live: an older server holds the call open for the answer (until the question expires); otherwise
     # the question is parked and the call is sent again once it is answered.
     live: bool
+    task: bool  # the server runs the call as a task (the tasks extension) that waits for the answer
     signatures: tuple[SignatureView, ...] = ()
 
     @property
@@ -398,6 +399,7 @@ def _question_query() -> Any:
             Run.agent,
             CallRound.input_requests_json,
             CallRound.held,
+            Call.task_id.is_not(None),
         )
         .join(Call, Call.id == Elicitation.call_id)
         .join(Run, Run.id == Call.run_id)

@@ -150,6 +150,10 @@ class QuestionOut(BaseModel):
         description="an older server (MCP 2025-11-25) holds the call open for this answer: unanswered at "
         "expires_at, the server is told policy.expiry_action; otherwise the question is parked"
     )
+    task: bool = Field(
+        description="the server runs the call as a task (the tasks extension) that waits for this answer; "
+        "the console sends it with tasks/update"
+    )
     created_at: datetime
     server: str
     method: str
@@ -187,6 +191,7 @@ class QuestionOut(BaseModel):
             decided_at=e.decided_at,
             expires_at=e.expires_at,
             live=view.live,
+            task=view.task,
             created_at=e.created_at,
             server=view.server,
             method=view.method,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness import ServerSpec, running_console
+from tests.harness import Mrtr, ServerSpec, running_console
 
 pytestmark = pytest.mark.anyio
 
@@ -19,3 +19,15 @@ async def test_a_call_keeps_the_last_progress_its_server_reported(
     last = {key: call["progress"][key] for key in ("progress", "total", "message")}
     assert last == {"progress": 100, "total": 100, "message": "Completed step 100 of 100"}
     assert plain["progress"] is None  # a server that reports none shows none
+
+
+async def test_a_resumed_requests_progress_replaces_the_first_requests(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        call = await console.call("mrtr", "progress_rounds", {})
+        asking = call["progress"]
+        done = await console.answer_and_settle(call, "accept", {"ok": True})
+    assert (asking["progress"], asking["message"]) == (1, "first request")
+    assert done["status"] == "completed", done
+    assert (done["progress"]["progress"], done["progress"]["message"]) == (2, "second request")

@@ -54,6 +54,8 @@ async def test_a_task_asks_twice_and_completes_with_the_answers_sent_by_tasks_up
         assert [(p["key"], p["message"]) for p in call["pending"]] == [
             ("region", "Which region should the service run in?")
         ]
+        question = await console.question(call["pending"][0]["id"])
+        assert (question["task"], question["live"]) == (True, False)
         second = await console.answer_and_settle(call, "accept", {"region": "eu-west"})
         assert [p["key"] for p in second["pending"]] == ["confirm"], second
         done = await console.answer_and_settle(second, "accept", {"ok": True})
@@ -92,7 +94,7 @@ async def test_a_declined_question_reaches_the_task_which_completes_with_it(
     ("tool", "status", "error"),
     [
         ("doomed", "failed", {"code": -32603, "message": "the disk is full"}),
-        ("withdrawn", "cancelled", {"message": "the operator withdrew it"}),
+        ("withdrawn", "failed", {"message": "the server cancelled the task: the operator withdrew it"}),
     ],
 )
 async def test_a_task_that_fails_or_is_cancelled_by_its_server_ends_the_call_so(
@@ -125,7 +127,7 @@ async def test_abandoning_a_working_task_sends_tasks_cancel_once_and_an_auditor_
         assert abandoned.json()["status"] == "abandoned"
         with anyio.fail_after(WAIT):
             while not await console.audit_payloads("task_cancel_sent"):
-                await anyio.sleep(0.05)
+                await console.app.state.signals.wait_for_change(0.5)  # the dispatcher sent it
         sent = await console.audit_payloads("task_cancel_sent")
         after = await console.get_call(call["id"])
     cancels = [r for r in read_log(log) if r["method"] == "tasks/cancel"]

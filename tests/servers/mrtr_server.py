@@ -40,6 +40,9 @@ data {"reason": "invalid_request_state"}:
                            their state returns "<tool> answered: <action or 'no answer'>"
     many_rounds()          asks "q1", "q2", ... forever (state "many:<n>")
     complete_now(x)        "hello <x>", no questions
+    progress_rounds()      reports progress 1 of 2 ("first request") and asks "go" (boolean ok), state
+                           "progress"; the retry reports 2 of 2 ("second request") and returns
+                           "progress_rounds done"
     huge_state(size)       only a requestState of `size` characters; the retry returns
                            "huge_state got <len> chars, intact=<bool>"
     hostile(payload)       one question "probe" whose every piece of server text is `payload`: the message
@@ -425,6 +428,22 @@ def complete_now(call: Call) -> ToolResult:
     return text_result(f"hello {call.str_arg('x')}")
 
 
+async def progress_rounds(ctx: ServerRequestContext[Any], call: Call) -> ToolResult:
+    if call.state != "progress":
+        await ctx.session.report_progress(1, 2, "first request")
+        go = form("Go on?", {"ok": {"type": "boolean", "title": "Ok"}}, ["ok"])
+        return ask({"go": go}, "progress")
+    await ctx.session.report_progress(2, 2, "second request")
+    return text_result("progress_rounds done")
+
+
+PROGRESS_ROUNDS = types.Tool(
+    name="progress_rounds",
+    description="Reports progress in each of two requests.",
+    input_schema={"type": "object", "properties": {}},
+)
+
+
 def _huge(size: int) -> str:
     pattern = string.ascii_letters + string.digits
     return (pattern * (size // len(pattern) + 1))[:size]
@@ -709,10 +728,13 @@ def build_server(log: RequestLog, state_key: bytes, tool_text: str | None = None
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         extra = [_odd_tool(tool_text)] if tool_text else []
-        return types.ListToolsResult(tools=[*(spec.tool for spec in TOOLS.values()), *extra])
+        listed = [*(spec.tool for spec in TOOLS.values()), PROGRESS_ROUNDS, *extra]
+        return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> ToolResult:
         log.record(ctx, params.name, params.arguments, params.request_state)
+        if params.name == PROGRESS_ROUNDS.name:  # the one tool that reports progress, so it awaits
+            return await progress_rounds(ctx, _call(ctx, params, params.arguments, state_key))
         spec = TOOLS.get(params.name)
         if spec is None:
             raise bad_argument(f"Unknown tool: {params.name}")
