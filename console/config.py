@@ -41,6 +41,13 @@ class Settings(BaseSettings):
         description="a pending question expires after this unless its policy sets another time",
     )
     request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
+    call_log_level: Literal[
+        "off", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+    ] = Field(
+        default="info",
+        description="the least severe log messages of its servers a call keeps (its latest 50, on the run "
+        "page and in the API); off keeps none",
+    )
     legacy_hold_seconds: float = Field(
         default=600,
         gt=0,

@@ -72,11 +72,19 @@ class Call(Base):
     # The server runs the call as a task (the tasks extension): its id, which every poll, answer and
     # cancel names. Set once the server created it; the dispatcher follows it from any console process.
     task_id: Mapped[str | None] = mapped_column(String(256), default=None)
+    # The latest log messages its server sent while the call's requests were out (dispatch/logs.py):
+    # {"entries": [{level, logger, message, at}, ...], "dropped": n}.
+    logs_json: Mapped[str | None] = mapped_column(Text, default=None)
 
     @property
     def progress(self) -> dict[str, Any] | None:
         """The latest progress the server reported, if any."""
         return json.loads(self.progress_json) if self.progress_json else None
+
+    @property
+    def logs(self) -> dict[str, Any]:
+        """The log messages kept, oldest first, and how many earlier ones were dropped."""
+        return json.loads(self.logs_json) if self.logs_json else {"entries": [], "dropped": 0}
 
     @property
     def sent_params_json(self) -> str:

@@ -22,7 +22,7 @@ from console.calls.service import is_terminal
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.outcomes import PUSHED_KEY, close_held, complete_link, record_pushed
-from console.dispatch.progress import ProgressRecorder
+from console.dispatch.reports import Reports
 from console.dispatch.signals import Signals
 from console.elicitations.decisions import response_for
 from console.mcp.endpoint import PushedRefused
@@ -41,7 +41,7 @@ class HeldRequest:
     job_id: str
     call_id: str
     server: str
-    progress: ProgressRecorder  # the request's: its latest state is kept when the call stops to wait
+    reports: Reports  # the request's progress and logs: kept when the call stops to wait, and while it does
     # Links the server said are done; the notice may arrive before the question it ends is recorded.
     done_links: set[str] = field(default_factory=set)
 
@@ -97,7 +97,7 @@ class HeldRequest:
             await session.rollback()
             raise
         job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
-        self.progress.keep(call)
+        self.reports.keep(call)
         await session.commit()
         return round_.id
 
@@ -125,10 +125,10 @@ class HeldRequest:
             await session.rollback()
             raise PushedRefused(f"the call was {call.status}")
         if round_.status != "ready":
-            progressed = self.progress.keep(call)  # what the server reported while it waits
+            reported = self.reports.keep(call)  # what the server reported while it waits
             if renew:
                 job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
-            if renew or progressed:
+            if renew or reported:
                 await session.commit()
             else:
                 await session.rollback()

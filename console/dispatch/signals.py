@@ -13,10 +13,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from console.mcp.endpoint import LogSink, Progress
-
-# The protocol's log levels, least severe first.
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+from console.mcp.endpoint import LOG_LEVELS, LogSink, Progress
 
 
 @dataclass(frozen=True)

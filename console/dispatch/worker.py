@@ -25,8 +25,10 @@ from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.attesting import attestation_meta
 from console.dispatch.held import HeldRequest
+from console.dispatch.logs import LogRecorder
 from console.dispatch.outcomes import close_held, fail_call, record_error, record_lost, record_reply
 from console.dispatch.progress import ProgressRecorder
+from console.dispatch.reports import Reports
 from console.dispatch.signals import Signals
 from console.dispatch.tasks import (
     TASK_JOBS,
@@ -40,7 +42,7 @@ from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpProtocolError, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.models import User
-from console.mcp.endpoint import Endpoint, McpRequest, Reply, Task
+from console.mcp.endpoint import LOG_LEVELS, Endpoint, McpRequest, Reply, Task
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
@@ -220,19 +222,21 @@ class Dispatcher:
         return Claimed(candidate.id, candidate.call_id)
 
     def _followed(
-        self, request: McpRequest, call_id: str, progress: ProgressRecorder, held: HeldRequest
+        self, request: McpRequest, reports: Reports, held: HeldRequest, followed_level: str | None
     ) -> McpRequest:
-        """The request with what an older server pushes going to `held`, and the server's progress recorded
-        and, like its logs, going to whoever in this process follows the call. Followers of progress are
-        looked up as it arrives; the log level when the request goes out, so a follower that registered
-        later (the gateway does so as soon as the call is started) hears no logs."""
-        level = self._signals.log_level_of(call_id)
+        """The request with what an older server pushes going to `held`, and the server's progress and
+        logs kept on the call and going to whoever in this process follows it. Followers of progress are
+        looked up as it arrives; of logs when the request goes out (`followed_level`), so a follower that
+        registered later (the gateway does so as soon as the call is started) hears no logs."""
+        levels = [level for level in (followed_level, reports.logs.level) if level is not None]
+        level = min(levels, key=LOG_LEVELS.index) if levels else None
         return replace(
             request,
-            on_progress=progress,
+            on_progress=reports.progress,
             on_pushed=held,
             log_level=level,
-            on_log=self._signals.logs_of(call_id) if level is not None else None,
+            on_log=reports.logs if level is not None else None,
+            wait_for_logs=followed_level is not None,
         )
 
     async def _drive(self, claimed: Claimed) -> CallView | None:
@@ -245,9 +249,7 @@ class Dispatcher:
         if prepared is None:
             return None
         endpoint, request, server = prepared
-        progress = ProgressRecorder(
-            self._factory, claimed.call_id, claimed.job_id, self._signals.progress_of(claimed.call_id)
-        )
+        reports = self._reports(claimed)
         held = HeldRequest(
             self._factory,
             self._settings,
@@ -256,9 +258,9 @@ class Dispatcher:
             claimed.job_id,
             claimed.call_id,
             server,
-            progress,
+            reports,
         )
-        request = self._followed(request, claimed.call_id, progress, held)
+        request = self._followed(request, reports, held, self._signals.log_level_of(claimed.call_id))
         try:
             reply: Reply | McpError = await self._pool.send(endpoint, request)
         except McpError as exc:
@@ -267,10 +269,21 @@ class Dispatcher:
         protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
             async with self._factory() as session:
-                ended = await self._record(
-                    session, claimed, reply, server, protocol, endpoint.roots, progress
-                )
+                ended = await self._record(session, claimed, reply, server, protocol, endpoint.roots, reports)
         return ended
+
+    def _reports(self, claimed: Claimed) -> Reports:
+        call_id = claimed.call_id
+        kept_level = self._settings.call_log_level
+        return Reports(
+            ProgressRecorder(self._factory, call_id, claimed.job_id, self._signals.progress_of(call_id)),
+            LogRecorder(
+                self._factory,
+                call_id,
+                self._signals.logs_of(call_id),
+                None if kept_level == "off" else kept_level,
+            ),
+        )
 
     async def _prepare(
         self, session: AsyncSession, claimed: Claimed
@@ -345,7 +358,7 @@ class Dispatcher:
         server: str,
         protocol: str | None,
         roots: tuple[Root, ...],
-        progress: ProgressRecorder,
+        reports: Reports,
     ) -> CallView | None:
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
@@ -353,7 +366,7 @@ class Dispatcher:
             await session.rollback()
             return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
-        progress.keep(call)
+        reports.keep(call)
         if job.kind == CANCEL:
             record_cancel_sent(session, call, reply)
         if is_terminal(call.status):  # abandoned while the server held it open: what it answered is moot

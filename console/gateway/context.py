@@ -13,12 +13,13 @@ from mcp import MCPError
 from mcp.server import ServerRequestContext
 from starlette.requests import Request
 
-from console.dispatch.signals import LOG_LEVELS, LogFollower
+from console.dispatch.signals import LogFollower
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
 from console.gateway.auth import PRINCIPAL, still_valid
 from console.gateway.forwarding import CloseStream, Report, RunKey, Services
 from console.gateway.subscribed import SessionSubscriptions
 from console.identity import Principal
+from console.mcp.endpoint import LOG_LEVELS
 
 Context = ServerRequestContext[Any, Any]
 RUN_META = "io.approval-console/run"  # an agent names its run in a request's _meta ...

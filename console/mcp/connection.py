@@ -330,11 +330,15 @@ class Connection:
 
     async def _send_logged(self, session: ClientSession, request: McpRequest) -> Reply:
         """On 2026-07-28 a request opts in to the server's logs (`_meta` log level); while it is out, no
-        other opted-in request is, so every log notification heard is its own."""
+        other opted-in request is, so every log notification heard is its own. A request whose logs only
+        the call keeps takes its turn only when it is free; one whose logs someone follows waits a moment."""
         try:
-            with anyio.fail_after(LOG_TURN_SECONDS):
-                await self._log_turn.acquire()
-        except TimeoutError:
+            if request.wait_for_logs:
+                with anyio.fail_after(LOG_TURN_SECONDS):
+                    await self._log_turn.acquire()
+            else:
+                self._log_turn.acquire_nowait()
+        except (TimeoutError, anyio.WouldBlock):
             return await self._send(session, replace(request, log_level=None, on_log=None))
         try:
             self._log_sink = request.on_log

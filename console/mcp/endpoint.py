@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from console.mcp.roots import Root
 
+# The protocol's log levels, least severe first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 ELICITATION = "elicitation/create"
 SAMPLING = "sampling/createMessage"
 ROOTS = "roots/list"
@@ -108,6 +110,9 @@ class McpRequest:
     # The least severe log level wanted for this request, and where its log notifications go.
     log_level: str | None = None
     on_log: LogSink | None = field(default=None, compare=False)
+    # Someone follows these logs (an agent through the gateway): the request waits a moment for its turn
+    # to hear them rather than going without (log notifications name no request; see Connection).
+    wait_for_logs: bool = False
     # More of the request's `_meta` (the console's approval attestation, console/attestation.py).
     meta: dict[str, Any] | None = None
     # Where an older server's pushed questions go while the request is held open (None: refused).

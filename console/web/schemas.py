@@ -61,6 +61,13 @@ class ProgressOut(BaseModel):
     at: datetime
 
 
+class LogOut(BaseModel):
+    level: str
+    logger: str | None = None
+    message: str = Field(description="the server's data as text (JSON when it was not a string), capped")
+    at: datetime
+
+
 class CallOut(BaseModel):
     id: str
     run_id: str
@@ -75,6 +82,12 @@ class CallOut(BaseModel):
     progress: ProgressOut | None = Field(
         default=None, description="the latest progress the server reported for the call's requests"
     )
+    logs: list[LogOut] = Field(
+        default_factory=list,
+        description="the newest log messages the server sent while the call's requests were out (at most "
+        "50, oldest first; CONSOLE_CALL_LOG_LEVEL)",
+    )
+    logs_dropped: int = Field(default=0, description="older log messages no longer kept")
     created_at: datetime
     updated_at: datetime
 
@@ -103,6 +116,8 @@ class CallOut(BaseModel):
                 for p in view.pending
             ],
             progress=ProgressOut.model_validate(call.progress) if call.progress_json else None,
+            logs=[LogOut.model_validate(entry) for entry in call.logs["entries"]],
+            logs_dropped=call.logs["dropped"],
             created_at=call.created_at,
             updated_at=call.updated_at,
         )

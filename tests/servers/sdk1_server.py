@@ -25,6 +25,8 @@ Tools:
     ask_model(question)
                     pushes sampling/createMessage (the question as the user's message, at most 50
                     tokens) and returns "<model> said: <text>"; fails when the client offers no sampling
+    chatty(count)   logs a debug message, then `count` info messages "line <k> of <count> <b>unsafe</b>"
+                    (logger "chatty"), and returns "logged <count>"
     show_roots()    pushes roots/list in the middle of the call and returns "roots: <uri> (<name>), ..."
                     ("roots: none" for an empty list); fails when the client offers no roots
 """
@@ -100,6 +102,15 @@ async def ask_model(question: str, ctx: Context) -> str:
     reply = await ctx.session.create_message(messages=[message], max_tokens=50)
     text = reply.content.text if isinstance(reply.content, TextContent) else "(not text)"
     return f"{reply.model} said: {text}"
+
+
+@server.tool()
+async def chatty(count: int, ctx: Context) -> str:
+    """Logs `count` info messages (and one debug message first)."""
+    await ctx.debug("starting to chat")
+    for k in range(1, count + 1):
+        await ctx.log("info", f"line {k} of {count} <b>unsafe</b>", logger_name="chatty")
+    return f"logged {count}"
 
 
 @server.tool()

@@ -1,0 +1,22 @@
+"""What a server reports while a request is out, kept on the call: its progress and its log messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from console.calls.models import Call
+from console.dispatch.logs import LogRecorder
+from console.dispatch.progress import ProgressRecorder
+
+
+@dataclass(frozen=True)
+class Reports:
+    progress: ProgressRecorder
+    logs: LogRecorder
+
+    def keep(self, call: Call) -> bool:
+        """Put what arrived since the last write on the call (its row locked by the caller's transaction);
+        whether anything changed."""
+        kept_progress = self.progress.keep(call)
+        kept_logs = self.logs.keep(call)
+        return kept_progress or kept_logs
