@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from console.errors import McpProtocolError, McpUnavailable
-from console.mcp import Complete, ConnectionPool, Endpoint, InputRequired, McpRequest
+from console.mcp import Complete, ConnectionPool, Endpoint, InputRequired, McpRequest, Reply
 from tests.processes import ServerProcess, start_http_server
 
 pytestmark = pytest.mark.anyio
@@ -64,7 +64,7 @@ class Demo:
         title: str,
         answer: dict[str, Any] | None = None,
         state: str | None = None,
-    ) -> Complete | InputRequired:
+    ) -> Reply:
         request = McpRequest(
             "tools/call",
             {"name": "create_issue", "arguments": {"title": title}},
@@ -100,7 +100,7 @@ async def demo(connect_server: ServerProcess) -> AsyncIterator[Demo]:
         yield Demo(connect_server.url, pool, web)
 
 
-def question(reply: Complete | InputRequired) -> tuple[dict[str, Any], str]:
+def question(reply: Reply) -> tuple[dict[str, Any], str]:
     """The one URL-mode question of an input_required reply, and its requestState."""
     assert isinstance(reply, InputRequired), reply
     assert list(reply.input_requests) == ["connect"]
@@ -111,7 +111,7 @@ def question(reply: Complete | InputRequired) -> tuple[dict[str, Any], str]:
     return params, reply.request_state
 
 
-def text(reply: Complete | InputRequired) -> str:
+def text(reply: Reply) -> str:
     assert isinstance(reply, Complete), reply
     [content] = reply.result["content"]
     assert reply.result.get("isError") in (None, False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -71,12 +72,12 @@ async def test_a_task_asks_twice_across_a_console_restart_and_completes_with_bot
     assert len(updates) == 2  # each answer sent once, the second by the second process
 
 
-async def _next_round(site: Site, call_id: str, *, after_round: int) -> dict[str, object]:
+async def _next_round(site: Site, call_id: str, *, after_round: int) -> dict[str, Any]:
     response = await site.api.get(
         f"/api/v1/calls/{call_id}",
         params={"wait": WAIT, "after_round": after_round},
         headers=site.auth("dev"),
     )
     assert response.status_code in (200, 202), response.text
-    body: dict[str, object] = response.json()
+    body: dict[str, Any] = response.json()
     return body
