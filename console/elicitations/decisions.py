@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
@@ -407,9 +407,10 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         return await pass_gate(session=session, round_=round_, actor=actor)
     now = utcnow()
     if round_.held:  # the request is still out: the console holding it sends the answers on it
+        others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")
         await session.execute(
             update(Call)
-            .where(Call.id == round_.call_id, Call.status == "awaiting_input")
+            .where(Call.id == round_.call_id, Call.status == "awaiting_input", ~others_open)
             .values(status="running", updated_at=now)
         )
         return True

@@ -85,6 +85,26 @@ async def pushed(
     return call, await console.question(call["pending"][0]["id"])
 
 
+async def test_two_questions_pushed_at_once_keep_the_call_waiting_until_both_are_answered(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    async with running_console(database_url, {"old": old}) as console:
+        call = await console.call("old", "two_at_once", {"item": "ship"})
+        with anyio.fail_after(WAIT):
+            while len(call["pending"]) < 2:
+                await console.app.state.signals.wait_for_change(0.5)
+                call = await console.get_call(call["id"])
+        first = next(p for p in call["pending"] if p["message"] == "First ship?")
+        answered = await console.answer(first["id"], "accept", {"ok": True})
+        assert answered.status_code == 200, answered.text
+        waiting = await console.get_call(call["id"])
+        assert waiting["status"] == "awaiting_input"  # the second question still holds it
+        assert [p["message"] for p in waiting["pending"]] == ["Second ship?"]
+        done = await console.answer_and_settle(waiting, "decline")
+    assert result_text(done) == "first: accept, second: decline"
+
+
 async def test_a_question_the_server_pushes_is_held_open_and_answered_on_the_same_request(
     database_url: str, old_server: ServerSpec
 ) -> None:

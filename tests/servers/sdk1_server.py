@@ -25,6 +25,9 @@ Tools:
     ask_model(question)
                     pushes sampling/createMessage (the question as the user's message, at most 50
                     tokens) and returns "<model> said: <text>"; fails when the client offers no sampling
+    two_at_once(item)
+                    pushes "First <item>?" and "Second <item>?" (boolean ok) at the same time and returns
+                    "first: <action>, second: <action>"
     chatty(count)   logs a debug message, then `count` info messages "line <k> of <count> <b>unsafe</b>"
                     (logger "chatty"), and returns "logged <count>"
     show_roots()    pushes roots/list in the middle of the call and returns "roots: <uri> (<name>), ..."
@@ -102,6 +105,20 @@ async def ask_model(question: str, ctx: Context) -> str:
     reply = await ctx.session.create_message(messages=[message], max_tokens=50)
     text = reply.content.text if isinstance(reply.content, TextContent) else "(not text)"
     return f"{reply.model} said: {text}"
+
+
+@server.tool()
+async def two_at_once(item: str, ctx: Context) -> str:
+    """Pushes two questions at the same time, as a server gathering answers concurrently does."""
+    actions: dict[str, str] = {}
+
+    async def ask(which: str) -> None:
+        actions[which] = (await ctx.elicit(message=f"{which.title()} {item}?", schema=Confirmation)).action
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask, "first")
+        tg.start_soon(ask, "second")
+    return f"first: {actions['first']}, second: {actions['second']}"
 
 
 @server.tool()
