@@ -20,7 +20,7 @@ from mcp.client._probe import negotiate_auto  # ClientSession has no public entr
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription, listen
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
@@ -474,9 +474,11 @@ class ListedTool:
         return cls(annotations, tool.description, dict(tool.input_schema))
 
 
+_PROMPT_RESULT = TypeAdapter(types.GetPromptResult | types.InputRequiredResult)
+_RESOURCE_RESULT = TypeAdapter(types.ReadResourceResult | types.InputRequiredResult)
+
+
 async def _send(session: ClientSession, request: McpRequest, read_timeout: float | None) -> Any:
-    # Only tools/call takes a read timeout of its own: a prompt or resource an older server holds open
-    # is bounded by the session's (the request timeout).
     params = request.params
     responses = _typed_responses(request.input_responses)
     state = request.request_state
@@ -499,22 +501,26 @@ async def _send(session: ClientSession, request: McpRequest, read_timeout: float
             allow_input_required=True,
             allow_claimed=True,
         )
+    # The session's prompt and resource helpers take no read timeout, so these are sent as they send them.
     if request.method == "prompts/get":
-        return await session.get_prompt(
-            params["name"],
-            params.get("arguments"),
+        prompt = types.GetPromptRequestParams(
+            name=params["name"],
+            arguments=params.get("arguments"),
             input_responses=responses,
             request_state=state,
-            meta=meta,
-            allow_input_required=True,
+            _meta=meta,
+        )
+        return await session.send_request(
+            types.GetPromptRequest(params=prompt), _PROMPT_RESULT, request_read_timeout_seconds=read_timeout
         )
     if request.method == "resources/read":
-        return await session.read_resource(
-            params["uri"],
-            input_responses=responses,
-            request_state=state,
-            meta=meta,
-            allow_input_required=True,
+        resource = types.ReadResourceRequestParams(
+            uri=params["uri"], input_responses=responses, request_state=state, _meta=meta
+        )
+        return await session.send_request(
+            types.ReadResourceRequest(params=resource),
+            _RESOURCE_RESULT,
+            request_read_timeout_seconds=read_timeout,
         )
     raise ValueError(f"unsupported method {request.method}")
 

@@ -105,6 +105,20 @@ async def test_two_questions_pushed_at_once_keep_the_call_waiting_until_both_are
     assert result_text(done) == "first: accept, second: decline"
 
 
+async def test_a_prompt_held_open_for_a_person_outlasts_the_request_timeout(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    async with running_console(database_url, {"old": old}, request_timeout_seconds=2) as console:
+        started = await console.start("old", "prompts/get", {"name": "note", "arguments": {"topic": "tea"}})
+        call = started.json()
+        assert call["status"] == "awaiting_input", call
+        await anyio.sleep(3)  # the person takes longer than a request may: time passing is what is tested
+        done = await console.answer_and_settle(call, "accept", {"ok": True})
+    assert done["status"] == "completed", done
+    assert done["result"]["messages"][0]["content"]["text"] == "Write about tea (accept)."
+
+
 async def test_a_question_the_server_pushes_is_held_open_and_answered_on_the_same_request(
     database_url: str, old_server: ServerSpec
 ) -> None:

@@ -28,6 +28,9 @@ Tools:
     two_at_once(item)
                     pushes "First <item>?" and "Second <item>?" (boolean ok) at the same time and returns
                     "first: <action>, second: <action>"
+Prompt note(topic): pushes "Write about <topic>?" (boolean ok) and returns the user message
+    "Write about <topic> (<action>)."
+Tools (more):
     chatty(count)   logs a debug message, then `count` info messages "line <k> of <count> <b>unsafe</b>"
                     (logger "chatty"), and returns "logged <count>"
     show_roots()    pushes roots/list in the middle of the call and returns "roots: <uri> (<name>), ..."
@@ -119,6 +122,13 @@ async def two_at_once(item: str, ctx: Context) -> str:
         tg.start_soon(ask, "first")
         tg.start_soon(ask, "second")
     return f"first: {actions['first']}, second: {actions['second']}"
+
+
+@server.prompt()
+async def note(topic: str, ctx: Context) -> str:
+    """Asks whether to write about `topic` by pushing elicitation/create while the prompt is got."""
+    answer = await ctx.elicit(message=f"Write about {topic}?", schema=Confirmation)
+    return f"Write about {topic} ({answer.action})."
 
 
 @server.tool()
