@@ -4,6 +4,8 @@ deadline passes), and the agent API's server list says which protocol each serve
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -201,6 +203,37 @@ async def test_a_console_restart_while_a_question_is_held_interrupts_the_call_an
     assert ended["status"] == "interrupted", ended
     assert "held this call open for a question it pushed" in ended["error"]["message"]
     assert (question["status"], question["live"]) == ("interrupted", True)
+
+
+async def test_a_server_that_dies_while_it_holds_a_question_interrupts_the_call_and_the_question(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    async with running_console(database_url, {"old": old}) as console:
+        call, question = await pushed(console, "confirm", {"item": "release"})
+        [child] = children_running(str(SERVER))  # the server's stdio process, a child of this one
+        os.kill(child, signal.SIGKILL)
+        ended = await console.settle(call["id"], after_round=call["round"])
+        closed = await console.question(question["id"])
+        late = await console.answer(question["id"], "accept", {"ok": True})
+    assert ended["status"] == "interrupted", ended
+    assert ended["error"]["message"].endswith("the outcome is unknown")
+    assert (closed["status"], closed["live"]) == ("interrupted", True)
+    assert late.status_code == 409, late.text  # nobody can answer what nothing waits for
+
+
+def children_running(script: str) -> list[int]:
+    """The process ids of this process's children running `script`."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            command = (status.parent / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # it ended meanwhile
+        if int(fields[1]) == os.getpid() and script.encode() in command:
+            found.append(int(status.parent.name))
+    return found
 
 
 def api_client(base: str, token: str) -> httpx.AsyncClient:
