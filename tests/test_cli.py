@@ -122,6 +122,15 @@ def test_cli_refuses_bad_input_with_a_clear_message(database_url: str, tmp_path:
     assert refused.returncode == 1
     assert "127.0.0.1 is a loopback address" in refused.stderr
     assert console(*loopback, "--internal", url=database_url, cwd=tmp_path).returncode == 0
+    no_hold = console(
+        "servers", "edit", "platform", "local", "--hold-seconds", "soon", url=database_url, cwd=tmp_path
+    )
+    assert no_hold.returncode == 1
+    assert (
+        no_hold.stderr.strip()
+        .splitlines()[-1]
+        .endswith("hold_seconds: a whole number of seconds from 1 to 604800, or empty")
+    ), no_hold.stderr
 
 
 def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:

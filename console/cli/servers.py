@@ -25,6 +25,11 @@ from console.mcp.probe import probe_server
 from console.mcp.registry import describe_server, list_servers
 from console.mcp.sealed import Outbound
 
+HOLD_HELP = (
+    "how long the server (MCP 2025-11-25) waits for an answer to a question it pushes mid-call, in "
+    "seconds: its held questions expire sooner"
+)
+
 
 def add_server_commands(sub: Subcommands) -> None:
     servers = sub.add_parser("servers", help="manage MCP servers").add_subparsers(title="servers commands")
@@ -45,6 +50,7 @@ def add_server_commands(sub: Subcommands) -> None:
     servers_add.add_argument(
         "--internal", action="store_true", help="it may be on a loopback, link-local or private address"
     )
+    servers_add.add_argument("--hold-seconds", metavar="N", default="", help=HOLD_HELP)
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
@@ -74,6 +80,7 @@ def add_server_commands(sub: Subcommands) -> None:
         action=argparse.BooleanOptionalAction,
         help="the server may be on a loopback, link-local or private address",
     )
+    edit.add_argument("--hold-seconds", metavar="N", help=f"{HOLD_HELP} ('' : not known)")
     edit.set_defaults(handler=_servers_edit)
     for verb, disabled in (("disable", True), ("enable", False)):
         toggle = servers.add_parser(
@@ -105,6 +112,7 @@ def _servers_add(settings: Settings, args: Any) -> int:
         headers=pairs(args.header),
         credential_name=args.per_user_credential or "",
         internal=args.internal,
+        hold_seconds=args.hold_seconds,
     )
     run_with_session(
         settings,
@@ -152,6 +160,8 @@ def _servers_edit(settings: Settings, args: Any) -> int:
             changes.update(transport="http", url=args.url)
         if args.per_user_credential is not None or args.shared:
             changes["credential_name"] = args.per_user_credential or ""
+        if args.hold_seconds is not None:
+            changes["hold_seconds"] = args.hold_seconds
         for flag in ("trusted", "idempotent", "internal"):
             if getattr(args, flag) is not None:
                 changes[flag] = getattr(args, flag)

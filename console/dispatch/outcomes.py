@@ -21,6 +21,7 @@ from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused
+from console.mcp.models import McpServer
 from console.mcp.roots import Root, roots_result
 
 # The key of what an older server pushed, in the one-request round that holds it.
@@ -344,8 +345,12 @@ async def open_round(
         if policy.expiry_minutes is not None
         else timedelta(seconds=settings.elicitation_ttl_seconds)
     )
-    if held:  # the server waits no longer than the console holds its request
-        ttl = min(ttl, timedelta(seconds=settings.legacy_hold_seconds))
+    if held:  # the server waits no longer than the console holds its request, nor than it said it waits
+        known = (
+            await session.execute(select(McpServer.push_hold_seconds).where(McpServer.id == call.server_id))
+        ).scalar_one()
+        hold = settings.legacy_hold_seconds if known is None else min(settings.legacy_hold_seconds, known)
+        ttl = min(ttl, timedelta(seconds=hold))
     expires = utcnow() + ttl
     rows = [_elicitation(call, run, round_, q, server, params, expires) for q in questions]
     for row in rows:

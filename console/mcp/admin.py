@@ -45,6 +45,7 @@ from console.mcp.sealed import NO_KEY, Outbound, seal_value, stored_map
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 MAX_VALUE = 8192
+MAX_HOLD_SECONDS = 7 * 24 * 3600
 RESERVED_NAMES = ("new",)  # /servers/new is the form for adding one
 
 
@@ -61,6 +62,8 @@ class ServerSettings:
     trusted: bool = False
     idempotent: bool = False
     internal: bool | None = None  # None: as it is (a new server is not internal)
+    # How long the server waits for the answer to a question it pushes, in whole seconds ("": unknown).
+    hold_seconds: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,7 @@ def settings_of(server: McpServer) -> ServerSettings:
         trusted=server.trusted,
         idempotent=server.idempotent,
         internal=server.internal,
+        hold_seconds="" if server.push_hold_seconds is None else str(server.push_hold_seconds),
     )
 
 
@@ -302,6 +306,7 @@ def _apply(
             errors["url"] = url_error
     else:
         errors["transport"] = "choose stdio or http"
+    hold_seconds = _hold_seconds(settings.hold_seconds, errors)
     # Values entered for one place are not sent to another: when the server points elsewhere now, only
     # the values entered again are kept.
     moved = (server.transport, server.command_json, server.url) != (settings.transport, command_json, url)
@@ -325,10 +330,24 @@ def _apply(
     server.credential_mode = "per_user" if credential else "shared"
     server.credential_name = credential or None
     server.trusted, server.idempotent = settings.trusted, settings.idempotent
+    server.push_hold_seconds = hold_seconds
     if settings.internal is not None:
         server.internal = settings.internal
     after = _snapshot(server)
     return [key for key in after if before.get(key) != after[key]], dropped
+
+
+def _hold_seconds(text: str, errors: dict[str, str]) -> int | None:
+    if not text.strip():
+        return None
+    try:
+        seconds = int(text.strip())
+    except ValueError:
+        seconds = 0
+    if not 1 <= seconds <= MAX_HOLD_SECONDS:
+        errors["hold_seconds"] = f"a whole number of seconds from 1 to {MAX_HOLD_SECONDS}, or empty"
+        return None
+    return seconds
 
 
 class _Sealer:
@@ -394,6 +413,7 @@ def _snapshot(server: McpServer) -> dict[str, object]:
         "trusted": server.trusted,
         "idempotent": server.idempotent,
         "internal": server.internal,
+        "hold_seconds": server.push_hold_seconds,
     }
 
 
@@ -414,6 +434,7 @@ def _record(
         payload["header_names"] = sorted(stored_map(server.headers_json))
         payload["trusted"], payload["idempotent"] = server.trusted, server.idempotent
         payload["internal"] = server.internal
+        payload["hold_seconds"] = server.push_hold_seconds
         payload.update({key: value for key, value in extra.items() if value})
     record_event(
         session=session,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from console.audit.chain import EventContext, finds_context
@@ -32,6 +32,9 @@ class McpServer(Base):
     credential_name: Mapped[str | None] = mapped_column(String(100), default=None)
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)
     idempotent: Mapped[bool] = mapped_column(Boolean, default=False)
+    # How long the server waits for the answer to a question it pushes (an older server, MCP 2025-11-25),
+    # when an admin knows it: a held question expires before the server gives up. None: not known.
+    push_hold_seconds: Mapped[int | None] = mapped_column(Integer, default=None)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     # What the server spoke when the console last connected (e.g. "2026-07-28"); None before that.
     protocol_version: Mapped[str | None] = mapped_column(String(20), default=None)

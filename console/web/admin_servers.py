@@ -54,6 +54,7 @@ def settings_from(form: FormData) -> ServerSettings:
         trusted=_one(form, "trusted") == "on",
         idempotent=_one(form, "idempotent") == "on",
         internal=internal,
+        hold_seconds=_one(form, "hold_seconds"),
     )
 
 

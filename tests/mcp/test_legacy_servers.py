@@ -5,6 +5,7 @@ deadline passes), and the agent API's server list says which protocol each serve
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -25,6 +26,7 @@ from tests.harness import (
     ServerSpec,
     html,
     one,
+    promote,
     result_text,
     running_console,
     seed,
@@ -119,6 +121,33 @@ async def test_a_prompt_held_open_for_a_person_outlasts_the_request_timeout(
         done = await console.answer_and_settle(call, "accept", {"ok": True})
     assert done["status"] == "completed", done
     assert done["result"]["messages"][0]["content"]["text"] == "Write about tea (accept)."
+
+
+async def test_an_admin_says_how_long_the_server_waits_and_its_held_questions_expire_by_then(
+    database_url: str, sdk1_python: Path
+) -> None:
+    old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    async with running_console(database_url, {"old": old}) as console:
+        await promote(console, "lead", site_admin=True)  # only a site admin edits a stdio server
+        async with signed_in(console, "lead") as lead:
+            path = f"/admin/teams/{TEAM}/servers/old"
+            form = {"csrf_token": lead.csrf, "transport": "stdio", "command": shlex.join(old.command or [])}
+            for bad in ("soon", "0", "604801"):
+                refused = await lead.client.post(path, data={**form, "hold_seconds": bad})
+                assert refused.status_code == 422, refused.text
+                error = text(one(html(refused), "#server-hold ~ .field-error"))
+                assert error == "a whole number of seconds from 1 to 604800, or empty"
+            saved = await lead.client.post(path, data={**form, "hold_seconds": "90"})
+            assert saved.status_code == 303, saved.text
+            shown = one(html(await lead.client.get(path)), "#server-hold")
+        _, question = await pushed(console, "confirm", {"item": "release"})
+        [changed] = [
+            c for c in await console.audit_payloads("server_changed") if "hold_seconds" in c["changed"]
+        ]
+    assert shown["value"] == "90"
+    held_for = datetime.fromisoformat(question["expires_at"]) - datetime.fromisoformat(question["created_at"])
+    assert timedelta(seconds=85) < held_for <= timedelta(seconds=90)  # not CONSOLE_LEGACY_HOLD_SECONDS
+    assert changed["hold_seconds"] == 90
 
 
 async def test_a_question_the_server_pushes_is_held_open_and_answered_on_the_same_request(
