@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -25,8 +26,9 @@ from mcp.types import (
 from console.db import create_engine, session_factory
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root as ConfiguredRoot
-from tests.harness import TEAM, WAIT
-from tests.site import Site
+from tests.harness import TEAM, WAIT, ServerSpec
+from tests.mcp.sdk1 import SERVER, install
+from tests.site import Site, running_site
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -69,6 +71,24 @@ async def test_a_servers_roots_request_is_answered_with_the_agents_roots(site: S
     async with agent(site, list_roots_callback=roots) as client:
         result = await client.call_tool("mrtr__ask_roots", {})
     assert text_of(result) == "ask_roots answered: ListRootsResult"
+
+
+@pytest.mark.timeout(900)  # the first test to need it installs mcp 1.x (pip)
+async def test_roots_a_2025_11_25_server_pushes_mid_call_are_answered_with_the_agents_roots(
+    database_url: str, tmp_path: Path
+) -> None:
+    old = ServerSpec(command=[str(install()), str(SERVER)])
+    project = Root.model_validate({"uri": "file:///home/dev/project", "name": "project"})
+
+    async def roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[project])
+
+    async with (
+        running_site(database_url, {"old": old}, tmp_path) as site,
+        agent(site, list_roots_callback=roots) as client,
+    ):
+        result = await client.call_tool("old__show_roots", {})
+    assert text_of(result) == "roots: file:///home/dev/project (project)"
 
 
 async def test_roots_an_admin_set_answer_the_server_even_when_the_agent_declared_its_own(site: Site) -> None:
