@@ -9,19 +9,16 @@ out, and the rest whenever the call's own transactions touch it (`keep`), as pro
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls.models import Call
 from console.db import utcnow
+from console.dispatch.kept import Throttle, keep_on_call
 from console.mcp.endpoint import LOG_LEVELS, LogSink
 
-WRITE_SECONDS = 1.0
 MAX_ENTRIES = 50
 MAX_MESSAGE_CHARS = 1000  # a log message is untrusted text shown on the run page
 MAX_LOGGER_CHARS = 100
@@ -37,7 +34,7 @@ class LogRecorder:
     level: str | None  # the least severe level the call keeps; None: it keeps none
     unwritten: list[dict[str, Any]] = field(default_factory=list)
     lost: int = 0  # arrived and pushed out by newer ones before they were written
-    written_at: float = -math.inf
+    throttle: Throttle = field(default_factory=Throttle)
 
     async def __call__(self, level: str, data: Any, logger: str | None) -> None:
         await self.relay(level, data, logger)
@@ -46,14 +43,8 @@ class LogRecorder:
         self.unwritten.append(_entry(level, data, logger))
         self.lost += max(0, len(self.unwritten) - MAX_ENTRIES)
         del self.unwritten[:-MAX_ENTRIES]
-        if anyio.current_time() - self.written_at < WRITE_SECONDS:
-            return
-        self.written_at = anyio.current_time()
-        with anyio.CancelScope(shield=True):
-            async with self.factory() as session:
-                query = select(Call).where(Call.id == self.call_id).with_for_update()
-                if self.keep((await session.execute(query)).scalar_one()):
-                    await session.commit()
+        if self.throttle.due():
+            await keep_on_call(self.factory, self.call_id, self.keep)
 
     def keep(self, call: Call) -> bool:
         """Add what arrived since the last write to the call's messages (its row locked by the caller's

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import anyio
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls.models import Call
 from console.db import utcnow
+from console.dispatch.kept import Throttle, keep_on_call
 from console.mcp.endpoint import Progress
 
-WRITE_SECONDS = 1.0
 MAX_MESSAGE_CHARS = 500  # a progress message is untrusted text shown on the run page
 
 
@@ -37,20 +35,14 @@ class ProgressRecorder:
     relay: Progress
     latest: str | None = None
     seq: int = 0
-    written_at: float = -math.inf
+    throttle: Throttle = field(default_factory=Throttle)
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         await self.relay(progress, total, message)
         self.seq += 1
         self.latest = _progress_json(self.job_id, self.seq, progress, total, message)
-        if anyio.current_time() - self.written_at < WRITE_SECONDS:
-            return
-        self.written_at = anyio.current_time()
-        with anyio.CancelScope(shield=True):
-            async with self.factory() as session:
-                query = select(Call).where(Call.id == self.call_id).with_for_update()
-                if self.keep((await session.execute(query)).scalar_one()):
-                    await session.commit()
+        if self.throttle.due():
+            await keep_on_call(self.factory, self.call_id, self.keep)
 
     def keep(self, call: Call) -> bool:
         """Put the latest progress on the call (its row locked by the caller's transaction) unless it

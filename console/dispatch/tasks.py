@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Run
-from console.calls.tasks import CANCEL, POLL
+from console.calls.tasks import CANCEL, POLL, cancel_task_of
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.outcomes import end_call, fail_call, open_round
+from console.dispatch.outcomes import end_call, fail_call, open_round, record_error
 from console.errors import McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, McpRequest, Reply, Task
 from console.mcp.roots import Root
@@ -66,11 +66,36 @@ async def record_task_reply(
     server: str,
     roots: tuple[Root, ...],
 ) -> None:
-    """Apply what the server answered about the call's task; the caller commits.
+    """Apply what the server answered about the call's task; the caller commits. An answer that does not
+    fit (another task, not a task where one was due, questions the console refuses) fails the call, and
+    the task is cancelled."""
+    try:
+        await _apply(
+            session=session,
+            call=call,
+            run=run,
+            job=job,
+            reply=reply,
+            settings=settings,
+            server=server,
+            roots=roots,
+        )
+    except McpProtocolError as exc:
+        await record_error(session=session, call=call, job=job, error=exc)
+        await cancel_task_of(session=session, call_id=call.id)
 
-    Raises:
-        McpProtocolError: the answer does not fit (another task, or not a task where one was due).
-    """
+
+async def _apply(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    reply: Reply,
+    settings: Settings,
+    server: str,
+    roots: tuple[Root, ...],
+) -> None:
     if isinstance(reply, Complete) and job.kind == "resume":  # tasks/update acknowledged
         queue_poll(session, call, job, None)
         return

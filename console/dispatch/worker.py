@@ -39,7 +39,7 @@ from console.dispatch.tasks import (
 )
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
-from console.errors import McpError, McpLost, McpProtocolError, McpUnavailable
+from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.models import User
 from console.mcp.endpoint import LOG_LEVELS, Endpoint, McpRequest, Reply, Task
@@ -383,19 +383,16 @@ class Dispatcher:
         elif isinstance(reply, McpError):
             await record_error(session=session, call=call, job=job, error=reply)
         elif isinstance(reply, Task) or call.task_id is not None:
-            try:
-                await record_task_reply(
-                    session=session,
-                    call=call,
-                    run=run,
-                    job=job,
-                    reply=reply,
-                    settings=self._settings,
-                    server=server,
-                    roots=roots,
-                )
-            except McpProtocolError as exc:
-                await record_error(session=session, call=call, job=job, error=exc)
+            await record_task_reply(
+                session=session,
+                call=call,
+                run=run,
+                job=job,
+                reply=reply,
+                settings=self._settings,
+                server=server,
+                roots=roots,
+            )
         else:
             await record_reply(
                 session=session,

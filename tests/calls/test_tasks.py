@@ -146,3 +146,16 @@ async def test_a_task_its_restarted_server_no_longer_knows_fails_the_call_with_t
         done = await console.answer_and_settle(call, "accept", {"region": "us-east"})
     assert done["status"] == "failed", done
     assert done["error"]["message"] == "unknown or expired task"
+
+
+async def test_a_server_that_reports_another_task_fails_the_call_and_its_task_is_cancelled(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with console_with_tasks(database_url, tmp_path) as (console, log):
+        call = await console.call("tasks", "confused", {})
+        with anyio.fail_after(WAIT):
+            while not await console.audit_payloads("task_cancel_sent"):
+                await console.app.state.signals.wait_for_change(0.5)  # the dispatcher sends it
+    assert call["status"] == "failed", call
+    assert call["error"]["message"] == "the server answered about another task"
+    assert [r["method"] for r in read_log(log)][-1] == "tasks/cancel"

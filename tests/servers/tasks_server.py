@@ -21,6 +21,7 @@ Tools (each a task unless said otherwise; a task works for `TASKS_POLL_MS` befor
     doomed()          fails with the JSON-RPC error -32603 "the disk is full"
     endless()         works until tasks/cancel, then is cancelled
     withdrawn()       the server cancels it itself: "the operator withdrew it"
+    confused()        works, but tasks/get reports another task's id (a misbehaving server)
     instant(x)        no task: "instant <x>" at once
 """
 
@@ -48,7 +49,7 @@ SERVER_NAME = "tasks-test"
 TASKS = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = -32021
 TTL_MS = 3_600_000
-TASK_TOOLS = ("provision", "doomed", "endless", "withdrawn")
+TASK_TOOLS = ("provision", "doomed", "endless", "withdrawn", "confused")
 REGION = {
     "type": "object",
     "properties": {"region": {"type": "string", "enum": ["eu-west", "us-east"], "title": "Region"}},
@@ -94,7 +95,7 @@ class Task:
         """What the task does once its work time passed: ask the next question, or end."""
         if self.status != "working" or time.monotonic() < self.working_until:
             return
-        if self.tool == "endless":
+        if self.tool in ("endless", "confused"):
             self.working_until = time.monotonic() + self.poll_ms / 1000
         elif self.tool == "doomed":
             self._end("failed", error={"code": types.INTERNAL_ERROR, "message": "the disk is full"})
@@ -239,7 +240,10 @@ def build_server(log: Log, poll_ms: int) -> Server[Any]:
         task = find(params)
         task.advance()
         log.record(ctx, task.task_id, task.status)
-        return {**task.wire(), "resultType": "complete"}
+        shown = task.wire()
+        if task.tool == "confused":
+            shown["taskId"] = f"{task.task_id}-other"
+        return {**shown, "resultType": "complete"}
 
     async def update_task(ctx: ServerRequestContext[Any], params: UpdateParams) -> dict[str, Any]:
         _require_extension(ctx)
