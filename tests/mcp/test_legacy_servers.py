@@ -238,9 +238,10 @@ async def test_a_server_that_dies_while_it_holds_a_question_interrupts_the_call_
     database_url: str, sdk1_python: Path
 ) -> None:
     old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
+    others = set(children_running(str(SERVER)))  # e.g. this worker's HTTP server of the same script
     async with running_console(database_url, {"old": old}) as console:
         call, question = await pushed(console, "confirm", {"item": "release"})
-        [child] = children_running(str(SERVER))  # the server's stdio process, a child of this one
+        [child] = set(children_running(str(SERVER))) - others  # the server's stdio process
         os.kill(child, signal.SIGKILL)
         ended = await console.settle(call["id"], after_round=call["round"])
         closed = await console.question(question["id"])
