@@ -79,9 +79,9 @@ class HeldRequest:
 
     async def _open(self, session: AsyncSession, method: str, params: dict[str, Any]) -> str:
         job, call, run = await self._locked(session)
-        if is_terminal(call.status):
-            await session.rollback()
-            raise PushedRefused(f"the call was {call.status}")
+        if is_terminal(status := call.status):
+            await session.rollback()  # it expires the call: read nothing of it after this
+            raise PushedRefused(f"the call was {status}")
         try:
             round_ = await record_pushed(
                 session=session,
@@ -121,9 +121,9 @@ class HeldRequest:
     async def _answered(self, session: AsyncSession, round_id: str, *, renew: bool) -> dict[str, Any] | None:
         job, call, _ = await self._locked(session)
         round_ = await get_row(session, CallRound, round_id)
-        if is_terminal(call.status):
-            await session.rollback()
-            raise PushedRefused(f"the call was {call.status}")
+        if is_terminal(status := call.status):
+            await session.rollback()  # it expires the call: read nothing of it after this
+            raise PushedRefused(f"the call was {status}")
         if round_.status != "ready":
             reported = self.reports.keep(call)  # what the server reported while it waits
             if renew:

@@ -271,12 +271,10 @@ def api_client(base: str, token: str) -> httpx.AsyncClient:
 
 
 async def test_a_call_abandoned_while_held_stays_abandoned_when_the_server_answers_after_all(
-    sqlite_url: str, sdk1_python: Path
+    database_url: str, sdk1_python: Path
 ) -> None:
-    # SQLite only for now: on PostgreSQL this path leaves one connection unclosed (a ResourceWarning a
-    # later test trips over); the cause is not found yet.
     old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
-    async with running_console(sqlite_url, {"old": old}) as console:
+    async with running_console(database_url, {"old": old}) as console:
         call, _ = await pushed(console, "confirm", {"item": "release"})
         abandoned = await console.client.post(
             f"/api/v1/calls/{call['id']}/abandon", headers=console.auth("dev")
