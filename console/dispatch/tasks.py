@@ -37,14 +37,12 @@ MAX_POLL_MS = 5 * 60 * 1000
 TASK_JOBS = frozenset({POLL, CANCEL})
 
 
-def task_request(call: Call, job: DispatchJob, responses: dict[str, Any] | None) -> McpRequest | None:
-    """The tasks/* request a job of a task's call sends (None: the call has no task yet)."""
-    if call.task_id is None:
-        return None
-    task = {"taskId": call.task_id}
-    if job.kind == POLL:
+def task_request(task_id: str, kind: str, responses: dict[str, Any] | None) -> McpRequest:
+    """The tasks/* request a job of a task's call sends: a poll, a cancel, or a resume's answers."""
+    task = {"taskId": task_id}
+    if kind == POLL:
         return McpRequest(GET, task)
-    if job.kind == CANCEL:
+    if kind == CANCEL:
         return McpRequest(CANCEL_METHOD, task)
     return McpRequest(UPDATE, {**task, "inputResponses": responses or {}})
 
@@ -70,67 +68,44 @@ async def record_task_reply(
     fit (another task, not a task where one was due, questions the console refuses) fails the call, and
     the task is cancelled."""
     try:
-        await _apply(
-            session=session,
-            call=call,
-            run=run,
-            job=job,
-            reply=reply,
-            settings=settings,
-            server=server,
-            roots=roots,
-        )
+        if isinstance(reply, Complete) and job.kind == "resume":  # tasks/update acknowledged
+            queue_poll(session, call, job, None)
+            return
+        if not isinstance(reply, Task):
+            raise McpProtocolError(f"the server answered a {job.kind} of its task with something else")
+        if call.task_id is None:
+            call.task_id = reply.task_id
+            _record_task_event(session, call, "task_created", reply)
+        elif reply.task_id != call.task_id:
+            raise McpProtocolError("the server answered about another task")
+        _show_status(call, reply)
+        if reply.status == "completed":
+            end_call(call, "completed", result=reply.result)
+            _record_task_event(session, call, "call_completed", reply, result=reply.result)
+        elif reply.status == "failed":
+            failed = reply.error or {"message": reply.message or "the task failed"}
+            fail_call(session=session, call=call, job=job, error=failed)
+        elif reply.status == "cancelled":  # not by the console, which stops polling once it cancels
+            said = f": {reply.message}" if reply.message else ""
+            fail_call(
+                session=session, call=call, job=job, error={"message": f"the server cancelled the task{said}"}
+            )
+        elif reply.status == "input_required" and (new := await _not_asked_yet(session, call, reply)):
+            await open_round(
+                session=session,
+                call=call,
+                run=run,
+                job=job,
+                reply=InputRequired(input_requests=new),
+                settings=settings,
+                server=server,
+                roots=roots,
+            )
+        else:
+            queue_poll(session, call, job, reply.poll_interval_ms)
     except McpProtocolError as exc:
         await record_error(session=session, call=call, job=job, error=exc)
         await cancel_task_of(session=session, call_id=call.id)
-
-
-async def _apply(
-    *,
-    session: AsyncSession,
-    call: Call,
-    run: Run,
-    job: DispatchJob,
-    reply: Reply,
-    settings: Settings,
-    server: str,
-    roots: tuple[Root, ...],
-) -> None:
-    if isinstance(reply, Complete) and job.kind == "resume":  # tasks/update acknowledged
-        queue_poll(session, call, job, None)
-        return
-    if not isinstance(reply, Task):
-        raise McpProtocolError(f"the server answered a {job.kind} of its task with something else")
-    if call.task_id is None:
-        call.task_id = reply.task_id
-        _record_task_event(session, call, "task_created", reply)
-    elif reply.task_id != call.task_id:
-        raise McpProtocolError("the server answered about another task")
-    _show_status(call, reply)
-    if reply.status == "completed":
-        end_call(call, "completed", result=reply.result)
-        _record_task_event(session, call, "call_completed", reply, result=reply.result)
-    elif reply.status == "failed":
-        failed = reply.error or {"message": reply.message or "the task failed"}
-        fail_call(session=session, call=call, job=job, error=failed)
-    elif reply.status == "cancelled":  # not by the console, which stops polling once it cancels
-        said = f": {reply.message}" if reply.message else ""
-        fail_call(
-            session=session, call=call, job=job, error={"message": f"the server cancelled the task{said}"}
-        )
-    elif reply.status == "input_required" and (new := await _not_asked_yet(session, call, reply)):
-        await open_round(
-            session=session,
-            call=call,
-            run=run,
-            job=job,
-            reply=InputRequired(input_requests=new),
-            settings=settings,
-            server=server,
-            roots=roots,
-        )
-    else:
-        queue_poll(session, call, job, reply.poll_interval_ms)
 
 
 def queue_poll(session: AsyncSession, call: Call, job: DispatchJob, interval_ms: int | None) -> None:

@@ -442,10 +442,8 @@ class Dispatcher:
 
 
 async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
-    if job.kind in TASK_JOBS:
-        request = task_request(call, job, None)
-        if request is not None:
-            return replace(request, relayed=declared(call))
+    if call.task_id is not None and job.kind in TASK_JOBS:
+        return replace(task_request(call.task_id, job.kind, None), relayed=declared(call))
     params = json.loads(call.sent_params_json)
     if job.kind != "resume" or job.round_id is None:
         return McpRequest(call.method, params, relayed=declared(call))
@@ -458,9 +456,8 @@ async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> M
         await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
     ).scalars()
     responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
-    answers = task_request(call, job, responses)  # a task's answers go in tasks/update
-    if answers is not None:
-        return replace(answers, relayed=declared(call))
+    if call.task_id is not None:  # a task's answers go in tasks/update
+        return replace(task_request(call.task_id, job.kind, responses), relayed=declared(call))
     state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
     return McpRequest(
         call.method, params, input_responses=responses or None, request_state=state, relayed=declared(call)

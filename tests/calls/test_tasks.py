@@ -113,7 +113,8 @@ async def test_abandoning_a_working_task_sends_tasks_cancel_once_and_an_auditor_
         call = await console.call("tasks", "endless", {}, wait=0)
         with anyio.fail_after(WAIT):
             while not any(r["method"] == "tasks/get" for r in read_log(log)):
-                running = await console.get_call(call["id"], wait=1)
+                await console.get_call(call["id"], wait=1)  # bounded: returns when the call changes
+        running = await console.get_call(call["id"])
         assert running["status"] == "running"
         assert running["progress"]["message"] == "task working: working on step 1"
 
