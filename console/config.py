@@ -34,6 +34,11 @@ class Settings(BaseSettings):
         description="let every HTTP server use loopback, link-local and private addresses, not only internal",
     )
     base_url: str = Field(default="http://127.0.0.1:8000", description="public URL used in answer links")
+    oauth_client_metadata_url: str | None = Field(
+        default=None,
+        description="where authorization servers fetch the console's OAuth Client ID Metadata Document "
+        "(https); default: <base_url>/oauth/client-metadata.json when the base URL is https",
+    )
     round_cap: int = Field(default=10, ge=1, description="most input_required rounds one call may take")
     elicitation_ttl_seconds: float = Field(
         default=24 * 3600,

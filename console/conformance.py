@@ -13,16 +13,21 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx2
 
 from console.errors import ConsoleError
 from console.mcp.admin import ServerSettings
-from console.scripted import Answer, Round, scripted_console
+from console.mcp.challenge import AuthorizationRequired, Challenge
+from console.oauth.flow import Returned
+from console.scripted import Answer, Outcome, Round, ScriptedConsole, scripted_console
 
 TEAM = "conformance"
 SERVER = "scenario"
@@ -30,6 +35,15 @@ CALL_TIMEOUT_SECONDS = 20.0
 # The MRTR scenario grades four tools, called one after another (the unrelated one between two flows).
 MRTR_TOOLS = ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type")
 SCHEMA_ECHO = ("json_schema_echo", "json_schema_2020_12_tool")
+# Where the console says it is served. Nothing listens there: the suite's authorization server redirects
+# the browser to the callback at once, and the scripted browser reads the redirect instead of following it.
+CONSOLE_URL = "https://console.conformance.invalid"
+# The client ID the suite expects of a client that has a metadata document (it never fetches it).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+# Sign-ins per request: the first, then step-ups while the server keeps asking for more scopes.
+MAX_AUTHORIZATIONS = 3
+BROWSER_TIMEOUT_SECONDS = 10.0
+Result = TypeVar("Result")
 
 
 class ScenarioFailed(Exception):
@@ -107,23 +121,93 @@ async def accept_with_defaults(waiting: Round) -> dict[str, Answer]:
     }
 
 
+async def click_through(url: str) -> Returned:
+    """The person's browser at the suite's authorization server, which approves at once and redirects to
+    the console's callback: the redirect's query is what the callback would be sent."""
+    async with httpx2.AsyncClient(timeout=BROWSER_TIMEOUT_SECONDS, follow_redirects=False) as http:
+        response = await http.get(url)
+    location = response.headers.get("location")
+    if not response.is_redirect or not location:
+        raise ScenarioFailed(f"the authorization page answered HTTP {response.status_code}, not a redirect")
+    query = parse_qs(urlsplit(location).query)
+
+    def one(name: str) -> str | None:
+        values = query.get(name)
+        return values[0] if values else None
+
+    return Returned(state=one("state"), code=one("code"), iss=one("iss"), error=one("error"))
+
+
+def server_settings(url: str, scenario: str, context: dict[str, Any]) -> ServerSettings:
+    """The scenario's server (internal: the suite runs it on this machine); behind OAuth for `auth/*`, with
+    the client the scenario says was registered by hand, if any."""
+    secured = scenario.startswith("auth/")
+    return ServerSettings(
+        transport="http",
+        url=url,
+        internal=True,
+        oauth=secured,
+        oauth_client_id=str(context.get("client_id") or "") if secured else "",
+        oauth_client_secret=context.get("client_secret") if secured else None,
+    )
+
+
 async def run_scenario(url: str, scenario: str, context: dict[str, Any]) -> list[str]:
     """Run the scenario's calls through the console; the text of each result, in order."""
     texts: list[str] = []
-    async with scripted_console() as console:
-        # The suite runs its servers on this machine.
-        await console.seed(SERVER, ServerSettings(transport="http", url=url, internal=True))
-        tools = await console.listed_tools()
+    async with scripted_console(
+        secret_key=secrets.token_urlsafe(32),
+        base_url=CONSOLE_URL,
+        oauth_client_metadata_url=CLIENT_METADATA_URL,
+    ) as console:
+        await console.seed(SERVER, server_settings(url, scenario, context))
+        tools = await _signed_in(console, console.listed_tools)
         for tool in plan(scenario, context, tools):
             listed = any(t["name"] == tool.name for t in tools)
-            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
-                outcome = await console.call(
-                    tool.name, tool.arguments, accept_with_defaults, check_listed=listed
-                )
+            outcome = await _call(console, tool, listed)
             if outcome.status != "completed":
                 raise ScenarioFailed(f"call ended {outcome.status}: {json.dumps(outcome.error)}")
             texts.append(_text(outcome.result or {}))
     return texts
+
+
+async def _signed_in(console: ScriptedConsole, attempt: Callable[[], Awaitable[Result]]) -> Result:
+    """`attempt`, after connecting the member's account each time the server asks for authorization."""
+    for _ in range(MAX_AUTHORIZATIONS):
+        try:
+            return await attempt()
+        except AuthorizationRequired as refusal:
+            await console.connect(refusal.challenge, click_through)
+    return await attempt()
+
+
+async def _call(console: ScriptedConsole, tool: ToolCall, listed: bool) -> Outcome:
+    """The call's outcome, calling again after connecting while the server asks for authorization."""
+
+    async def once() -> Outcome:
+        with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+            return await console.call(tool.name, tool.arguments, accept_with_defaults, check_listed=listed)
+
+    outcome = await once()
+    for _ in range(MAX_AUTHORIZATIONS):
+        challenge = _challenge_of(outcome)
+        if challenge is None:
+            break
+        await console.connect(challenge, click_through)
+        outcome = await once()
+    return outcome
+
+
+def _challenge_of(outcome: Outcome) -> Challenge | None:
+    """The server's challenge when the call failed for want of authorization."""
+    data = (outcome.error or {}).get("data") if outcome.status == "failed" else None
+    found = data.get("authorization") if isinstance(data, dict) else None
+    if not isinstance(found, dict):
+        return None
+    text = {
+        k: v if isinstance(v := found.get(k), str) else None for k in ("resource_metadata", "scope", "error")
+    }
+    return Challenge(status=int(found.get("status") or 401), **text)
 
 
 def _text(result: dict[str, Any]) -> str:

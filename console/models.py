@@ -14,6 +14,7 @@ from console.identity.models import (
     WebSession,
 )
 from console.mcp.models import McpServer
+from console.oauth.models import OAuthAttempt, OAuthClient
 from console.policies.models import PolicyRule
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "LoginFailure",
     "McpServer",
     "Membership",
+    "OAuthAttempt",
+    "OAuthClient",
     "OidcLogin",
     "PolicyRule",
     "Run",

@@ -31,10 +31,13 @@ from console.elicitations.decisions import answer
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.admin_roots import set_roots
+from console.mcp.challenge import Challenge
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import server_by_name
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
+from console.oauth.clients import ClientSite
+from console.oauth.flow import Returned, begin, finish
 
 TEAM = "scripted"
 MEMBER = "script"
@@ -58,6 +61,10 @@ class Round:
 
 AnswerRound = Callable[[Round], Awaitable[dict[str, Answer] | None]]
 """Answers by question id; None stops: the call is left waiting."""
+
+Browse = Callable[[str], Awaitable[Returned]]
+"""The member's browser at an authorization server: given the authorization URL, what the browser came back
+to the console's callback with."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,35 @@ class ScriptedConsole:
             )
             await session.commit()
         return await self._pool.list_tools(endpoint)
+
+    async def connect(self, challenge: Challenge | None, browse: Browse) -> None:
+        """The member connects their account at the server's authorization server, as from a connect
+        page, `browse` playing their browser.
+
+        Raises:
+            OAuthRefused: discovery, registration, the answer or the code exchange was refused.
+        """
+        outbound = Outbound.of(self._settings)
+        async with self.factory() as session:
+            server = await server_by_name(session=session, team_id=self.principal.team_id, name=self.server)
+            authorization = await begin(
+                session=session,
+                outbound=outbound,
+                site=ClientSite.of(self._settings),
+                server=server,
+                user_id=self.principal.user_id,
+                challenge=challenge,
+            )
+        returned = await browse(authorization.url)
+        async with self.factory() as session:
+            await finish(
+                session=session,
+                outbound=outbound,
+                site=ClientSite.of(self._settings),
+                user_id=self.principal.user_id,
+                browser_key=authorization.browser_key,
+                returned=returned,
+            )
 
     async def call(
         self,

@@ -52,6 +52,7 @@ class ServerSpec:
     url: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     credential_name: str = ""  # each user's own credential, as this header (HTTP) or variable (stdio)
+    oauth: bool = False  # each user connects their own account (OAuth)
 
 
 def stdio_deployer(key: str, **env: str) -> ServerSpec:
@@ -106,6 +107,7 @@ async def register_server(
         url=spec.url or "",
         env=spec.env,
         credential_name=spec.credential_name,
+        oauth=spec.oauth,
         internal=True,
     )
     outbound = Outbound(CredentialCipher(secret_key))

@@ -1,4 +1,5 @@
-"""Which endpoint a call goes out on: per-user servers always carry the call owner's own credential."""
+"""Which endpoint a call goes out on: per-user and OAuth servers always carry the call owner's own
+credential."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
 from console.mcp.sealed import Outbound
+from console.oauth.grants import bearer_for
+from console.oauth.http import Reach
 
 
 class CredentialMissing(ConsoleError):
@@ -18,16 +21,34 @@ class CredentialMissing(ConsoleError):
 
 
 async def endpoint_for_owner(
-    *, session: AsyncSession, outbound: Outbound, server: McpServer, owner_id: str, owner_name: str
+    *,
+    session: AsyncSession,
+    outbound: Outbound,
+    server: McpServer,
+    owner_id: str,
+    owner_name: str,
+    force_refresh: bool = False,
 ) -> Endpoint:
     """The endpoint for a call owned by `owner_id` — never anyone else's credential — with the server's
-    roots.
+    roots. An OAuth server's token is refreshed first when it is about to expire, or with `force_refresh`
+    (the server refused it).
 
     Raises:
         CredentialMissing: the server wants a per-user credential and the owner has none.
         SecretMissing: a stored value or the credential cannot be opened.
     """
     roots = await roots_for_server(session=session, server=server)
+    if server.credential_mode == "oauth":
+        # Without a grant the request goes out bare: the server's refusal says how to get one.
+        token = await bearer_for(
+            session=session,
+            cipher=outbound.cipher,
+            reach=Reach.of(server, outbound),
+            server=server,
+            user_id=owner_id,
+            force_refresh=force_refresh,
+        )
+        return endpoint_for(server, outbound, token, roots=roots)
     if server.credential_mode != "per_user":
         return endpoint_for(server, outbound, roots=roots)
     secret = await credential_for(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.cli.common import Subcommands, complain, pairs, run_with_session, say
 from console.config import Settings
+from console.errors import InvalidInput
 from console.identity.models import Team
 from console.mcp.admin import (
     Edited,
@@ -25,6 +27,10 @@ from console.mcp.probe import probe_server
 from console.mcp.registry import describe_server, list_servers
 from console.mcp.sealed import Outbound
 
+OAUTH_HELP = (
+    "each user connects their own account at the server's authorization server (MCP authorization, "
+    "OAuth 2.1) on the Connections page; their calls carry their own token (HTTP servers)"
+)
 HOLD_HELP = (
     "how long the server (MCP 2025-11-25) waits for an answer to a question it pushes mid-call, in "
     "seconds: its held questions expire sooner"
@@ -41,12 +47,15 @@ def add_server_commands(sub: Subcommands) -> None:
     where.add_argument("--url", help="Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp")
     servers_add.add_argument("--header", action="append", default=[], metavar="K=V", help="HTTP header")
     servers_add.add_argument("--env", action="append", default=[], metavar="K=V", help="environment (stdio)")
-    servers_add.add_argument(
+    per_user = servers_add.add_mutually_exclusive_group()
+    per_user.add_argument(
         "--per-user-credential",
         metavar="NAME",
         help="each user's calls carry their own credential, set on the Connections page, as this HTTP header "
         "(Authorization gets 'Bearer <token>') or, for stdio, this environment variable",
     )
+    per_user.add_argument("--oauth", action="store_true", help=OAUTH_HELP)
+    _oauth_client_arguments(servers_add)
     servers_add.add_argument(
         "--internal", action="store_true", help="it may be on a loopback, link-local or private address"
     )
@@ -68,7 +77,9 @@ def add_server_commands(sub: Subcommands) -> None:
     credential.add_argument(
         "--per-user-credential", metavar="NAME", help="header or variable for each user's own"
     )
+    credential.add_argument("--oauth", action="store_true", help=OAUTH_HELP)
     credential.add_argument("--shared", action="store_true", help="stop sending per-user credentials")
+    _oauth_client_arguments(edit)
     edit.add_argument(
         "--trusted", action=argparse.BooleanOptionalAction, help="policies may rely on annotations"
     )
@@ -93,6 +104,35 @@ def add_server_commands(sub: Subcommands) -> None:
     test.set_defaults(handler=_servers_test)
 
 
+def _oauth_client_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--oauth-client-id",
+        metavar="ID",
+        help="the client id you registered for the console at the server's authorization server "
+        "(empty: none; the console then uses its metadata document or registers itself)",
+    )
+    parser.add_argument(
+        "--oauth-client-secret-env",
+        metavar="VAR",
+        help="the environment variable that holds that client's secret (kept off the command line)",
+    )
+
+
+def _oauth_client(args: Any) -> dict[str, Any]:
+    """The OAuth client settings the arguments give (none given: none changed)."""
+    changes: dict[str, Any] = {}
+    if args.oauth_client_id is not None:
+        changes["oauth_client_id"] = args.oauth_client_id
+    if args.oauth_client_secret_env is not None:
+        secret = os.environ.get(args.oauth_client_secret_env)
+        if not secret:
+            raise InvalidInput(
+                "no client secret", {"oauth_client_secret": f"{args.oauth_client_secret_env} is not set"}
+            )
+        changes["oauth_client_secret"] = secret
+    return changes
+
+
 def _team_and_name(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("team")
     parser.add_argument("name", help="the server's name in the team")
@@ -111,8 +151,10 @@ def _servers_add(settings: Settings, args: Any) -> int:
         env=pairs(args.env),
         headers=pairs(args.header),
         credential_name=args.per_user_credential or "",
+        oauth=args.oauth,
         internal=args.internal,
         hold_seconds=args.hold_seconds,
+        **_oauth_client(args),
     )
     run_with_session(
         settings,
@@ -158,8 +200,10 @@ def _servers_edit(settings: Settings, args: Any) -> int:
             changes.update(transport="stdio", command=args.command)
         if args.url is not None:
             changes.update(transport="http", url=args.url)
-        if args.per_user_credential is not None or args.shared:
+        if args.per_user_credential is not None or args.shared or args.oauth:
             changes["credential_name"] = args.per_user_credential or ""
+            changes["oauth"] = args.oauth
+        changes.update(_oauth_client(args))
         if args.hold_seconds is not None:
             changes["hold_seconds"] = args.hold_seconds
         for flag in ("trusted", "idempotent", "internal"):

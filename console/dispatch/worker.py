@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 
 import anyio
@@ -42,15 +42,19 @@ from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.models import User
+from console.mcp.challenge import AuthorizationRequired
 from console.mcp.endpoint import LOG_LEVELS, Endpoint, McpRequest, Reply, Task
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
+from console.oauth.grants import holds_grant
 
 logger = logging.getLogger(__name__)
 
 CRASH_EXIT_CODE = 86
+# A job sent again once with its owner's OAuth token refreshed, because the server refused the token.
+REFRESHING = "the server refused the OAuth token; refreshing it"
 SEND_LOST = "the console stopped after sending this request; the outcome is unknown — send again or abandon"
 HELD_LOST = (
     "the console stopped while the server held this call open for a question it pushed; the server has "
@@ -317,6 +321,7 @@ class Dispatcher:
                 server=server,
                 owner_id=run.owner_id,
                 owner_name=owner,
+                force_refresh=job.last_error == REFRESHING,
             )
         except (CredentialMissing, SecretMissing) as exc:
             await self._fail_unsendable(session, job, call, exc.message)
@@ -374,7 +379,9 @@ class Dispatcher:
             return None
         if protocol is not None and server_row.protocol_version != protocol:
             server_row.protocol_version = protocol
-        if isinstance(reply, McpUnavailable) or (isinstance(reply, McpLost) and repeatable(call, job)):
+        if isinstance(reply, AuthorizationRequired):
+            await self._unauthorized(session, call, job, run.owner_id, server_row, reply)
+        elif isinstance(reply, McpUnavailable) or (isinstance(reply, McpLost) and repeatable(call, job)):
             self._retry_or_fail(session, call, job, reply)
         elif isinstance(reply, McpLost):
             record_lost(
@@ -414,6 +421,34 @@ class Dispatcher:
         if not is_terminal(call.status):
             return None
         return CallView(call, server_row.name, run.owner_id, run.team_id, [])
+
+    async def _unauthorized(
+        self,
+        session: AsyncSession,
+        call: Call,
+        job: DispatchJob,
+        owner_id: str,
+        server: McpServer,
+        refusal: AuthorizationRequired,
+    ) -> None:
+        """The server refused the owner's token (or its absence); nothing was served. A refused token
+        that can be refreshed is, once, and the request sent again; otherwise the call fails saying the
+        owner must connect their account, with the server's challenge for whoever connects."""
+        challenge = refusal.challenge
+        if (
+            challenge.status == 401
+            and job.last_error != REFRESHING
+            and await holds_grant(session=session, user_id=owner_id, server_id=server.id)
+        ):
+            job.status, job.claimed_by, job.last_error, job.not_before = "ready", None, REFRESHING, utcnow()
+            return
+        wants = "more scopes" if challenge.insufficient_scope else "the owner's authorization"
+        error = {
+            "code": None,
+            "message": f"server {server.name!r} wants {wants}: connect it on the Connections page",
+            "data": {"authorization": asdict(challenge)},
+        }
+        fail_call(session=session, call=call, job=job, error=error)
 
     def _retry_or_fail(
         self, session: AsyncSession, call: Call, job: DispatchJob, error: McpUnavailable | McpLost

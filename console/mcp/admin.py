@@ -40,11 +40,12 @@ from console.identity.viewer import Viewer
 from console.mcp.addresses import url_refusal
 from console.mcp.models import McpServer
 from console.mcp.registry import describe_server
-from console.mcp.sealed import NO_KEY, Outbound, seal_value, stored_map
+from console.mcp.sealed import NO_KEY, Outbound, open_oauth_client, seal_oauth_client, seal_value, stored_map
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 MAX_VALUE = 8192
+MAX_CLIENT_ID = 500
 MAX_HOLD_SECONDS = 7 * 24 * 3600
 RESERVED_NAMES = ("new",)  # /servers/new is the form for adding one
 
@@ -59,6 +60,11 @@ class ServerSettings:
     env: Mapping[str, str | None] = field(default_factory=dict)
     headers: Mapping[str, str | None] = field(default_factory=dict)
     credential_name: str = ""  # empty: shared settings; else each user's own credential under this name
+    oauth: bool = False  # each user connects their own account (MCP authorization); HTTP only
+    # An OAuth client an admin registered at the server's authorization server ("": none, the console
+    # registers itself); a secret of None keeps the stored one.
+    oauth_client_id: str = ""
+    oauth_client_secret: str | None = None
     trusted: bool = False
     idempotent: bool = False
     internal: bool | None = None  # None: as it is (a new server is not internal)
@@ -90,6 +96,8 @@ def settings_of(server: McpServer) -> ServerSettings:
         env=dict.fromkeys(stored_map(server.env_json)),
         headers=dict.fromkeys(stored_map(server.headers_json)),
         credential_name=(server.credential_name or "") if server.credential_mode == "per_user" else "",
+        oauth=server.credential_mode == "oauth",
+        oauth_client_id=json.loads(server.oauth_client_json)["client_id"] if server.oauth_client_json else "",
         trusted=server.trusted,
         idempotent=server.idempotent,
         internal=server.internal,
@@ -307,6 +315,11 @@ def _apply(
     else:
         errors["transport"] = "choose stdio or http"
     hold_seconds = _hold_seconds(settings.hold_seconds, errors)
+    if settings.oauth and settings.transport != "http":
+        errors["oauth"] = "only a server reached over HTTP signs people in with OAuth"
+    if settings.oauth and credential:
+        errors["credential_name"] = "a server takes each user's OAuth sign-in or a typed credential, not both"
+    oauth_client = _oauth_client(server, settings, outbound, errors)
     # Values entered for one place are not sent to another: when the server points elsewhere now, only
     # the values entered again are kept.
     moved = (server.transport, server.command_json, server.url) != (settings.transport, command_json, url)
@@ -327,14 +340,40 @@ def _apply(
     # Only valid settings reach the row: a refused edit leaves nothing for a later flush to write.
     server.transport, server.command_json, server.url = settings.transport, command_json, url
     server.env_json, server.headers_json = json.dumps(env), json.dumps(headers)
-    server.credential_mode = "per_user" if credential else "shared"
+    server.credential_mode = "oauth" if settings.oauth else "per_user" if credential else "shared"
     server.credential_name = credential or None
+    server.oauth_client_json = oauth_client
     server.trusted, server.idempotent = settings.trusted, settings.idempotent
     server.push_hold_seconds = hold_seconds
     if settings.internal is not None:
         server.internal = settings.internal
     after = _snapshot(server)
     return [key for key in after if before.get(key) != after[key]], dropped
+
+
+def _oauth_client(
+    server: McpServer, settings: ServerSettings, outbound: Outbound, errors: dict[str, str]
+) -> str | None:
+    """The server's hand-registered OAuth client as stored; a secret not entered again is kept while
+    the client id stays the same."""
+    client_id = settings.oauth_client_id.strip()
+    if not client_id:
+        return None
+    if len(client_id) > MAX_CLIENT_ID or any(c.isspace() for c in client_id):
+        errors["oauth_client_id"] = f"at most {MAX_CLIENT_ID} characters, without spaces"
+        return None
+    secret = settings.oauth_client_secret
+    if secret is None:
+        kept = open_oauth_client(outbound.cipher, server) if server.oauth_client_json else None
+        secret = kept[1] if kept is not None and kept[0] == client_id else None
+    if secret is not None and (len(secret) > MAX_VALUE or any(c in secret for c in "\r\n\0")):
+        errors["oauth_client_secret"] = "too long or has line breaks"  # noqa: S105  # a message
+        return None
+    try:
+        return seal_oauth_client(outbound.cipher, server.id, client_id, secret or None)
+    except SecretMissing:
+        errors["oauth_client_secret"] = NO_KEY
+        return None
 
 
 def _hold_seconds(text: str, errors: dict[str, str]) -> int | None:
@@ -398,6 +437,11 @@ class _Sealer:
         return seal_value(self._cipher, self._server_id, kind, name, str(stored))
 
 
+def _client_id_of(server: McpServer) -> str | None:
+    """The hand-registered OAuth client's id (never its secret), for the change record."""
+    return json.loads(server.oauth_client_json)["client_id"] if server.oauth_client_json else None
+
+
 def _moved(changed: list[str]) -> bool:
     return any(key in changed for key in ("transport", "command", "url"))
 
@@ -410,6 +454,7 @@ def _snapshot(server: McpServer) -> dict[str, object]:
         "env": server.env_json,
         "headers": server.headers_json,
         "credential": (server.credential_mode, server.credential_name),
+        "oauth_client": _client_id_of(server),
         "trusted": server.trusted,
         "idempotent": server.idempotent,
         "internal": server.internal,

@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
+from console.mcp.challenge import AuthorizationRequired, Challenge, challenge_of
 from console.mcp.endpoint import (
     ELICITATION,
     ROOTS,
@@ -98,6 +99,7 @@ class Connection:
         self.tools: dict[str, ListedTool] = {}  # as listed; trust is decided elsewhere
         # The SDK turns an HTTP refusal into a generic JSON-RPC error; the status says why.
         self._http_status: int | None = None
+        self._challenge: Challenge | None = None  # with a 401 or 403: what authorization the server wants
         self._listings: dict[Listing, tuple[float, list[dict[str, Any]]]] = {}
 
     @property
@@ -169,6 +171,7 @@ class Connection:
     def _ended(self, exc: BaseException, ready: bool) -> None:
         # Before ready this is a failed start; after, the connection died and the pool replaces it.
         if not ready:
+            self._refuse_unauthorized(connecting=True)
             status = self._http_status
             reason = f"HTTP {status}" if status is not None else _first(exc)
             raise McpUnavailable(
@@ -193,6 +196,21 @@ class Connection:
 
     async def _note_status(self, response: httpx2.Response) -> None:
         self._http_status = response.status_code if response.status_code >= 400 else None
+        challenge = challenge_of(response.status_code, response.headers.get("www-authenticate"))
+        # While connecting, a refusal outlives the SDK's fallbacks after it (an older handshake that a
+        # server may answer otherwise); once connected, each response speaks for its own request.
+        if challenge is not None or self._session is not None:
+            self._challenge = challenge
+
+    def _refuse_unauthorized(self, *, connecting: bool = False) -> None:
+        """Raise AuthorizationRequired when the request just refused (or, `connecting`, any request of the
+        handshake) was refused for want of a token."""
+        challenge = self._challenge
+        if challenge is not None and (connecting or self._http_status == challenge.status):
+            wants = "more scopes" if challenge.insufficient_scope else "authorization"
+            raise AuthorizationRequired(
+                f"{self.endpoint.describe()} wants {wants} (HTTP {challenge.status})", challenge
+            ) from None
 
     async def _negotiate(self, session: ClientSession, watched: WatchedReadStream) -> None:
         # The SDK's own policy (what Client(mode="auto") runs): server/discover, and the older
@@ -353,6 +371,7 @@ class Connection:
         try:
             result = await _send(session, request, read_timeout)
         except MCPError as exc:
+            self._refuse_unauthorized()
             if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
                 raise McpLost(exc.message, rpc_code=exc.code) from None
             raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
@@ -378,6 +397,7 @@ class Connection:
         try:
             listing = await session.list_tools()
         except MCPError as exc:
+            self._refuse_unauthorized()
             raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
         self._remember_tools(listing.tools)
         return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listing.tools]
@@ -395,7 +415,11 @@ class Connection:
         session = self._session
         if session is None or self._stop.is_set():
             raise McpUnavailable("connection closed", rpc_code=types.CONNECTION_CLOSED)
-        items = await _every_page(session, kind) if _offers(session, kind) else []
+        try:
+            items = await _every_page(session, kind) if _offers(session, kind) else []
+        except McpProtocolError:
+            self._refuse_unauthorized()
+            raise
         if kind == "tools":
             self._remember_tools([types.Tool.model_validate(tool) for tool in items])
         self._listings[kind] = (time.monotonic(), items)

@@ -58,15 +58,17 @@ def endpoint_for(
     roots: tuple[Root, ...] = (),
 ) -> Endpoint:
     """How to reach the server, its stored values opened with the console's key; with `credential`, as the
-    one user it belongs to (per-user servers), telling it of `roots`. Unless the server is internal or the
-    settings allow private addresses, the endpoint connects to public addresses only.
+    one user it belongs to (per-user and OAuth servers), telling it of `roots`. Unless the server is
+    internal or the settings allow private addresses, the endpoint connects to public addresses only.
 
     Raises:
         SecretMissing: a stored value cannot be opened (no key, or another key sealed it).
     """
     env = open_values(outbound.cipher, server.id, "env", stored_map(server.env_json))
     headers = open_values(outbound.cipher, server.id, "header", stored_map(server.headers_json))
-    if credential is not None and server.credential_mode == "per_user":
+    if credential is not None and server.credential_mode == "oauth" and server.transport == "http":
+        headers["Authorization"] = f"Bearer {credential}"
+    elif credential is not None and server.credential_mode == "per_user":
         name = server.credential_name or ("Authorization" if server.transport == "http" else "MCP_TOKEN")
         if server.transport == "http":
             headers[name] = f"Bearer {credential}" if name.lower() == "authorization" else credential
@@ -79,10 +81,14 @@ def endpoint_for(
 
 
 async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> list[McpServer]:
-    """The enabled servers of these teams that want each user's own credential."""
+    """The enabled servers of these teams that want each user's own credential (typed in, or OAuth)."""
     query = (
         select(McpServer)
-        .where(McpServer.team_id.in_(team_ids), McpServer.credential_mode == "per_user", ~McpServer.disabled)
+        .where(
+            McpServer.team_id.in_(team_ids),
+            McpServer.credential_mode.in_(("per_user", "oauth")),
+            ~McpServer.disabled,
+        )
         .order_by(McpServer.name)
     )
     servers = list((await session.execute(query)).scalars())

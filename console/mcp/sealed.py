@@ -102,5 +102,33 @@ async def seal_plain_values(*, session: AsyncSession, cipher: CredentialCipher) 
     return sealed
 
 
+def seal_oauth_client(cipher: CredentialCipher, server_id: str, client_id: str, secret: str | None) -> str:
+    """`mcp_server.oauth_client_json` for an OAuth client an admin registered by hand, its secret sealed.
+
+    Raises:
+        SecretMissing: a secret and no console secret.
+    """
+    sealed = seal_value(cipher, server_id, "oauth", "client_secret", secret) if secret else None
+    return json.dumps({"client_id": client_id, "client_secret": sealed})
+
+
+def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> tuple[str, str | None] | None:
+    """The client id and secret of the OAuth client an admin entered for the server, or None.
+
+    Raises:
+        SecretMissing: its secret cannot be opened.
+    """
+    if not server.oauth_client_json:
+        return None
+    stored = json.loads(server.oauth_client_json)
+    sealed = stored.get("client_secret")
+    secret = (
+        open_values(cipher, server.id, "oauth", {"client_secret": sealed})["client_secret"]
+        if sealed
+        else None
+    )
+    return str(stored["client_id"]), secret
+
+
 def _binding(server_id: str, kind: str, name: str) -> str:
     return f"server:{server_id}:{kind}:{name}"

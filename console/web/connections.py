@@ -1,4 +1,5 @@
-"""The Connections page: each person's own credentials for the servers that want one per user."""
+"""The Connections page: each person's own credentials for the servers that want one per user: typed in,
+or connected with OAuth (console/web/oauth.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from fastapi.responses import RedirectResponse, Response
 from console.config import secret_text
 from console.identity.credentials import CredentialCipher, delete_credential, save_credential, saved_servers
 from console.mcp.registry import describe_server, per_user_servers
+from console.oauth.grants import grant_facts
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, form_fields
 from console.web.templating import render
@@ -25,6 +27,7 @@ async def connections(request: Request, session: DbSession, user: WebUser) -> Re
             "where": describe_server(s),
             "team": user.viewer.team_names.get(s.team_id, ""),
             "saved": saved.get(s.id),
+            "grant": grant_facts(saved.get(s.id)) if s.credential_mode == "oauth" else None,
         }
         for s in servers
     ]
@@ -41,7 +44,7 @@ async def save(
     fields = await form_fields(request, secret=8192, action=20)
     secret, action = fields.get("secret", ""), fields.get("action", "save")
     servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
-    if server_id not in {s.id for s in servers}:
+    if server_id not in {s.id for s in servers if s.credential_mode == "per_user"}:
         return RedirectResponse("/connections", status_code=303)
     if action == "delete":
         await delete_credential(

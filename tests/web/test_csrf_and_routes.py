@@ -22,9 +22,11 @@ from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.db import new_id
 from console.identity import team_by_name
+from console.identity.credentials import CredentialCipher
 from console.identity.models import Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.models import McpServer
+from console.oauth.grants import Terms, Tokens, holds_grant, save_grant
 from console.policies.service import RuleView, list_rules, save_rule
 from tests.harness import (
     TEAM,
@@ -46,7 +48,13 @@ from tests.harness import (
 
 pytestmark = pytest.mark.anyio
 
-PUBLIC = {("GET", "/login"), ("POST", "/login"), ("GET", "/login/oidc"), ("GET", "/login/oidc/callback")}
+PUBLIC = {
+    ("GET", "/login"),
+    ("POST", "/login"),
+    ("GET", "/login/oidc"),
+    ("GET", "/login/oidc/callback"),
+    ("GET", "/oauth/client-metadata.json"),  # authorization servers fetch it
+}
 ADMIN_IDS = {"team_name": TEAM, "user_name": "dev", "server_name": "mrtr"}
 HTMX = {"HX-Request": "true"}
 
@@ -154,6 +162,55 @@ async def credential_target(console: Console, who: Browser) -> Target:
     return Target(
         f"/connections/{server_id}", {"action": "save", "secret": "tok-" + secrets.token_hex(8)}, happened
     )
+
+
+async def oauth_connect_target(console: Console, who: Browser) -> Target:
+    """Lead starts connecting their account at a server behind OAuth; nothing answers at its address, so the
+    console's attempt ends in a refusal page, and the audit log shows it was made."""
+    async with console.app.state.factory() as session:
+        spec = ServerSpec(url="http://127.0.0.1:9/mcp", oauth=True)
+        server_id = (await register_server(session, f"oauth-{secrets.token_hex(4)}", spec)).id
+    before = await audit_count(console, "oauth_refused")
+
+    async def happened() -> bool:
+        return await audit_count(console, "oauth_refused") > before
+
+    return Target(f"/connections/{server_id}/oauth", {}, happened, done=(400,))
+
+
+async def oauth_disconnect_target(console: Console, who: Browser) -> Target:
+    """Lead disconnects their account at a server behind OAuth (its authorization server offers no
+    revocation, so the grant is only deleted)."""
+    async with console.app.state.factory() as session:
+        spec = ServerSpec(url="http://127.0.0.1:9/mcp", oauth=True)
+        server_id = (await register_server(session, f"oauth-{secrets.token_hex(4)}", spec)).id
+        lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
+        terms = Terms(
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9/token",
+            None,
+            "http://127.0.0.1:9/mcp",
+            "c",
+            "registered",
+            "none",
+        )
+        await save_grant(
+            session=session,
+            cipher=CredentialCipher(SECRET_KEY),  # the key these tests run the console with
+            actor=SYSTEM,
+            user_id=lead.id,
+            server_id=server_id,
+            tokens=Tokens("access-" + secrets.token_hex(8), None, None, "files:read"),
+            terms=terms,
+        )
+        await session.commit()
+
+    async def happened() -> bool:
+        async with console.app.state.factory() as session:
+            return not await holds_grant(session=session, user_id=lead.id, server_id=server_id)
+
+    assert not await happened()
+    return Target(f"/connections/{server_id}/disconnect", {}, happened)
 
 
 async def create_token_target(console: Console, who: Browser) -> Target:
@@ -440,6 +497,8 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/elicitations/{elicitation_id}": ("lead", decision_target),
     "/connect/{elicitation_id}": ("dev", open_link_target),
     "/connections/{server_id}": ("lead", credential_target),
+    "/connections/{server_id}/oauth": ("lead", oauth_connect_target),
+    "/connections/{server_id}/disconnect": ("lead", oauth_disconnect_target),
     "/tokens": ("lead", create_token_target),
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
     "/admin/teams/{team_name}/policies": ("lead", save_policy_target),

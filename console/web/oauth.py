@@ -1,0 +1,109 @@
+"""People connect their own accounts at OAuth-protected MCP servers (MCP authorization): Connect sends the
+browser to the authorization server, the callback stores the grant, Disconnect revokes it.
+
+The attempt's `state` is bound to the person (their web session's user) and to their browser: a cookie
+holds a key whose digest the attempt keeps, scoped to the callback path and sent back only there.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from console.errors import NotFound
+from console.mcp.models import McpServer
+from console.mcp.registry import per_user_servers
+from console.mcp.sealed import Outbound
+from console.oauth.clients import CALLBACK_PATH, METADATA_PATH, ClientSite, metadata_document
+from console.oauth.flow import ATTEMPT_MINUTES, Returned, begin, finish
+from console.oauth.grants import disconnect
+from console.oauth.http import Reach
+from console.web.auth import CsrfUser, WebUser
+from console.web.deps import DbSession
+
+router = APIRouter(include_in_schema=False)
+
+BROWSER_COOKIE = "console_oauth"
+MAX_QUERY_VALUE = 4096
+
+
+@router.get(METADATA_PATH)
+async def client_metadata(request: Request) -> Response:
+    """The console's Client ID Metadata Document, where authorization servers fetch it."""
+    document = metadata_document(ClientSite.of(request.app.state.settings))
+    if document is None:
+        raise NotFound("this console has no client metadata document (its base URL is not https)")
+    return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+
+async def _own_server(session: DbSession, user: WebUser | CsrfUser, server_id: str) -> McpServer:
+    """One of the person's teams' servers that signs people in with OAuth."""
+    servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
+    server = next((s for s in servers if s.id == server_id and s.credential_mode == "oauth"), None)
+    if server is None:
+        raise NotFound(f"no server {server_id!r} to connect")
+    return server
+
+
+@router.post("/connections/{server_id}/oauth")
+async def connect(server_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    server = await _own_server(session, user, server_id)
+    settings = request.app.state.settings
+    authorization = await begin(
+        session=session,
+        outbound=Outbound.of(settings),
+        site=ClientSite.of(settings),
+        server=server,
+        user_id=user.viewer.user_id,
+        challenge=None,
+    )
+    response = RedirectResponse(authorization.url, status_code=303)
+    response.set_cookie(
+        BROWSER_COOKIE,
+        authorization.browser_key,
+        httponly=True,
+        samesite="lax",  # sent on the authorization server's top-level redirect back, not on its posts
+        path=CALLBACK_PATH,
+        max_age=ATTEMPT_MINUTES * 60,
+        secure=str(settings.base_url).startswith("https://"),
+    )
+    return response
+
+
+@router.get(CALLBACK_PATH)
+async def callback(request: Request, session: DbSession, user: WebUser) -> Response:
+    settings = request.app.state.settings
+    outbound = Outbound.of(settings)
+    query = request.query_params
+    returned = Returned(**{name: _one(query.get(name)) for name in ("state", "code", "iss", "error")})
+    browser_key = request.cookies.get(BROWSER_COOKIE)
+    connected = await finish(
+        session=session,
+        outbound=outbound,
+        site=ClientSite.of(settings),
+        user_id=user.viewer.user_id,
+        browser_key=browser_key,
+        returned=returned,
+    )
+    response = RedirectResponse(f"/connections#connection-{connected.server_id}", status_code=303)
+    response.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
+    return response
+
+
+@router.post("/connections/{server_id}/disconnect")
+async def disconnect_server(server_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    server = await _own_server(session, user, server_id)
+    outbound = Outbound.of(request.app.state.settings)
+    await disconnect(
+        session=session,
+        cipher=outbound.cipher,
+        reach=Reach.of(server, outbound),
+        actor=user.viewer.actor,
+        server=server,
+        user_id=user.viewer.user_id,
+    )
+    return RedirectResponse(f"/connections#connection-{server.id}", status_code=303)
+
+
+def _one(value: str | None) -> str | None:
+    return value if value is not None and len(value) <= MAX_QUERY_VALUE else None

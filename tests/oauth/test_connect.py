@@ -1,0 +1,249 @@
+"""People connect their own accounts at a server behind MCP authorization, through the console's pages.
+
+The server is tests/servers/oauth_server.py as its own process: an MCP server built on the `mcp` SDK's
+server-side auth that verifies every bearer token, with its own authorization server (dynamic client
+registration, PKCE, refresh tokens, revocation, RFC 9207 `iss`) and a sign-in page where a person types
+their name. The console's browser (an in-process client with its own cookies) presses Connect; the
+authorization server's pages are visited over HTTP as a person would, and the redirect back is followed
+into the console's callback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+import pytest
+
+from tests.harness import (
+    Browser,
+    Console,
+    ServerSpec,
+    form_fields,
+    html,
+    one,
+    running_console,
+    signed_in,
+    text,
+)
+from tests.processes import ServerProcess, start_http_server
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[2]
+OAUTH_SERVER = str(REPO / "tests" / "servers" / "oauth_server.py")
+
+
+@pytest.fixture
+def oauth_log(tmp_path: Path) -> Path:
+    return tmp_path / "oauth-log.jsonl"
+
+
+def notes_server(tmp_path: Path, oauth_log: Path, **env: str) -> Any:
+    return start_http_server(
+        [sys.executable, OAUTH_SERVER], {"OAUTH_LOG": str(oauth_log), **env}, tmp_path / "oauth-stderr.txt"
+    )
+
+
+@pytest.fixture
+def notes(tmp_path: Path, oauth_log: Path) -> Iterator[ServerProcess]:
+    with notes_server(tmp_path, oauth_log) as server:
+        yield server
+
+
+@asynccontextmanager
+async def console_with(database_url: str, server: ServerProcess) -> AsyncIterator[Console]:
+    async with running_console(database_url, {"notes": ServerSpec(url=server.url, oauth=True)}) as console:
+        yield console
+
+
+async def server_id(console: Console, who: Browser) -> str:
+    page = await who.client.get("/connections")
+    assert page.status_code == 200, page.text
+    section = one(html(page), "section.connection")
+    identifier = section.get("id")
+    assert isinstance(identifier, str)
+    return identifier.removeprefix("connection-")
+
+
+async def press_connect(who: Browser, server: str) -> str:
+    """Connect on the Connections page; where the console sends the browser."""
+    response = await who.client.post(f"/connections/{server}/oauth", data={"csrf_token": who.csrf})
+    assert response.status_code == 303, response.text
+    return response.headers["location"]
+
+
+async def sign_in_there(authorize_url: str, name: str) -> str:
+    """The person at the authorization server: its sign-in page, then the redirect back to the console."""
+    async with httpx.AsyncClient(timeout=10) as there:
+        to_login = await there.get(authorize_url)
+        assert to_login.status_code == 302, to_login.text
+        assert "/login?" in to_login.headers["location"], to_login.headers["location"]
+        page = await there.get(to_login.headers["location"])
+        assert page.status_code == 200, page.text
+        form = one(html(page), "form")
+        back = await there.post(str(page.url.join("/login")), data={**form_fields(form), "name": name})
+        assert back.status_code == 302, back.text
+        return back.headers["location"]
+
+
+async def come_back(who: Browser, callback_url: str) -> httpx.Response:
+    """The browser arrives at the console's callback (the path and query the authorization server sent)."""
+    parts = urlsplit(callback_url)
+    return await who.client.get(f"{parts.path}?{parts.query}")
+
+
+async def connect(who: Browser, server: str, name: str) -> None:
+    back = await come_back(who, await sign_in_there(await press_connect(who, server), name))
+    assert back.status_code == 303, back.text
+    assert back.headers["location"] == f"/connections#connection-{server}"
+
+
+async def whoami(console: Console, who: str) -> dict[str, Any]:
+    return await console.call("notes", "whoami", {}, who=who)
+
+
+def events(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+async def test_a_person_connects_and_their_calls_carry_their_own_token(
+    database_url: str, notes: ServerProcess, oauth_log: Path
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        server = await server_id(console, dev)
+        before = await whoami(console, "dev")
+        assert before["status"] == "failed"
+        assert "connect it on the Connections page" in before["error"]["message"]
+
+        authorize = await press_connect(dev, server)
+        query = parse_qs(urlsplit(authorize).query)
+        assert query["code_challenge_method"] == ["S256"]
+        assert query["resource"] == [notes.url]
+        assert query["scope"] == ["notes:read offline_access"]  # it offers refresh tokens
+        back = await come_back(dev, await sign_in_there(authorize, "dana"))
+        assert back.status_code == 303, back.text
+
+        call = await whoami(console, "dev")
+        assert call["status"] == "completed", call
+        assert call["result"]["content"][0]["text"] == "signed in as dana"
+
+        page = await dev.client.get("/connections")
+        shown = text(one(html(page), f"#connection-{server}"))
+        assert "connected at 127.0.0.1" in shown
+        assert "notes:read" in shown
+        assert [e["event"] for e in events(oauth_log)] == ["issued"]
+        assert [e["resource"] for e in events(oauth_log)] == [notes.url]
+        connected = await console.audit_payloads("oauth_connected")
+        assert [p["scope"] for p in connected] == ["notes:read offline_access"]
+
+
+async def test_a_teammate_cannot_use_anothers_token(database_url: str, notes: ServerProcess) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        await connect(dev, await server_id(console, dev), "dana")
+        assert (await whoami(console, "dev"))["status"] == "completed"
+        theirs = await whoami(console, "lead")
+        assert theirs["status"] == "failed", theirs
+        assert theirs["error"]["data"]["authorization"]["status"] == 401
+
+
+async def test_an_expired_token_is_refreshed_without_the_person(
+    database_url: str, tmp_path: Path, oauth_log: Path
+) -> None:
+    # Tokens live 30 s: within the console's refresh margin, so each use renews the grant first.
+    with notes_server(tmp_path, oauth_log, OAUTH_TOKEN_SECONDS="30") as short:  # noqa: S106  # seconds
+        async with console_with(database_url, short) as console, signed_in(console, "dev") as dev:
+            await connect(dev, await server_id(console, dev), "dana")
+            for _ in range(2):
+                call = await whoami(console, "dev")
+                assert call["result"]["content"][0]["text"] == "signed in as dana", call
+            assert [e["event"] for e in events(oauth_log)] == ["issued", "refreshed", "refreshed"]
+            assert len(await console.audit_payloads("oauth_refreshed")) == 2
+
+
+async def test_disconnect_revokes_and_the_next_call_asks_to_connect_again(
+    database_url: str, notes: ServerProcess, oauth_log: Path
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        server = await server_id(console, dev)
+        await connect(dev, server, "dana")
+        assert (await whoami(console, "dev"))["status"] == "completed"
+        response = await dev.client.post(f"/connections/{server}/disconnect", data={"csrf_token": dev.csrf})
+        assert response.status_code == 303
+        assert [e["event"] for e in events(oauth_log)] == ["issued", "revoked"]
+        assert [p["revoked"] for p in await console.audit_payloads("oauth_disconnected")] == [True]
+        after = await whoami(console, "dev")
+        assert after["status"] == "failed"
+        assert "connect it on the Connections page" in after["error"]["message"]
+        page = await dev.client.get("/connections")
+        assert "not connected" in text(one(html(page), f"#connection-{server}"))
+
+
+async def test_a_forged_or_replayed_state_is_refused_with_a_page_and_an_audit_event(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        forged = await dev.client.get("/oauth/callback?" + urlencode({"state": "forged", "code": "x"}))
+        assert forged.status_code == 400
+        assert "unknown or was already used" in text(one(html(forged), "main"))
+
+        server = await server_id(console, dev)
+        callback = await sign_in_there(await press_connect(dev, server), "dana")
+        assert (await come_back(dev, callback)).status_code == 303
+        replayed = await come_back(dev, callback)
+        assert replayed.status_code == 400
+        reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+        assert reasons == ["state_unknown", "state_unknown"]
+
+
+async def test_someone_elses_or_another_browsers_sign_in_is_refused(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        server = await server_id(console, dev)
+        callback = await sign_in_there(await press_connect(dev, server), "dana")
+        async with signed_in(console, "lead") as lead:
+            theirs = await come_back(lead, callback)
+        assert theirs.status_code == 400
+        assert "started by someone else" in text(one(html(theirs), "main"))
+        async with signed_in(console, "dev") as devs_other_browser:
+            elsewhere = await come_back(devs_other_browser, callback)
+        assert elsewhere.status_code == 400
+        assert "another browser" in text(one(html(elsewhere), "main"))
+        reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+        assert reasons == ["state_other_user", "state_other_browser"]
+        assert (await whoami(console, "dev"))["status"] == "failed"
+
+
+async def test_an_answer_from_another_issuer_is_refused(database_url: str, notes: ServerProcess) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        callback = await sign_in_there(await press_connect(dev, await server_id(console, dev)), "dana")
+        parts = urlsplit(callback)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        query["iss"] = "https://attacker.example"
+        refused = await dev.client.get(f"{parts.path}?{urlencode(query)}")
+        assert refused.status_code == 400
+        assert "another authorization server" in text(one(html(refused), "main"))
+        assert [p["reason"] for p in await console.audit_payloads("oauth_refused")] == ["issuer_mismatch"]
+        assert (await whoami(console, "dev"))["status"] == "failed"
+
+
+async def test_an_authorization_server_without_pkce_is_refused(
+    database_url: str, tmp_path: Path, oauth_log: Path
+) -> None:
+    with notes_server(tmp_path, oauth_log, OAUTH_HIDE_PKCE="1") as no_pkce:
+        async with console_with(database_url, no_pkce) as console, signed_in(console, "dev") as dev:
+            refused = await dev.client.post(
+                f"/connections/{await server_id(console, dev)}/oauth", data={"csrf_token": dev.csrf}
+            )
+            assert refused.status_code == 400
+            assert "does not support PKCE with S256" in text(one(html(refused), "main"))
+            assert events(oauth_log) == []
+            reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+            assert reasons == ["pkce_unsupported"]
