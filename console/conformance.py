@@ -140,15 +140,17 @@ async def click_through(url: str) -> Returned:
 
 def server_settings(url: str, scenario: str, context: dict[str, Any]) -> ServerSettings:
     """The scenario's server (internal: the suite runs it on this machine); behind OAuth for `auth/*`, with
-    the client the scenario says was registered by hand, if any."""
+    the client the scenario says was registered by hand, if any; a team account for client credentials."""
     secured = scenario.startswith("auth/")
     return ServerSettings(
         transport="http",
         url=url,
         internal=True,
         oauth=secured,
+        oauth_team=scenario.startswith("auth/client-credentials-"),
         oauth_client_id=str(context.get("client_id") or "") if secured else "",
         oauth_client_secret=context.get("client_secret") if secured else None,
+        oauth_client_key=context.get("private_key_pem") if secured else None,
     )
 
 

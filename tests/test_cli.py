@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from console.cli.servers import printable
 from console.demo.tracker import running_tracker
@@ -131,6 +133,66 @@ def test_cli_refuses_bad_input_with_a_clear_message(database_url: str, tmp_path:
         .splitlines()[-1]
         .endswith("hold_seconds: a whole number of seconds from 1 to 604800, or empty")
     ), no_hold.stderr
+
+
+def test_cli_registers_servers_behind_oauth_and_refuses_a_team_account_without_credentials(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    assert console("teams", "add", "platform", url=sqlite_url, cwd=tmp_path).returncode == 0
+    server = ("--team", "platform", "--url", "http://127.0.0.1:9/mcp", "--internal")
+    assert (
+        console("servers", "add", "notes", *server, "--oauth", url=sqlite_url, cwd=tmp_path).returncode == 0
+    )
+
+    def refused(*args: str, **settings: str) -> str:
+        done = console(
+            "servers",
+            "add",
+            "team-notes",
+            *server,
+            "--oauth-team",
+            *args,
+            url=sqlite_url,
+            cwd=tmp_path,
+            **settings,
+        )
+        assert done.returncode == 1, done.stdout
+        last: str = done.stderr.strip().splitlines()[-1]
+        return last
+
+    assert refused().endswith("oauth_client_id: a team account needs the client registered for it")
+    assert refused("--oauth-client-id", "svc").endswith(
+        "oauth_client_secret: a team account needs its client's secret or private key"
+    )
+    assert refused("--oauth-client-id", "svc", "--oauth-client-secret-env", "NOT_SET_ANYWHERE").endswith(
+        "oauth_client_secret: NOT_SET_ANYWHERE is not set"
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = tmp_path / "public.pem"
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    assert refused("--oauth-client-id", "svc", "--oauth-client-key-file", str(public)).endswith(
+        "oauth_client_key: not a private key in PEM (EC P-256, RSA or Ed25519)"
+    )
+    private = tmp_path / "private.pem"
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    added = console(
+        *("servers", "add", "team-notes", *server, "--oauth-team", "--oauth-client-id", "svc"),
+        *("--oauth-client-key-file", str(private)),
+        url=sqlite_url,
+        cwd=tmp_path,
+    )
+    assert added.returncode == 0, added.stderr
+    listed = console("servers", "list", url=sqlite_url, cwd=tmp_path)
+    assert "team-notes" in listed.stdout
+    assert "PRIVATE KEY" not in listed.stdout + listed.stderr
 
 
 def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:

@@ -57,6 +57,9 @@ AUTHORIZATION = tuple(
         "iss-unexpected",
         "iss-normalized",
         "metadata-issuer-mismatch",
+        # The client-credentials extension: a team account's token, with a secret or a JWT assertion.
+        "client-credentials-basic",
+        "client-credentials-jwt",
     )
 )
 SOLO = ("sep-2322-client-request-state", "request-metadata", "json-schema-2020-12-preservation")

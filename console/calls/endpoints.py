@@ -14,6 +14,7 @@ from console.mcp.registry import endpoint_for
 from console.mcp.sealed import Outbound
 from console.oauth.grants import bearer_for
 from console.oauth.http import Reach
+from console.oauth.team import team_bearer
 
 
 class CredentialMissing(ConsoleError):
@@ -38,6 +39,11 @@ async def endpoint_for_owner(
         SecretMissing: a stored value or the credential cannot be opened.
     """
     roots = await roots_for_server(session=session, server=server)
+    if server.credential_mode == "oauth_team":
+        token = await team_bearer(
+            session=session, outbound=outbound, server=server, force_refresh=force_refresh
+        )
+        return endpoint_for(server, outbound, token, roots=roots)
     if server.credential_mode == "oauth":
         # Without a grant the request goes out bare: the server's refusal says how to get one.
         token = await bearer_for(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -31,6 +32,11 @@ OAUTH_HELP = (
     "each user connects their own account at the server's authorization server (MCP authorization, "
     "OAuth 2.1) on the Connections page; their calls carry their own token (HTTP servers)"
 )
+OAUTH_TEAM_HELP = (
+    "every call carries one team account's OAuth token, which the console gets with the client credentials "
+    "of --oauth-client-id (its secret, or a private key for JWT assertions)"
+)
+MAX_KEY_CHARS = 8192
 HOLD_HELP = (
     "how long the server (MCP 2025-11-25) waits for an answer to a question it pushes mid-call, in "
     "seconds: its held questions expire sooner"
@@ -55,6 +61,7 @@ def add_server_commands(sub: Subcommands) -> None:
         "(Authorization gets 'Bearer <token>') or, for stdio, this environment variable",
     )
     per_user.add_argument("--oauth", action="store_true", help=OAUTH_HELP)
+    per_user.add_argument("--oauth-team", action="store_true", help=OAUTH_TEAM_HELP)
     _oauth_client_arguments(servers_add)
     servers_add.add_argument(
         "--internal", action="store_true", help="it may be on a loopback, link-local or private address"
@@ -78,6 +85,7 @@ def add_server_commands(sub: Subcommands) -> None:
         "--per-user-credential", metavar="NAME", help="header or variable for each user's own"
     )
     credential.add_argument("--oauth", action="store_true", help=OAUTH_HELP)
+    credential.add_argument("--oauth-team", action="store_true", help=OAUTH_TEAM_HELP)
     credential.add_argument("--shared", action="store_true", help="stop sending per-user credentials")
     _oauth_client_arguments(edit)
     edit.add_argument(
@@ -116,6 +124,12 @@ def _oauth_client_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="the environment variable that holds that client's secret (kept off the command line)",
     )
+    parser.add_argument(
+        "--oauth-client-key-file",
+        metavar="PATH",
+        type=Path,
+        help="a team account's client signs JWT assertions with this private key (PEM: EC, RSA or Ed25519)",
+    )
 
 
 def _oauth_client(args: Any) -> dict[str, Any]:
@@ -130,6 +144,13 @@ def _oauth_client(args: Any) -> dict[str, Any]:
                 "no client secret", {"oauth_client_secret": f"{args.oauth_client_secret_env} is not set"}
             )
         changes["oauth_client_secret"] = secret
+    if args.oauth_client_key_file is not None:
+        try:
+            changes["oauth_client_key"] = args.oauth_client_key_file.read_text()[:MAX_KEY_CHARS]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(
+                "cannot read the key file", {"oauth_client_key": f"{args.oauth_client_key_file}: {exc}"}
+            ) from None
     return changes
 
 
@@ -151,7 +172,8 @@ def _servers_add(settings: Settings, args: Any) -> int:
         env=pairs(args.env),
         headers=pairs(args.header),
         credential_name=args.per_user_credential or "",
-        oauth=args.oauth,
+        oauth=args.oauth or args.oauth_team,
+        oauth_team=args.oauth_team,
         internal=args.internal,
         hold_seconds=args.hold_seconds,
         **_oauth_client(args),
@@ -200,9 +222,10 @@ def _servers_edit(settings: Settings, args: Any) -> int:
             changes.update(transport="stdio", command=args.command)
         if args.url is not None:
             changes.update(transport="http", url=args.url)
-        if args.per_user_credential is not None or args.shared or args.oauth:
+        if args.per_user_credential is not None or args.shared or args.oauth or args.oauth_team:
             changes["credential_name"] = args.per_user_credential or ""
-            changes["oauth"] = args.oauth
+            changes["oauth"] = args.oauth or args.oauth_team
+            changes["oauth_team"] = args.oauth_team
         changes.update(_oauth_client(args))
         if args.hold_seconds is not None:
             changes["hold_seconds"] = args.hold_seconds

@@ -438,14 +438,22 @@ class Dispatcher:
         if (
             challenge.status == 401
             and job.last_error != REFRESHING
-            and await holds_grant(session=session, user_id=owner_id, server_id=server.id)
+            and (
+                server.team_grant is not None
+                if server.credential_mode == "oauth_team"
+                else await holds_grant(session=session, user_id=owner_id, server_id=server.id)
+            )
         ):
             job.status, job.claimed_by, job.last_error, job.not_before = "ready", None, REFRESHING, utcnow()
             return
-        wants = "more scopes" if challenge.insufficient_scope else "the owner's authorization"
+        if server.credential_mode == "oauth_team":
+            message = f"server {server.name!r} refused the team account: a team admin must check its client"
+        else:
+            wants = "more scopes" if challenge.insufficient_scope else "the owner's authorization"
+            message = f"server {server.name!r} wants {wants}: connect it on the Connections page"
         error = {
             "code": None,
-            "message": f"server {server.name!r} wants {wants}: connect it on the Connections page",
+            "message": message,
             "data": {"authorization": asdict(challenge)},
         }
         fail_call(session=session, call=call, job=job, error=error)

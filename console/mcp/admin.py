@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, OKPKey, RSAKey
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -40,7 +42,15 @@ from console.identity.viewer import Viewer
 from console.mcp.addresses import url_refusal
 from console.mcp.models import McpServer
 from console.mcp.registry import describe_server
-from console.mcp.sealed import NO_KEY, Outbound, open_oauth_client, seal_oauth_client, seal_value, stored_map
+from console.mcp.sealed import (
+    NO_KEY,
+    OAuthClientEntry,
+    Outbound,
+    open_oauth_client,
+    seal_oauth_client,
+    seal_value,
+    stored_map,
+)
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
@@ -65,6 +75,10 @@ class ServerSettings:
     # registers itself); a secret of None keeps the stored one.
     oauth_client_id: str = ""
     oauth_client_secret: str | None = None
+    # One team account instead (with oauth): the console gets its token with the client's credentials,
+    # the secret above or this private key (PEM) signing JWT assertions; None keeps the stored key.
+    oauth_team: bool = False
+    oauth_client_key: str | None = None
     trusted: bool = False
     idempotent: bool = False
     internal: bool | None = None  # None: as it is (a new server is not internal)
@@ -96,7 +110,8 @@ def settings_of(server: McpServer) -> ServerSettings:
         env=dict.fromkeys(stored_map(server.env_json)),
         headers=dict.fromkeys(stored_map(server.headers_json)),
         credential_name=(server.credential_name or "") if server.credential_mode == "per_user" else "",
-        oauth=server.credential_mode == "oauth",
+        oauth=server.credential_mode in ("oauth", "oauth_team"),
+        oauth_team=server.credential_mode == "oauth_team",
         oauth_client_id=json.loads(server.oauth_client_json)["client_id"] if server.oauth_client_json else "",
         trusted=server.trusted,
         idempotent=server.idempotent,
@@ -315,6 +330,8 @@ def _apply(
     else:
         errors["transport"] = "choose stdio or http"
     hold_seconds = _hold_seconds(settings.hold_seconds, errors)
+    if settings.oauth_team and not settings.oauth:
+        errors["oauth_team"] = "a team account is an OAuth account: turn OAuth on too"
     if settings.oauth and settings.transport != "http":
         errors["oauth"] = "only a server reached over HTTP signs people in with OAuth"
     if settings.oauth and credential:
@@ -340,9 +357,17 @@ def _apply(
     # Only valid settings reach the row: a refused edit leaves nothing for a later flush to write.
     server.transport, server.command_json, server.url = settings.transport, command_json, url
     server.env_json, server.headers_json = json.dumps(env), json.dumps(headers)
-    server.credential_mode = "oauth" if settings.oauth else "per_user" if credential else "shared"
+    server.credential_mode = (
+        ("oauth_team" if settings.oauth_team else "oauth")
+        if settings.oauth
+        else "per_user"
+        if credential
+        else "shared"
+    )
     server.credential_name = credential or None
     server.oauth_client_json = oauth_client
+    if server.credential_mode != "oauth_team" or before.get("oauth_client") != _client_id_of(server):
+        server.team_grant = None  # a token of another account, or of another client
     server.trusted, server.idempotent = settings.trusted, settings.idempotent
     server.push_hold_seconds = hold_seconds
     if settings.internal is not None:
@@ -354,26 +379,55 @@ def _apply(
 def _oauth_client(
     server: McpServer, settings: ServerSettings, outbound: Outbound, errors: dict[str, str]
 ) -> str | None:
-    """The server's hand-registered OAuth client as stored; a secret not entered again is kept while
-    the client id stays the same."""
+    """The server's hand-registered OAuth client as stored; a secret or key not entered again is kept
+    while the client id stays the same."""
     client_id = settings.oauth_client_id.strip()
     if not client_id:
+        if settings.oauth_team:
+            errors["oauth_client_id"] = "a team account needs the client registered for it"
         return None
     if len(client_id) > MAX_CLIENT_ID or any(c.isspace() for c in client_id):
         errors["oauth_client_id"] = f"at most {MAX_CLIENT_ID} characters, without spaces"
         return None
-    secret = settings.oauth_client_secret
-    if secret is None:
-        kept = open_oauth_client(outbound.cipher, server) if server.oauth_client_json else None
-        secret = kept[1] if kept is not None and kept[0] == client_id else None
-    if secret is not None and (len(secret) > MAX_VALUE or any(c in secret for c in "\r\n\0")):
+    kept = open_oauth_client(outbound.cipher, server) if server.oauth_client_json else None
+    if kept is not None and kept.client_id != client_id:
+        kept = None
+    secret = (
+        settings.oauth_client_secret if settings.oauth_client_secret is not None else (kept and kept.secret)
+    )
+    key = settings.oauth_client_key if settings.oauth_client_key is not None else (kept and kept.private_key)
+    if secret and (len(secret) > MAX_VALUE or any(c in secret for c in "\r\n\0")):
         errors["oauth_client_secret"] = "too long or has line breaks"  # noqa: S105  # a message
         return None
+    if key and private_key(key) is None:
+        errors["oauth_client_key"] = "not a private key in PEM (EC P-256, RSA or Ed25519)"
+        return None
+    if settings.oauth_team and not (secret or key):
+        errors["oauth_client_secret"] = "a team account needs its client's secret or private key"  # noqa: S105
+        return None
     try:
-        return seal_oauth_client(outbound.cipher, server.id, client_id, secret or None)
+        entry = OAuthClientEntry(client_id, secret or None, key or None)
+        return seal_oauth_client(outbound.cipher, server.id, entry)
     except SecretMissing:
         errors["oauth_client_secret"] = NO_KEY
         return None
+
+
+PrivateKey = ECKey | RSAKey | OKPKey
+KEY_CLASSES: tuple[type[ECKey] | type[RSAKey] | type[OKPKey], ...] = (ECKey, RSAKey, OKPKey)
+
+
+def private_key(text: str) -> PrivateKey | None:
+    """The private key (EC, RSA or OKP) a PEM text holds, or None for anything else."""
+    if len(text) > MAX_VALUE or "PRIVATE KEY" not in text:
+        return None
+    for key_class in KEY_CLASSES:
+        try:
+            key = key_class.import_key(text)
+        except (JoseError, ValueError, TypeError):
+            continue
+        return key if key.is_private else None
+    return None
 
 
 def _hold_seconds(text: str, errors: dict[str, str]) -> int | None:

@@ -28,12 +28,15 @@ class McpServer(Base):
     internal: Mapped[bool] = mapped_column(Boolean, default=False)
     # "shared": every call uses the headers/env above; "per_user": each call also carries its owner's own
     # credential, sent as the header (HTTP) or environment variable (stdio) named by `credential_name`;
-    # "oauth": each call carries its owner's own OAuth access token (MCP authorization, console/oauth).
+    # "oauth": each call carries its owner's own OAuth access token (MCP authorization, console/oauth);
+    # "oauth_team": every call carries the one token of a team account (client credentials).
     credential_mode: Mapped[str] = mapped_column(String(10), default="shared")
     credential_name: Mapped[str | None] = mapped_column(String(100), default=None)
     # The OAuth client an admin registered for it by hand: {"client_id": ..., "client_secret": {"sealed":
     # ...} or null}; None: the console uses its metadata document or registers itself.
     oauth_client_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # A team account's ("oauth_team") current token, sealed: {"sealed": ...} (console/oauth/team.py).
+    team_grant: Mapped[str | None] = mapped_column(Text, default=None)
     trusted: Mapped[bool] = mapped_column(Boolean, default=False)
     idempotent: Mapped[bool] = mapped_column(Boolean, default=False)
     # How long the server waits for the answer to a question it pushes (an older server, MCP 2025-11-25),

@@ -66,7 +66,11 @@ def endpoint_for(
     """
     env = open_values(outbound.cipher, server.id, "env", stored_map(server.env_json))
     headers = open_values(outbound.cipher, server.id, "header", stored_map(server.headers_json))
-    if credential is not None and server.credential_mode == "oauth" and server.transport == "http":
+    if (
+        credential is not None
+        and server.credential_mode in ("oauth", "oauth_team")
+        and server.transport == "http"
+    ):
         headers["Authorization"] = f"Bearer {credential}"
     elif credential is not None and server.credential_mode == "per_user":
         name = server.credential_name or ("Authorization" if server.transport == "http" else "MCP_TOKEN")

@@ -102,32 +102,41 @@ async def seal_plain_values(*, session: AsyncSession, cipher: CredentialCipher) 
     return sealed
 
 
-def seal_oauth_client(cipher: CredentialCipher, server_id: str, client_id: str, secret: str | None) -> str:
-    """`mcp_server.oauth_client_json` for an OAuth client an admin registered by hand, its secret sealed.
+@dataclass(frozen=True)
+class OAuthClientEntry:
+    """An OAuth client an admin registered for a server by hand: its id, and its secret or the private key
+    it signs JWT assertions with (a team account's client credentials)."""
+
+    client_id: str
+    secret: str | None = None
+    private_key: str | None = None
+
+
+def seal_oauth_client(cipher: CredentialCipher, server_id: str, entry: OAuthClientEntry) -> str:
+    """`mcp_server.oauth_client_json` for the entry, its secret and key sealed.
 
     Raises:
-        SecretMissing: a secret and no console secret.
+        SecretMissing: a secret or key and no console secret.
     """
-    sealed = seal_value(cipher, server_id, "oauth", "client_secret", secret) if secret else None
-    return json.dumps({"client_id": client_id, "client_secret": sealed})
+    sealed = {
+        name: seal_value(cipher, server_id, "oauth", name, value) if value else None
+        for name, value in (("client_secret", entry.secret), ("private_key", entry.private_key))
+    }
+    return json.dumps({"client_id": entry.client_id, **sealed})
 
 
-def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> tuple[str, str | None] | None:
-    """The client id and secret of the OAuth client an admin entered for the server, or None.
+def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> OAuthClientEntry | None:
+    """The OAuth client an admin entered for the server, or None.
 
     Raises:
-        SecretMissing: its secret cannot be opened.
+        SecretMissing: its secret or key cannot be opened.
     """
     if not server.oauth_client_json:
         return None
     stored = json.loads(server.oauth_client_json)
-    sealed = stored.get("client_secret")
-    secret = (
-        open_values(cipher, server.id, "oauth", {"client_secret": sealed})["client_secret"]
-        if sealed
-        else None
-    )
-    return str(stored["client_id"]), secret
+    sealed = {name: stored.get(name) for name in ("client_secret", "private_key") if stored.get(name)}
+    plain = open_values(cipher, server.id, "oauth", sealed)
+    return OAuthClientEntry(str(stored["client_id"]), plain.get("client_secret"), plain.get("private_key"))
 
 
 def _binding(server_id: str, kind: str, name: str) -> str:

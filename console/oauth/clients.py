@@ -105,8 +105,8 @@ async def client_for(
     """
     entered = open_oauth_client(cipher, server)
     if entered is not None:
-        client_id, secret = entered
-        return ClientIdentity(client_id, secret, _auth_method(auth_server, secret), "pre_registered")
+        method = _auth_method(auth_server, entered.secret)
+        return ClientIdentity(entered.client_id, entered.secret, method, "pre_registered")
     if site.metadata_url is not None and auth_server.metadata_documents:
         return ClientIdentity(site.metadata_url, None, "none", "metadata_document")
     redirect = site.redirect_uri

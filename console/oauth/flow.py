@@ -135,6 +135,7 @@ async def begin(
     )
     plan = _Plan(verifier, terms, scope, found.auth_server.iss_parameter, redirect, client.client_secret)
     attempt_id = _digest(state)
+    await session.execute(delete(OAuthAttempt).where(OAuthAttempt.expires_at < utcnow()))  # abandoned ones
     session.add(
         OAuthAttempt(
             id=attempt_id,

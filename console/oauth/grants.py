@@ -37,6 +37,8 @@ KIND = "oauth"
 REFRESH_AHEAD_SECONDS = 60.0  # a token this close to its expiry is refreshed before it is used
 MAX_TOKEN_CHARS = 16_384
 LAST_USED_GRAIN_SECONDS = 60.0
+# What an authorization server answers when a grant is gone for good (RFC 6749 section 5.2).
+REFUSALS = ("invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope")
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,9 @@ async def bearer_for(
 ) -> str | None:
     """The person's access token for the server, refreshed first when it expires within
     `REFRESH_AHEAD_SECONDS` (or `force_refresh`: the server refused it); None when they have no grant
-    or it cannot be renewed (the grant is then dropped: they must connect again).
+    or the authorization server refused to renew it (the grant is then dropped: they must connect
+    again). While the authorization server cannot be reached the grant is kept, and the token sent as
+    it is until it has expired.
 
     Commits when it refreshed or dropped the grant.
     """
@@ -169,7 +173,11 @@ async def bearer_for(
     terms = Terms(**_terms_fields(json.loads(row.details_json)))
     renewed = None
     if tokens.refresh_token is not None:
-        renewed = await _refresh(session, cipher, reach, server, terms, tokens)
+        try:
+            renewed = await _refresh(session, cipher, reach, server, terms, tokens)
+        except RefreshUnavailable:
+            expired = tokens.expires_at is not None and tokens.expires_at <= time.time()
+            return None if expired else tokens.access_token
     if renewed is None:
         await session.delete(row)
         record_event(
@@ -293,6 +301,10 @@ async def _revoke(reach: Reach, client: ClientIdentity, endpoint: str, token: st
     return bool(response.status_code == 200)
 
 
+class RefreshUnavailable(Exception):
+    """The authorization server could not be asked (unreachable, or a server error): try again later."""
+
+
 async def _refresh(
     session: AsyncSession,
     cipher: CredentialCipher,
@@ -301,6 +313,11 @@ async def _refresh(
     terms: Terms,
     tokens: Tokens,
 ) -> Tokens | None:
+    """The renewed tokens, or None when the authorization server refused the refresh token.
+
+    Raises:
+        RefreshUnavailable: it could not be asked.
+    """
     client = await _client_of(session, cipher, server, terms)
     try:
         async with oauth_client(client, None, reach) as oauth:
@@ -311,8 +328,14 @@ async def _refresh(
                 **client_id_param(client),
             )
         return tokens_of(answer, tokens.scope, tokens)
-    except (OAuthError, OAuthRefused, httpx2.HTTPError, ValueError):
+    except OAuthError as refused:
+        if refused.error in REFUSALS:
+            return None
+        raise RefreshUnavailable(refused.error) from None
+    except OAuthRefused:
         return None
+    except (httpx2.HTTPError, ValueError) as exc:
+        raise RefreshUnavailable(type(exc).__name__) from None
 
 
 async def _client_of(
@@ -321,7 +344,7 @@ async def _client_of(
     secret: str | None = None
     if terms.client_source == "pre_registered":
         entered = open_oauth_client(cipher, server)
-        secret = entered[1] if entered is not None and entered[0] == terms.client_id else None
+        secret = entered.secret if entered is not None and entered.client_id == terms.client_id else None
     elif terms.client_row is not None:
         row = await session.get(OAuthClient, terms.client_row)
         secret = registered_secret(cipher, row) if row is not None else None

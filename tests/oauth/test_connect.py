@@ -167,6 +167,21 @@ async def test_an_expired_token_is_refreshed_without_the_person(
             assert len(await console.audit_payloads("oauth_refreshed")) == 2
 
 
+async def test_a_token_the_server_refuses_is_refreshed_once_and_the_call_sent_again(
+    database_url: str, notes: ServerProcess, oauth_log: Path
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        await connect(dev, await server_id(console, dev), "dana")
+        assert (await whoami(console, "dev"))["status"] == "completed"
+        async with httpx.AsyncClient(timeout=10) as http:
+            forgot = await http.post(notes.url.removesuffix("/mcp") + "/test/forget-access-tokens")
+        assert forgot.status_code == 200
+        call = await whoami(console, "dev")
+        assert call["status"] == "completed", call
+        assert call["result"]["content"][0]["text"] == "signed in as dana"
+        assert [e["event"] for e in events(oauth_log)] == ["issued", "refreshed"]
+
+
 async def test_disconnect_revokes_and_the_next_call_asks_to_connect_again(
     database_url: str, notes: ServerProcess, oauth_log: Path
 ) -> None:

@@ -9,6 +9,9 @@ registration, authorization code with PKCE S256, refresh tokens, revocation, `is
 response) and the resource server (protected resource metadata; every MCP request needs a bearer token it
 issued for this resource, else 401 with `WWW-Authenticate: Bearer ... resource_metadata=...`).
 
+`POST /test/forget-access-tokens` makes it forget every access token it issued (refresh tokens stay), as a
+server does that revokes tokens early or restarted.
+
 People sign in on its page `/login`: a form with one field, `name`; whoever submits a name is that person
 (it is a test server). Tokens carry that name as their subject.
 
@@ -221,6 +224,11 @@ def build_server(base: str, provider: Provider) -> MCPServer[Any]:
     def whoami() -> str:
         token = get_access_token()
         return f"signed in as {token.subject if token else 'nobody'}"
+
+    @server.custom_route("/test/forget-access-tokens", methods=["POST"])  # type: ignore[untyped-decorator]
+    async def forget_access_tokens(request: Request) -> Response:
+        provider.access.clear()
+        return HTMLResponse("forgotten")
 
     @server.custom_route("/login", methods=["GET"])  # type: ignore[untyped-decorator]  # the SDK's
     async def login_page(request: Request) -> Response:

@@ -1,0 +1,121 @@
+"""A team account at an MCP server: one OAuth token for every member's calls, which the console gets by
+itself with the client credentials grant (the MCP OAuth client-credentials extension) — the client an admin
+registered, authenticated with its secret (client_secret_basic or _post, as advertised) or with a JWT
+assertion signed by its private key (private_key_jwt, RFC 7523, `aud` the authorization server's issuer).
+
+The token is sealed on the server's row (bound to the server) and fetched again when it is about to expire
+or the server refused it; no person is involved.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+
+import httpx2
+from authlib.integrations.base_client.errors import OAuthError
+from authlib.oauth2.rfc7523 import PrivateKeyJWT
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, record_event
+from console.mcp.admin import private_key
+from console.mcp.models import McpServer
+from console.mcp.sealed import Outbound, open_oauth_client, open_values, seal_value
+from console.oauth.clients import ClientIdentity
+from console.oauth.discovery import discover
+from console.oauth.errors import OAuthRefused
+from console.oauth.grants import REFRESH_AHEAD_SECONDS, Tokens, client_id_param, oauth_client, tokens_of
+from console.oauth.http import Reach
+
+GRANT = "team_grant"
+KEY_ALGORITHMS = {"EC": "ES256", "RSA": "RS256", "OKP": "EdDSA"}
+
+
+async def team_bearer(
+    *, session: AsyncSession, outbound: Outbound, server: McpServer, force_refresh: bool = False
+) -> str | None:
+    """The team account's access token, fetched anew when there is none, it is about to expire, or
+    `force_refresh`; None when the server has no client to get one with, or the authorization server
+    refused (the call then fails saying so, and the refusal is audited). Commits what it fetched."""
+    held = _held(outbound, server)
+    fresh = held is not None and (
+        held.expires_at is None or held.expires_at - time.time() >= REFRESH_AHEAD_SECONDS
+    )
+    if held is not None and fresh and not force_refresh:
+        return held.access_token
+    entered = open_oauth_client(outbound.cipher, server)
+    if entered is None:
+        return None
+    try:
+        tokens = await _fetch(outbound, server, entered.client_id, entered.secret, entered.private_key)
+    except OAuthRefused as refused:
+        record_event(
+            session=session,
+            actor=SYSTEM,
+            action="oauth_refused",
+            subject_type="server",
+            subject_id=server.id,
+            payload={"reason": refused.reason, "account": "team"},
+        )
+        server.team_grant = None
+        await session.commit()
+        return None
+    server.team_grant = json.dumps(
+        seal_value(outbound.cipher, server.id, "oauth", GRANT, json.dumps(asdict(tokens)))
+    )
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="oauth_team_token",
+        subject_type="server",
+        subject_id=server.id,
+        payload={"scope": tokens.scope or ""},
+    )
+    await session.commit()
+    return tokens.access_token
+
+
+def _held(outbound: Outbound, server: McpServer) -> Tokens | None:
+    if not server.team_grant:
+        return None
+    plain = open_values(outbound.cipher, server.id, "oauth", {GRANT: json.loads(server.team_grant)})[GRANT]
+    return Tokens(**json.loads(plain))
+
+
+async def _fetch(
+    outbound: Outbound, server: McpServer, client_id: str, secret: str | None, key_pem: str | None
+) -> Tokens:
+    reach = Reach.of(server, outbound)
+    async with reach.client() as http:
+        found = await discover(http, server.url or "", None)
+    auth_server = found.auth_server
+    key = private_key(key_pem) if key_pem is not None else None
+    if key is not None:
+        client = ClientIdentity(client_id, None, "private_key_jwt", "pre_registered")
+    else:
+        method = next(
+            (m for m in auth_server.auth_methods if m in ("client_secret_basic", "client_secret_post")), None
+        )
+        client = ClientIdentity(client_id, secret, method or "client_secret_basic", "pre_registered")
+    try:
+        async with oauth_client(client, None, reach, found.scope) as oauth:
+            if key is not None:
+                # Signed with the client's key; `aud` is the issuer (the extension's rule, not the URL).
+                oauth.client_secret = key
+                oauth.register_client_auth_method(
+                    PrivateKeyJWT(auth_server.issuer, alg=KEY_ALGORITHMS[key.key_type])
+                )
+            answer = await oauth.fetch_token(
+                auth_server.token_endpoint,
+                grant_type="client_credentials",
+                resource=found.resource,
+                **client_id_param(client),
+            )
+    except (OAuthError, httpx2.HTTPError, ValueError):
+        raise OAuthRefused(
+            "client_credentials_rejected",
+            f"the authorization server {auth_server.issuer[:300]} refused the team account's client "
+            "credentials",
+        ) from None
+    return tokens_of(answer, found.scope)
