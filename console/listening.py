@@ -35,9 +35,14 @@ async def serve_and_announce(app: Any, host: str, port: int, path: str, *, backl
 
     Test and benchmark harnesses start these servers on port 0 and read that line to learn the URL.
     """
-    sock = listening_socket(host, port)
+    await serve_socket_and_announce(app, listening_socket(host, port), path, backlog=backlog)
+
+
+async def serve_socket_and_announce(app: Any, sock: socket.socket, path: str, *, backlog: int = 2048) -> None:
+    """`serve_and_announce` on a socket bound already (a server that must know its own address first)."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, backlog=backlog)
     web = uvicorn.Server(config)
+    host = str(sock.getsockname()[0])
     shown_host = f"[{host}]" if ":" in host else host
     async with anyio.create_task_group() as tg:
         tg.start_soon(web.serve, [sock])

@@ -67,6 +67,46 @@ def test_the_demo_banner_links_the_question_page_and_names_every_user_without_li
 
 
 @pytest.mark.slow
+def test_dev_connects_team_notes_and_dev_agents_calls_carry_devs_token(tmp_path: Path) -> None:
+    with running_demo(CONSOLE, tmp_path, demo_env()) as demo:
+        assert any("Team notes is behind OAuth" in line for line in demo.banner), demo.banner
+        with httpx.Client(base_url=demo.url, timeout=30) as browser, httpx.Client(timeout=30) as there:
+            sign_in(browser, "dev", demo.passwords["dev"])
+            page = html(browser.get("/connections"))
+            notes = next(s for s in page.select("section.connection") if "notes" in text(s))
+            assert "not connected" in text(notes)
+            connect = one(notes, 'form[action$="/oauth"]')
+            to_notes = browser.post(str(connect["action"]), data=form_fields(connect))
+            assert to_notes.status_code == 303, to_notes.text
+            login = there.get(there.get(to_notes.headers["location"]).headers["location"])
+            back = there.post(
+                str(login.url.join("/login")), data={**form_fields(one(html(login), "form")), "name": "dev"}
+            )
+            assert back.status_code == 302, back.text
+            callback = httpx.URL(back.headers["location"])
+            assert str(callback).startswith(f"{demo.url}/oauth/callback?")
+            done = browser.get(f"{callback.path}?{callback.query.decode()}")
+            assert done.status_code == 303, done.text
+            assert "connected at 127.0.0.1" in text(html(browser.get("/connections")))
+
+            agent = {"Authorization": f"Bearer {demo.token}"}
+            run = browser.post("/api/v1/runs", json={"team": "platform", "title": "notes"}, headers=agent)
+            assert run.status_code == 201, run.text
+            call = browser.post(
+                f"/api/v1/runs/{run.json()['id']}/calls",
+                params={"wait": 20},
+                json={
+                    "server": "notes",
+                    "method": "tools/call",
+                    "params": {"name": "whoami", "arguments": {}},
+                },
+                headers=agent,
+            )
+            assert call.json()["status"] == "completed", call.text
+            assert call.json()["result"]["content"][0]["text"] == "signed in as dev"
+
+
+@pytest.mark.slow
 def test_running_the_demo_again_revokes_the_last_runs_token(tmp_path: Path) -> None:
     with running_demo(CONSOLE, tmp_path, demo_env()) as first:
         with httpx.Client(base_url=first.url, timeout=30) as api:

@@ -182,9 +182,10 @@ async def _registered(session: AsyncSession, settings: Settings, name: str, team
     server, _team = found[0]
     if server.disabled:
         raise ConsoleError(f"server {name!r} is disabled")
-    if server.credential_mode == "per_user":
+    if server.credential_mode in ("per_user", "oauth", "oauth_team"):
         raise ConsoleError(
-            f"server {name!r} takes each user's own credential: call it with --url and --header instead"
+            f"server {name!r} takes each user's own credential or an OAuth token: call it with --url and "
+            "--header instead"
         )
     outbound = Outbound.of(settings)
     endpoint = endpoint_for(server, outbound)  # raises SecretMissing (a ConsoleError) without the key

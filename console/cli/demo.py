@@ -15,7 +15,7 @@ from console.cli.common import Subcommands, add_bind, bind, complain, run_with_s
 from console.cli.serve import serve_app
 from console.config import Settings
 from console.demo.seed import new_passwords, question_page, seed_demo
-from console.demo.tracker import running_tracker
+from console.demo.tracker import running_notes, running_tracker
 from console.files import write_private
 
 DEMO_KEY_FILE = "console-demo.secret"
@@ -43,7 +43,7 @@ def _demo(settings: Settings, args: Any) -> int:
         updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / DEMO_AUDIT_KEY_FILE))
     settings = settings.model_copy(update=updates)
     passwords = new_passwords()
-    with running_tracker(passwords) as tracker:
+    with running_tracker(passwords) as tracker, running_notes() as notes_url:
         app = create_app(settings, demo=True)
         host, port = sock.getsockname()[:2]
         if host in ("0.0.0.0", "::"):  # noqa: S104  # bound to every address: the deployer asks on loopback
@@ -52,7 +52,12 @@ def _demo(settings: Settings, args: Any) -> int:
         seeded = run_with_session(
             settings,
             lambda s: seed_demo(
-                session=s, settings=settings, passwords=passwords, tracker=tracker, jwks_url=jwks_url
+                session=s,
+                settings=settings,
+                passwords=passwords,
+                tracker=tracker,
+                notes_url=notes_url,
+                jwks_url=jwks_url,
             ),
         )
 

@@ -1,5 +1,5 @@
-"""Seeding the demo: team `platform` and its people, the deployer with its deploy policy, the tracker, and
-waiting calls."""
+"""Seeding the demo: team `platform` and its people, the deployer with its deploy policy, the tracker, Team
+notes behind OAuth, and waiting calls."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
 from console.dispatch.signals import Signals
 from console.identity import authenticate_token, create_team, create_token, create_user
-from console.identity.credentials import CredentialCipher, save_credential
+from console.identity.credentials import CredentialCipher, forget_server_credentials, save_credential
 from console.identity.models import Membership, Team, User
 from console.identity.passwords import hash_password
 from console.identity.tokens import list_tokens, revoke_token
@@ -58,6 +58,7 @@ class Seeded:
     call_id: str
     gated_call_id: str
     tracker_call_id: str | None
+    notes: bool = False
 
     def describe(self, url: str, deploy_page: str, gate_page: str) -> Iterator[str]:
         """The banner; `deploy_page` and `gate_page` are the paths of the deploys' questions (see
@@ -76,6 +77,11 @@ class Seeded:
                 "  dev's agent wants to create a tracker issue: sign in as dev to connect the account "
                 "(the tracker asks for dev's password too)"
             )
+        if self.notes:
+            yield (
+                "  Team notes is behind OAuth: sign in as dev, open Connections and press Connect "
+                "(you sign in there with any name)"
+            )
         yield f"  try: curl -s -H 'Authorization: Bearer {self.dev_token}' {url}/api/v1/elicitations"
         yield "Press Ctrl+C to stop."
 
@@ -92,6 +98,7 @@ async def seed_demo(
     settings: Settings,
     passwords: dict[str, str],
     tracker: Tracker | None = None,
+    notes_url: str | None = None,
     jwks_url: str | None = None,
 ) -> Seeded:
     """Create (or reuse) the demo team, users and servers; fresh passwords and tokens each run. With
@@ -133,7 +140,9 @@ async def seed_demo(
             {"name": "create_issue", "arguments": {"title": "Login is slow"}},
             "File the login bug",
         )
-    return Seeded(passwords, token, call_id, gated_call_id, tracker_call)
+    if notes_url is not None:
+        await _ensure_notes(session, team, notes_url, settings)
+    return Seeded(passwords, token, call_id, gated_call_id, tracker_call, notes_url is not None)
 
 
 async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, password: str) -> None:
@@ -224,6 +233,26 @@ async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, s
             server_id=server.id,
             secret=tracker_token,
         )
+
+
+async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: Settings) -> None:
+    """Team notes, behind OAuth: each person connects their own account there. It runs beside the console
+    on loopback (internal), on a new port each run: connections of earlier runs are gone with it."""
+    query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "notes")
+    server = (await session.execute(query)).scalar_one_or_none()
+    if server is None:
+        await create_server(
+            session=session,
+            by=None,
+            team_name=team.name,
+            name="notes",
+            settings=ServerSettings(transport="http", url=url, oauth=True, internal=True),
+            outbound=Outbound.of(settings),
+        )
+        return
+    server.url, server.internal, server.credential_mode = url, True, "oauth"
+    await forget_server_credentials(session=session, server_id=server.id)
+    await session.commit()
 
 
 async def _ensure_waiting(

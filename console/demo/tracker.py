@@ -1,4 +1,5 @@
-"""Running the connect demo server (the "Example Tracker") beside `console demo`."""
+"""Running the demo's own MCP servers beside `console demo`: the connect demo server (the "Example
+Tracker") and Team notes, behind OAuth."""
 
 from __future__ import annotations
 
@@ -33,13 +34,29 @@ def running_tracker(passwords: Mapping[str, str]) -> Iterator[Tracker]:
     try:
         yield Tracker(_listening_url(process), tokens)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        if process.stdout is not None:
-            process.stdout.close()
+        _stop(process)
+
+
+@contextmanager
+def running_notes() -> Iterator[str]:
+    """Start Team notes (console/demo/notes.py) on a free loopback port; its MCP URL."""
+    process = subprocess.Popen(  # our own module, run with our own interpreter
+        [sys.executable, "-m", "console.demo.notes", "--http", "0"], stdout=subprocess.PIPE
+    )
+    try:
+        yield _listening_url(process)
+    finally:
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 def _listening_url(process: subprocess.Popen[bytes]) -> str:
@@ -56,5 +73,5 @@ def _listening_url(process: subprocess.Popen[bytes]) -> str:
         line += chunk
     text = line.decode().strip()
     if not text.startswith("listening on "):
-        raise RuntimeError(f"the connect demo server did not start: {text!r}")
+        raise RuntimeError(f"a demo MCP server did not start: {text!r}")
     return text.removeprefix("listening on ")

@@ -3,8 +3,8 @@
 The same cipher seals servers' own header and environment values (`console/mcp/secrets.py`).
 
 Each row is bound to its (user, server) pair as associated data, so a ciphertext copied onto another
-row does not decrypt. `kind` and `details_json` leave room for OAuth grants (refresh tokens, expiry,
-scopes) next to plain bearer tokens.
+row does not decrypt. `kind` is "bearer" for a typed-in token and "oauth" for an OAuth grant, whose
+tokens and non-secret facts (`details_json`) console/oauth/grants.py keeps.
 """
 
 from __future__ import annotations
@@ -155,9 +155,12 @@ async def forget_server_credentials(*, session: AsyncSession, server_id: str) ->
 async def credential_for(
     *, session: AsyncSession, cipher: CredentialCipher, user_id: str, server_id: str
 ) -> str | None:
-    """The user's own credential for the server, decrypted, or None when they have none."""
+    """The user's own typed-in credential for the server, decrypted, or None when they have none (an
+    OAuth grant, console/oauth/grants.py, is not one)."""
     row = await _row(session, user_id, server_id)
-    return None if row is None else cipher.open(row.sealed, user_id=user_id, server_id=server_id)
+    if row is None or row.kind != "bearer":
+        return None
+    return cipher.open(row.sealed, user_id=user_id, server_id=server_id)
 
 
 async def saved_servers(*, session: AsyncSession, user_id: str) -> dict[str, ServerCredential]:

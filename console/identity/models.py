@@ -105,7 +105,7 @@ class ServerCredential(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
     server_id: Mapped[str] = mapped_column(ForeignKey("mcp_server.id"))
-    kind: Mapped[str] = mapped_column(String(20))  # "bearer" now; "oauth" when grants arrive
+    kind: Mapped[str] = mapped_column(String(20))  # "bearer" (typed in) or "oauth" (console/oauth/grants.py)
     sealed: Mapped[str] = mapped_column(Text)
     details_json: Mapped[str] = mapped_column(Text, default="{}")  # non-secret facts: scopes, issuer, expiry
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -212,7 +212,7 @@ async def finish(
             session, user_id, server_id, "authorization_denied", f"The authorization server said no ({said})."
         )
     iss = _bounded(returned.iss)
-    if iss is not None and iss != issuer:
+    if iss is not None and iss != plan.terms.issuer:
         await _refuse_used(
             session,
             user_id,

@@ -22,7 +22,7 @@ from authlib.integrations.httpx_client import AsyncOAuth2Client
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import Actor, record_event
+from console.audit import SYSTEM, Actor, record_event
 from console.db import utcnow
 from console.identity.credentials import CredentialCipher
 from console.identity.models import ServerCredential
@@ -180,28 +180,14 @@ async def bearer_for(
             return None if expired else tokens.access_token
     if renewed is None:
         await session.delete(row)
-        record_event(
-            session=session,
-            actor=Actor("system"),
-            action="oauth_expired",
-            subject_type="server",
-            subject_id=server.id,
-            payload={"user": user_id, "issuer": terms.issuer},
-        )
+        _record_renewal(session, "oauth_expired", server.id, user_id, terms.issuer)
         await session.commit()
         return None
     sealed = cipher.seal(json.dumps(asdict(renewed)), user_id=user_id, server_id=server.id)
     row.sealed, row.updated_at = sealed, utcnow()
     row.details_json = json.dumps({**asdict(terms), **_shown(renewed)})
     _note_use(row)
-    record_event(
-        session=session,
-        actor=Actor("system"),
-        action="oauth_refreshed",
-        subject_type="server",
-        subject_id=server.id,
-        payload={"user": user_id, "issuer": terms.issuer},
-    )
+    _record_renewal(session, "oauth_refreshed", server.id, user_id, terms.issuer)
     await session.commit()
     return renewed.access_token
 
@@ -350,6 +336,17 @@ async def _client_of(
         secret = registered_secret(cipher, row) if row is not None else None
     method = terms.auth_method if secret is not None else "none"
     return ClientIdentity(terms.client_id, secret, method, terms.client_source)
+
+
+def _record_renewal(session: AsyncSession, action: str, server_id: str, user_id: str, issuer: str) -> None:
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action=action,
+        subject_type="server",
+        subject_id=server_id,
+        payload={"user": user_id, "issuer": issuer},
+    )
 
 
 def _note_use(row: ServerCredential) -> None:

@@ -14,6 +14,7 @@ import json
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -21,7 +22,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
+from console.mcp.admin import edit_server, server_for_admin, settings_of
+from console.mcp.sealed import Outbound
 from tests.harness import (
+    TEAM,
     Browser,
     Console,
     ServerSpec,
@@ -262,3 +266,24 @@ async def test_an_authorization_server_without_pkce_is_refused(
             assert events(oauth_log) == []
             reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
             assert reasons == ["pkce_unsupported"]
+
+
+async def test_a_grant_is_never_sent_as_a_typed_in_credential_after_the_server_changes_mode(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        await connect(dev, await server_id(console, dev), "dana")
+        async with console.app.state.factory() as session:
+            server = await server_for_admin(session=session, by=None, team_name=TEAM, name="notes")
+            typed = replace(settings_of(server), oauth=False, credential_name="Authorization")
+            await edit_server(
+                session=session,
+                by=None,
+                team_name=TEAM,
+                name="notes",
+                settings=typed,
+                outbound=Outbound.of(console.app.state.settings),
+            )
+        refused = await console.start("notes", "tools/call", {"name": "whoami", "arguments": {}})
+        assert refused.status_code == 422, refused.text
+        assert "dev has no credential for server 'notes'" in refused.text
