@@ -203,6 +203,7 @@ def _client_id(client: OAuthClientInformationFull) -> str:
 def build_server(base: str, provider: Provider) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
         "team-notes",
+        log_level="WARNING",  # the SDK's start and stop notices would clutter the demo's terminal
         auth_server_provider=provider,
         auth=AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]  # pydantic parses the URL
@@ -261,7 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     port = mcp_port(
         argv, description="The demo's Team notes: an MCP server behind OAuth, with its own sign-in."
     )
-    anyio.run(serve, port or 0)
+    try:
+        anyio.run(serve, port or 0)
+    except KeyboardInterrupt:  # Ctrl+C at the terminal reaches `console demo` and this child alike
+        return 130
     return 0
 
 
