@@ -23,9 +23,10 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 
+from console.elicitations.connects import challenge_of
 from console.errors import ConsoleError
 from console.mcp.admin import ServerSettings
-from console.mcp.challenge import AuthorizationRequired, Challenge
+from console.mcp.challenge import AuthorizationRequired
 from console.oauth.flow import Returned
 from console.scripted import Answer, Outcome, Round, ScriptedConsole, scripted_console
 
@@ -40,7 +41,7 @@ SCHEMA_ECHO = ("json_schema_echo", "json_schema_2020_12_tool")
 CONSOLE_URL = "https://console.conformance.invalid"
 # The client ID the suite expects of a client that has a metadata document (it never fetches it).
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
-# Sign-ins per request: the first, then step-ups while the server keeps asking for more scopes.
+# Sign-ins for listing the tools: the first, then step-ups while the server keeps asking for more scopes.
 MAX_AUTHORIZATIONS = 3
 BROWSER_TIMEOUT_SECONDS = 10.0
 Result = TypeVar("Result")
@@ -184,32 +185,19 @@ async def _signed_in(console: ScriptedConsole, attempt: Callable[[], Awaitable[R
 
 
 async def _call(console: ScriptedConsole, tool: ToolCall, listed: bool) -> Outcome:
-    """The call's outcome, calling again after connecting while the server asks for authorization."""
+    """The call's outcome; a question to connect the member's account is answered by connecting, as the
+    member would from the question's page."""
 
-    async def once() -> Outcome:
-        with anyio.fail_after(CALL_TIMEOUT_SECONDS):
-            return await console.call(tool.name, tool.arguments, accept_with_defaults, check_listed=listed)
+    async def answer_round(waiting: Round) -> dict[str, Answer]:
+        connect = next((q for q in waiting.questions if q.mode == "connect"), None)
+        if connect is None:
+            return await accept_with_defaults(waiting)
+        asked = waiting.input_requests.get(connect.key, {}).get("params", {})
+        await console.connect(challenge_of(asked), click_through)  # accepts the question
+        return {}
 
-    outcome = await once()
-    for _ in range(MAX_AUTHORIZATIONS):
-        challenge = _challenge_of(outcome)
-        if challenge is None:
-            break
-        await console.connect(challenge, click_through)
-        outcome = await once()
-    return outcome
-
-
-def _challenge_of(outcome: Outcome) -> Challenge | None:
-    """The server's challenge when the call failed for want of authorization."""
-    data = (outcome.error or {}).get("data") if outcome.status == "failed" else None
-    found = data.get("authorization") if isinstance(data, dict) else None
-    if not isinstance(found, dict):
-        return None
-    text = {
-        k: v if isinstance(v := found.get(k), str) else None for k in ("resource_metadata", "scope", "error")
-    }
-    return Challenge(status=int(found.get("status") or 401), **text)
+    with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+        return await console.call(tool.name, tool.arguments, answer_round, check_listed=listed)
 
 
 def _text(result: dict[str, Any]) -> str:

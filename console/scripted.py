@@ -27,6 +27,7 @@ from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
+from console.elicitations.connected import accept_connects
 from console.elicitations.decisions import answer
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.mcp.admin import ServerSettings, create_server
@@ -127,7 +128,8 @@ class ScriptedConsole:
 
     async def connect(self, challenge: Challenge | None, browse: Browse) -> None:
         """The member connects their account at the server's authorization server, as from a connect
-        page, `browse` playing their browser.
+        question's page, `browse` playing their browser; the connect questions their calls wait on are
+        accepted.
 
         Raises:
             OAuthRefused: discovery, registration, the answer or the code exchange was refused.
@@ -145,7 +147,7 @@ class ScriptedConsole:
             )
         returned = await browse(authorization.url)
         async with self.factory() as session:
-            await finish(
+            connected = await finish(
                 session=session,
                 outbound=outbound,
                 site=ClientSite.of(self._settings),
@@ -153,6 +155,11 @@ class ScriptedConsole:
                 browser_key=authorization.browser_key,
                 returned=returned,
             )
+            # As the console's callback does: the calls waiting for this connection go on.
+            if await accept_connects(
+                session=session, viewer=self.principal.viewer, server_id=connected.server_id
+            ):
+                self.signals.work_available()
 
     async def call(
         self,

@@ -16,9 +16,11 @@ from console.mcp.models import McpServer
 
 METHODS = ("tools/call", "prompts/get", "resources/read")
 TERMINAL = ("completed", "failed", "interrupted", "abandoned", "declined", "cancelled")
-# A question is a form, a link (url), a gate (the console's own, before sending) or a sampling reply.
-# All but a link are answered as the team's policy says (who, how many, how recently signed in): a link
-# is its owner's alone. Forms and sampling replies are answered with the form generated from a schema.
+# A question is a form, a link (url), a gate (the console's own, before sending), a sampling reply or a
+# connect (the console's own: the owner connects their account at an OAuth-protected server). Forms, gates
+# and sampling replies are answered as the team's policy says (who, how many, how recently signed in): a
+# link and a connect are their owner's alone (policies.rules.OWNER_ONLY_MODES). Forms and sampling
+# replies are answered with the form generated from a schema.
 POLICY_MODES = ("form", "gate", "sampling")
 FORM_MODES = ("form", "sampling")
 

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event, record_refusal
 from console.calls.access import refuse_read_only
+from console.calls.connects import PARKED
 from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.gates import open_gate, waiting_at_gate
@@ -387,6 +388,11 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
         update(Elicitation)
         .where(Elicitation.call_id == call_id, Elicitation.status == "pending")
         .values(status="superseded", decided_at=now)
+    )
+    await session.execute(  # a request parked while its owner connects is never sent now
+        update(DispatchJob)
+        .where(DispatchJob.call_id == call_id, DispatchJob.status == PARKED)
+        .values(status="done")
     )
     await cancel_task_of(session=session, call_id=call_id)
     record_event(

@@ -64,7 +64,10 @@ def _demo(settings: Settings, args: Any) -> int:
         async def announce(url: str) -> None:
             page = await question_page(app.state.factory, app.state.signals, seeded.call_id)
             gate = await question_page(app.state.factory, app.state.signals, seeded.gated_call_id)
-            for line in seeded.describe(url, page, gate):
+            notes = seeded.notes_call_id and await question_page(
+                app.state.factory, app.state.signals, seeded.notes_call_id
+            )
+            for line in seeded.describe(url, page, gate, notes or None):
                 say(line)
 
         # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler

@@ -58,11 +58,13 @@ class Seeded:
     call_id: str
     gated_call_id: str
     tracker_call_id: str | None
-    notes: bool = False
+    notes_call_id: str | None = None
 
-    def describe(self, url: str, deploy_page: str, gate_page: str) -> Iterator[str]:
-        """The banner; `deploy_page` and `gate_page` are the paths of the deploys' questions (see
-        `question_page`)."""
+    def describe(
+        self, url: str, deploy_page: str, gate_page: str, notes_page: str | None = None
+    ) -> Iterator[str]:
+        """The banner; `deploy_page`, `gate_page` and `notes_page` are the paths of the deploys' questions
+        and of the notes call's connect question (see `question_page`)."""
         yield ""
         yield f"Approval console demo on {url}"
         for name, password in self.passwords.items():
@@ -77,10 +79,11 @@ class Seeded:
                 "  dev's agent wants to create a tracker issue: sign in as dev to connect the account "
                 "(the tracker asks for dev's password too)"
             )
-        if self.notes:
+        if notes_page is not None:
             yield (
-                "  Team notes is behind OAuth: sign in as dev, open Connections and press Connect "
-                "(you sign in there with any name)"
+                "  Team notes is behind OAuth: dev's agent asks it who dev is and waits for dev to connect "
+                "(sign in as dev and press Connect; you sign in there with any name): "
+                f"{url}{notes_page}"
             )
         yield f"  try: curl -s -H 'Authorization: Bearer {self.dev_token}' {url}/api/v1/elicitations"
         yield "Press Ctrl+C to stop."
@@ -140,9 +143,13 @@ async def seed_demo(
             {"name": "create_issue", "arguments": {"title": "Login is slow"}},
             "File the login bug",
         )
+    notes_call = None
     if notes_url is not None:
         await _ensure_notes(session, team, notes_url, settings)
-    return Seeded(passwords, token, call_id, gated_call_id, tracker_call, notes_url is not None)
+        notes_call = await _ensure_waiting(
+            session, token, settings, "notes", {"name": "whoami", "arguments": {}}, "Ask Team notes who I am"
+        )
+    return Seeded(passwords, token, call_id, gated_call_id, tracker_call, notes_call)
 
 
 async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, password: str) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import Attester
 from console.audit import SYSTEM, record_event
+from console.calls.connects import may_ask_to_connect, open_connect
 from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
@@ -49,6 +50,7 @@ from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
 from console.oauth.grants import holds_grant
+from console.oauth.hints import SignInHint, sign_in_hint
 
 logger = logging.getLogger(__name__)
 
@@ -272,9 +274,30 @@ class Dispatcher:
         self._fault("crash_after_send")
         protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
+            hint = (
+                await self._sign_in_hint(claimed.call_id, reply)
+                if isinstance(reply, AuthorizationRequired)
+                else None
+            )
             async with self._factory() as session:
-                ended = await self._record(session, claimed, reply, server, protocol, endpoint.roots, reports)
+                ended = await self._record(
+                    session, claimed, reply, server, protocol, endpoint.roots, reports, hint
+                )
         return ended
+
+    async def _sign_in_hint(self, call_id: str, refusal: AuthorizationRequired) -> SignInHint | None:
+        """Where the call's owner would sign in to connect, found before the reply is recorded (no
+        transaction is open while the authorization server is asked); None unless people connect."""
+        async with self._factory() as session:
+            server = (
+                await session.execute(
+                    select(McpServer).join(Call, Call.server_id == McpServer.id).where(Call.id == call_id)
+                )
+            ).scalar_one()
+            session.expunge(server)
+        if server.credential_mode != "oauth":
+            return None
+        return await sign_in_hint(server=server, outbound=self._outbound, challenge=refusal.challenge)
 
     def _reports(self, claimed: Claimed) -> Reports:
         call_id = claimed.call_id
@@ -364,6 +387,7 @@ class Dispatcher:
         protocol: str | None,
         roots: tuple[Root, ...],
         reports: Reports,
+        hint: SignInHint | None,
     ) -> CallView | None:
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
@@ -380,7 +404,7 @@ class Dispatcher:
         if protocol is not None and server_row.protocol_version != protocol:
             server_row.protocol_version = protocol
         if isinstance(reply, AuthorizationRequired):
-            await self._unauthorized(session, call, job, run.owner_id, server_row, reply)
+            await self._unauthorized(session, call, job, run, server_row, reply, hint)
         elif isinstance(reply, McpUnavailable) or (isinstance(reply, McpLost) and repeatable(call, job)):
             self._retry_or_fail(session, call, job, reply)
         elif isinstance(reply, McpLost):
@@ -427,14 +451,16 @@ class Dispatcher:
         session: AsyncSession,
         call: Call,
         job: DispatchJob,
-        owner_id: str,
+        run: Run,
         server: McpServer,
         refusal: AuthorizationRequired,
+        hint: SignInHint | None,
     ) -> None:
         """The server refused the owner's token (or its absence); nothing was served. A refused token
-        that can be refreshed is, once, and the request sent again; otherwise the call fails saying the
-        owner must connect their account, with the server's challenge for whoever connects."""
-        challenge = refusal.challenge
+        that can be refreshed is, once, and the request sent again; otherwise the call waits for its
+        owner to connect their account (a connect question), or fails with the server's challenge when
+        it cannot wait (a team account, a cancel, a server that keeps refusing)."""
+        challenge, owner_id = refusal.challenge, run.owner_id
         if (
             challenge.status == 401
             and job.last_error != REFRESHING
@@ -445,6 +471,18 @@ class Dispatcher:
             )
         ):
             job.status, job.claimed_by, job.last_error, job.not_before = "ready", None, REFRESHING, utcnow()
+            return
+        if hint is not None and job.kind != CANCEL and await may_ask_to_connect(session, call.id):
+            await open_connect(
+                session=session,
+                call=call,
+                run=run,
+                job=job,
+                server=server.name,
+                challenge=challenge,
+                hint=hint,
+                settings=self._settings,
+            )
             return
         if server.credential_mode == "oauth_team":
             message = f"server {server.name!r} refused the team account: a team admin must check its client"

@@ -16,6 +16,7 @@ from sqlalchemy import exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
+from console.calls.connects import CONNECT_METHOD
 from console.calls.models import (
     POLICY_MODES,
     AgentRequest,
@@ -27,6 +28,7 @@ from console.calls.models import (
 )
 from console.calls.questions import canonical_json
 from console.db import utcnow
+from console.elicitations.connects import check_connected, pass_connect
 from console.elicitations.gates import (
     GATE_ROUND,
     approved_arguments,
@@ -375,6 +377,9 @@ async def _checked_content(
         if content is not None:
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
         return None
+    if elicitation.mode == "connect":
+        await check_connected(session, elicitation, content)
+        return None
     try:
         fields = parse_schema(json.loads(elicitation.schema_json or "{}"))
     except (SchemaError, ValueError):
@@ -405,6 +410,9 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         return False
     if round_.n == GATE_ROUND:
         return await pass_gate(session=session, round_=round_, actor=actor)
+    connect = await _connect_of(session, round_)
+    if connect is not None:
+        return await pass_connect(session=session, round_=round_, question=connect, actor=actor)
     now = utcnow()
     if round_.held:  # the request is still out: the console holding it sends the answers on it
         others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")
@@ -432,6 +440,14 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         payload={"round": round_.n},
     )
     return True
+
+
+async def _connect_of(session: AsyncSession, round_: CallRound) -> Elicitation | None:
+    """The round's connect question, when it is the console's round waiting for its owner to connect."""
+    if CONNECT_METHOD not in round_.input_requests_json:  # most rounds: no query
+        return None
+    query = select(Elicitation).where(Elicitation.round_id == round_.id, Elicitation.mode == "connect")
+    return (await session.execute(query)).scalar_one_or_none()
 
 
 async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> list[str]:

@@ -19,6 +19,7 @@ from console.identity import Viewer
 from console.identity.models import User
 from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
+from console.policies.rules import OWNER_ONLY_MODES
 
 PAGE_SIZE = 50
 DECIDED = ("accepted", "declined", "cancelled", "expired", "superseded", "interrupted")
@@ -128,7 +129,7 @@ async def list_questions(
     """
     answering = [t for t in viewer.roles if viewer.answers_forms_in(t)]
     mine = Elicitation.owner_id == viewer.user_id
-    owner_may = (Elicitation.mode == "url") | (
+    owner_may = Elicitation.mode.in_(OWNER_ONLY_MODES) | (
         ~Elicitation.no_self_approval & (Elicitation.answerers != "approvers")
     )
     approver_may = (
@@ -259,8 +260,9 @@ async def read_question(
     view = await look_at_question(
         session=session, viewer=viewer, elicitation_id=elicitation_id, attempt=attempt
     )
-    if view.elicitation.mode == "url" and view.elicitation.owner_id != viewer.user_id:
-        await _refuse(session, viewer, view.elicitation, attempt, f"this link is for {view.owner} only")
+    if view.elicitation.mode in OWNER_ONLY_MODES and view.elicitation.owner_id != viewer.user_id:
+        what = "this link" if view.elicitation.mode == "url" else "connecting this account"
+        await _refuse(session, viewer, view.elicitation, attempt, f"{what} is for {view.owner} only")
     return view
 
 

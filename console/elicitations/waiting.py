@@ -23,7 +23,7 @@ class Waiting:
 
     @property
     def mode(self) -> str:
-        return self.question.mode  # form | url
+        return self.question.mode  # see calls.models.POLICY_MODES
 
     @property
     def message(self) -> str:
@@ -63,6 +63,8 @@ def who(question: Elicitation, owner: str, team: str) -> str:
     """Who may answer the question, in a few words."""
     if question.mode == "url":
         return f"{owner} (the link is theirs alone)"
+    if question.mode == "connect":
+        return f"{owner} (connecting their own account)"
     if question.answerers == "owner":
         return owner
     count = question.required_approvals

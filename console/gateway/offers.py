@@ -28,8 +28,8 @@ def offerable(waiting: Waiting, principal: Principal, capabilities: types.Client
     elicitation = capabilities.elicitation if capabilities is not None else None
     question = waiting.question
     # A gate is a person's say on what the agent does; a sampling question went to people because the
-    # agent has no model to answer it.
-    if elicitation is None or question.mode in ("gate", "sampling"):
+    # agent has no model to answer it; a connect happens in the owner's browser, at the console.
+    if elicitation is None or question.mode in ("gate", "sampling", "connect"):
         return False
     if question.mode == "url":
         declared = elicitation.url is not None

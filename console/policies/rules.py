@@ -22,6 +22,9 @@ from console.policies.conditions import Condition, ConditionError, parse
 ANSWERERS = ("owner", "approvers", "owner_or_approvers")
 EXPIRY_ACTIONS = ("cancel", "decline")
 MAX_APPROVALS = 10
+# Questions only the run's owner sees and answers, whatever the policy: a link the server sent them, and
+# connecting their own account at an OAuth-protected server.
+OWNER_ONLY_MODES = ("url", "connect")
 MAX_EXPIRY_MINUTES = 365 * 24 * 60
 MAX_STEP_UP_MINUTES = 24 * 60
 
@@ -215,10 +218,11 @@ def refusal(
         return "you are not a member of this question's team"
     if role in READ_ONLY_ROLES:  # before ownership: an owner later made an auditor is read-only too
         return "auditors can see this question but not answer it"
-    if mode == "url":
+    if mode in OWNER_ONLY_MODES:
         if is_owner:
             return None
-        return "a URL question can only be answered by the person whose agent made the call"
+        what = "a URL question" if mode == "url" else "connecting an account"
+        return f"{what} can only be answered by the person whose agent made the call"
     if is_owner:
         if no_self_approval:
             return "the policy forbids the run's owner from answering it (no self-approval)"

@@ -24,7 +24,7 @@ PAGE = 50
 STREAM_SECONDS = 300.0  # the browser reconnects by itself; bounded streams never pile up
 CHECK_SECONDS = 1.0
 
-Mode = Annotated[str | None, Query(pattern="^(form|url|gate|sampling)?$")]
+Mode = Annotated[str | None, Query(pattern="^(form|url|gate|sampling|connect)?$")]
 Outcome = Annotated[str | None, Query(pattern=f"^({'|'.join(questions.DECIDED)})?$")]
 
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from console.errors import NotFound
+from console.elicitations import service as questions
+from console.elicitations.connected import accept_connects
+from console.elicitations.connects import challenge_of, server_of
+from console.errors import Conflict, InvalidInput, NotFound
+from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
 from console.mcp.registry import per_user_servers
 from console.mcp.sealed import Outbound
@@ -20,6 +24,7 @@ from console.oauth.grants import disconnect
 from console.oauth.http import Reach
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
+from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 
@@ -48,6 +53,33 @@ async def _own_server(session: DbSession, user: WebUser | CsrfUser, server_id: s
 @router.post("/connections/{server_id}/oauth")
 async def connect(server_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
     server = await _own_server(session, user, server_id)
+    return await _to_authorization_server(request, session, user, server, None)
+
+
+@router.post("/elicitations/{elicitation_id}/connect")
+async def connect_for_call(
+    elicitation_id: str, request: Request, session: DbSession, user: CsrfUser
+) -> Response:
+    """Connect from the question a call waits on: the scopes its server's challenge asked for."""
+    view = await questions.read_question(
+        session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="connect"
+    )
+    question = view.elicitation
+    if question.mode != "connect":
+        raise InvalidInput(
+            "this question does not ask to connect an account", {"elicitation_id": "not a connect"}
+        )
+    if question.status != "pending":
+        raise Conflict(f"this question was already answered ({question.status})")
+    server = await _own_server(session, user, await server_of(session, question))
+    return await _to_authorization_server(request, session, user, server, challenge_of(view.asked))
+
+
+async def _to_authorization_server(
+    request: Request, session: DbSession, user: CsrfUser, server: McpServer, challenge: Challenge | None
+) -> Response:
+    """Begin the authorization and send the browser on, through a page of our own: a form's post may
+    not redirect to another site (the pages' form-action is 'self')."""
     settings = request.app.state.settings
     authorization = await begin(
         session=session,
@@ -55,9 +87,13 @@ async def connect(server_id: str, request: Request, session: DbSession, user: Cs
         site=ClientSite.of(settings),
         server=server,
         user_id=user.viewer.user_id,
-        challenge=None,
+        challenge=challenge,
     )
-    response = RedirectResponse(authorization.url, status_code=303)
+    response = render(
+        request,
+        "questions/leaving.html",
+        {"url": authorization.url, "domain": authorization.auth_host, "comes_back": True},
+    )
     response.set_cookie(
         BROWSER_COOKIE,
         authorization.browser_key,
@@ -85,7 +121,14 @@ async def callback(request: Request, session: DbSession, user: WebUser) -> Respo
         browser_key=browser_key,
         returned=returned,
     )
-    response = RedirectResponse(f"/connections#connection-{connected.server_id}", status_code=303)
+    # The calls that waited for this connection go on, and the person sees the first of them.
+    accepted = await accept_connects(session=session, viewer=user.viewer, server_id=connected.server_id)
+    for decision in accepted:
+        request.app.state.signals.call_changed(decision.call_id)
+    if accepted:
+        request.app.state.signals.work_available()
+    back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else None
+    response = RedirectResponse(back or f"/connections#connection-{connected.server_id}", status_code=303)
     response.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
     return response
 

@@ -13,6 +13,7 @@ from console.calls.models import FORM_MODES, POLICY_MODES
 from console.db import utcnow
 from console.elicitations import decisions, page_answers
 from console.elicitations import service as questions
+from console.elicitations.connects import owner_connected
 from console.elicitations.sampling import shown_request
 from console.elicitations.service import QuestionView
 from console.errors import Conflict, Gone, InvalidInput
@@ -20,7 +21,7 @@ from console.forms import SchemaError, build_widgets, parse_schema
 from console.forms.fields import FieldSpec
 from console.identity.kept_forms import take_kept_form
 from console.identity.sessions import SignedIn, signed_in_at
-from console.policies.rules import Policy, describe, gate_rule, step_up_refusal
+from console.policies.rules import OWNER_ONLY_MODES, Policy, describe, gate_rule, step_up_refusal
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
 from console.web.deps import DbSession
@@ -84,7 +85,7 @@ async def outcome(elicitation_id: str, request: Request, session: DbSession, use
 def _waits_for_owner(user: SignedIn, view: QuestionView) -> bool:
     """A link question seen by anyone but its owner (or by an owner the policy keeps from answering)."""
     e = view.elicitation
-    if e.mode != "url":
+    if e.mode not in OWNER_ONLY_MODES:
         return False
     if e.owner_id != user.viewer.user_id:
         return True
@@ -194,6 +195,8 @@ async def _context(
             )
         if view.elicitation.mode == "gate":
             context.update(_gate_form(view, kept))
+        if view.elicitation.mode == "connect":
+            context["connected"] = await owner_connected(session, view.elicitation)
         if view.elicitation.mode in FORM_MODES:
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
@@ -213,7 +216,9 @@ async def _context(
         result_texts=_texts(result),
         call_error=(error or {}).get("message"),
         answer_content=json.loads(view.elicitation.content_json) if view.elicitation.content_json else None,
-        next_questions=[p for p in call.pending if p.mode != "url" or call.owner_id == user.viewer.user_id],
+        next_questions=[
+            p for p in call.pending if p.mode not in OWNER_ONLY_MODES or call.owner_id == user.viewer.user_id
+        ],
         refresh_seconds=1 if call.call.status in ("running", "resuming") else None,
     )
     return context
@@ -256,7 +261,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
         "refusal": refusal,
         "step_up": step_up,
         "policy_lines": []
-        if e.mode == "url"
+        if e.mode in OWNER_ONLY_MODES
         else describe(policy, asked_for_minutes, expiry_abandons=e.mode == "sampling"),
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
         "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),

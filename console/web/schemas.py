@@ -43,13 +43,19 @@ class CallIn(BaseModel):
     params: dict[str, Any]
 
 
+def kind_of(mode: str) -> Literal["elicitation", "gate", "connect"]:
+    """Who asks: the console (a gate, a connect) or the server."""
+    return mode if mode in ("gate", "connect") else "elicitation"  # type: ignore[return-value]
+
+
 class PendingOut(BaseModel):
     id: str
     key: str
-    kind: Literal["elicitation", "gate"] = Field(
-        description='"gate": the console asks before sending (a policy gate); "elicitation": the server asks'
+    kind: Literal["elicitation", "gate", "connect"] = Field(
+        description='"gate": the console asks before sending (a policy gate); "connect": the owner must '
+        'connect their account at the server (OAuth) before it is sent; "elicitation": the server asks'
     )
-    mode: Literal["form", "url", "gate", "sampling"]
+    mode: Literal["form", "url", "gate", "sampling", "connect"]
     message: str
     answer_url: str
 
@@ -108,8 +114,8 @@ class CallOut(BaseModel):
                 PendingOut(
                     id=p.id,
                     key=p.key,
-                    kind="gate" if p.mode == "gate" else "elicitation",
-                    mode=p.mode,  # type: ignore[arg-type]  # stored as form|url|gate
+                    kind=kind_of(p.mode),
+                    mode=p.mode,  # type: ignore[arg-type]  # stored as one of its Literal's values
                     message=p.message,
                     answer_url=f"{base_url}/elicitations/{p.id}",
                 )
@@ -142,8 +148,8 @@ class QuestionOut(BaseModel):
     id: str
     call_id: str
     key: str
-    kind: Literal["elicitation", "gate"]
-    mode: Literal["form", "url", "gate", "sampling"]
+    kind: Literal["elicitation", "gate", "connect"]
+    mode: Literal["form", "url", "gate", "sampling", "connect"]
     message: str
     requested_schema: dict[str, Any] | None = Field(
         default=None,
@@ -193,8 +199,8 @@ class QuestionOut(BaseModel):
             id=e.id,
             call_id=e.call_id,
             key=e.key,
-            kind="gate" if e.mode == "gate" else "elicitation",
-            mode=e.mode,  # type: ignore[arg-type]  # stored as form|url|gate
+            kind=kind_of(e.mode),
+            mode=e.mode,  # type: ignore[arg-type]  # stored as one of its Literal's values
             message=e.message,
             requested_schema=json.loads(e.schema_json) if e.schema_json else None,
             url=e.url,

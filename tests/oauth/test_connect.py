@@ -15,13 +15,18 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
+from sqlalchemy import select
 
+from console.calls.models import DispatchJob
+from console.db import utcnow
+from console.elicitations.decisions import expire_due
 from console.mcp.admin import edit_server, server_for_admin, settings_of
 from console.mcp.sealed import Outbound
 from tests.harness import (
@@ -76,11 +81,32 @@ async def server_id(console: Console, who: Browser) -> str:
     return identifier.removeprefix("connection-")
 
 
+def onward(response: httpx.Response) -> str:
+    """Where the console's page sends the browser (a form's post may not redirect to another site)."""
+    assert response.status_code == 200, response.text
+    link = one(html(response), "main a").get("href")
+    assert isinstance(link, str)
+    return link
+
+
 async def press_connect(who: Browser, server: str) -> str:
     """Connect on the Connections page; where the console sends the browser."""
-    response = await who.client.post(f"/connections/{server}/oauth", data={"csrf_token": who.csrf})
-    assert response.status_code == 303, response.text
-    return response.headers["location"]
+    return onward(await who.client.post(f"/connections/{server}/oauth", data={"csrf_token": who.csrf}))
+
+
+async def connect_from_question(who: Browser, elicitation_id: str, name: str) -> httpx.Response:
+    """Connect on the question's page, sign in there as `name`, and come back."""
+    pressed = await who.client.post(f"/elicitations/{elicitation_id}/connect", data={"csrf_token": who.csrf})
+    return await come_back(who, await sign_in_there(onward(pressed), name))
+
+
+def connect_question(call: dict[str, Any]) -> dict[str, Any]:
+    """The question a call waits on while its owner connects."""
+    assert call["status"] == "awaiting_input", call
+    [question] = call["pending"]
+    assert question["kind"] == "connect", question
+    found: dict[str, Any] = question
+    return found
 
 
 async def sign_in_there(authorize_url: str, name: str) -> str:
@@ -122,10 +148,6 @@ async def test_a_person_connects_and_their_calls_carry_their_own_token(
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         server = await server_id(console, dev)
-        before = await whoami(console, "dev")
-        assert before["status"] == "failed"
-        assert "connect it on the Connections page" in before["error"]["message"]
-
         authorize = await press_connect(dev, server)
         query = parse_qs(urlsplit(authorize).query)
         assert query["code_challenge_method"] == ["S256"]
@@ -148,13 +170,88 @@ async def test_a_person_connects_and_their_calls_carry_their_own_token(
         assert [p["scope"] for p in connected] == ["notes:read offline_access"]
 
 
+async def test_a_call_waits_for_its_owner_to_connect_and_then_completes(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        call = await whoami(console, "dev")
+        question = connect_question(call)
+        host = urlsplit(notes.url).netloc
+        assert (
+            question["message"]
+            == f"Connect notes: you will sign in at {host} and grant notes:read offline_access."
+        )
+        page = await dev.client.get(f"/elicitations/{question['id']}")
+        assert "Connect notes" in text(one(html(page), "#connect-form"))
+        assert text(one(html(page), ".authorization-server")) == host
+
+        back = await connect_from_question(dev, question["id"], "dana")
+        assert back.status_code == 303, back.text
+        assert back.headers["location"] == f"/elicitations/{question['id']}"
+        done = await console.settle(call["id"], after_round=call["round"])
+        assert done["status"] == "completed", done
+        assert done["result"]["content"][0]["text"] == "signed in as dana"
+        decided = await console.question(question["id"], who="dev")
+        assert (decided["status"], decided["decided_by"]) == ("accepted", "dev")
+        asked = await console.audit_payloads("connect_asked")
+        assert [(p["authorization_server"], p["scope"]) for p in asked] == [
+            (host, "notes:read offline_access")
+        ]
+
+
+async def test_only_the_owner_sees_and_answers_a_connect_question(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console:
+        call = await whoami(console, "dev")
+        question = connect_question(call)
+        assert [q["id"] for q in await console.pending_questions("dev")] == [question["id"]]
+        assert await console.pending_questions("lead") == []
+        async with signed_in(console, "lead") as lead:
+            page = await lead.client.get(f"/elicitations/{question['id']}")
+            assert page.status_code == 200
+            assert html(page).select("#connect-form, form[action$='/connect']") == []
+            assert "waits for dev" in text(one(html(page), "main"))
+            pressed = await lead.client.post(
+                f"/elicitations/{question['id']}/connect", data={"csrf_token": lead.csrf}
+            )
+            assert pressed.status_code == 404, pressed.text
+            declined = await lead.client.post(
+                f"/elicitations/{question['id']}",
+                data={"csrf_token": lead.csrf, "action": "decline", "digest": question.get("digest", "")},
+            )
+            assert declined.status_code == 403, declined.text
+        answered = await console.answer(question["id"], "cancel", who="lead")
+        assert answered.status_code == 403, answered.text
+        assert "only be answered by the person whose agent made the call" in answered.text
+        refused = await console.audit_payloads("access_refused")
+        assert {p.get("attempt") for p in refused} >= {"connect"}
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+
+
+async def test_a_connect_question_is_accepted_only_once_connected_and_a_decline_ends_the_call(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console:
+        call = await whoami(console, "dev")
+        question = connect_question(call)
+        early = await console.answer(question["id"], "accept", who="dev")
+        assert early.status_code == 422, early.text
+        assert "connect the account first" in early.text
+        declined = await console.answer_and_settle(call, "decline", who="dev")
+        assert declined["status"] == "declined", declined
+        assert declined["error"]["message"] == (
+            "The account at notes was not connected (its owner declined), so the call was declined."
+        )
+
+
 async def test_a_teammate_cannot_use_anothers_token(database_url: str, notes: ServerProcess) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         await connect(dev, await server_id(console, dev), "dana")
         assert (await whoami(console, "dev"))["status"] == "completed"
         theirs = await whoami(console, "lead")
-        assert theirs["status"] == "failed", theirs
-        assert theirs["error"]["data"]["authorization"]["status"] == 401
+        question = connect_question(theirs)
+        assert (await console.question(question["id"], who="lead"))["owner"] == "lead"
 
 
 async def test_an_expired_token_is_refreshed_without_the_person(
@@ -197,9 +294,7 @@ async def test_disconnect_revokes_and_the_next_call_asks_to_connect_again(
         assert response.status_code == 303
         assert [e["event"] for e in events(oauth_log)] == ["issued", "revoked"]
         assert [p["revoked"] for p in await console.audit_payloads("oauth_disconnected")] == [True]
-        after = await whoami(console, "dev")
-        assert after["status"] == "failed"
-        assert "connect it on the Connections page" in after["error"]["message"]
+        connect_question(await whoami(console, "dev"))
         page = await dev.client.get("/connections")
         assert "not connected" in text(one(html(page), f"#connection-{server}"))
 
@@ -237,7 +332,7 @@ async def test_someone_elses_or_another_browsers_sign_in_is_refused(
         assert "another browser" in text(one(html(elsewhere), "main"))
         reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
         assert reasons == ["state_other_user", "state_other_browser"]
-        assert (await whoami(console, "dev"))["status"] == "failed"
+        connect_question(await whoami(console, "dev"))
 
 
 async def test_an_answer_from_another_issuer_is_refused(database_url: str, notes: ServerProcess) -> None:
@@ -250,7 +345,7 @@ async def test_an_answer_from_another_issuer_is_refused(database_url: str, notes
         assert refused.status_code == 400
         assert "another authorization server" in text(one(html(refused), "main"))
         assert [p["reason"] for p in await console.audit_payloads("oauth_refused")] == ["issuer_mismatch"]
-        assert (await whoami(console, "dev"))["status"] == "failed"
+        connect_question(await whoami(console, "dev"))
 
 
 async def test_an_authorization_server_without_pkce_is_refused(
@@ -287,3 +382,42 @@ async def test_a_grant_is_never_sent_as_a_typed_in_credential_after_the_server_c
         refused = await console.start("notes", "tools/call", {"name": "whoami", "arguments": {}})
         assert refused.status_code == 422, refused.text
         assert "dev has no credential for server 'notes'" in refused.text
+
+
+async def test_an_unanswered_connect_question_expires_and_cancels_the_call(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console:
+        call = await whoami(console, "dev")
+        connect_question(call)
+        ttl = console.app.state.settings.elicitation_ttl_seconds
+        async with console.app.state.factory() as session:
+            assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl - 60)) == []
+            assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl + 60)) == [
+                call["id"]
+            ]
+        ended = await console.get_call(call["id"])
+        assert ended["status"] == "cancelled", ended
+        assert (
+            ended["error"]["message"]
+            == "The account at notes was not connected in time, so the call was cancelled."
+        )
+
+
+async def test_an_abandoned_call_never_sends_the_request_it_parked(
+    database_url: str, notes: ServerProcess, oauth_log: Path
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        call = await whoami(console, "dev")
+        connect_question(call)
+        abandoned = await console.client.post(
+            f"/api/v1/calls/{call['id']}/abandon", headers=console.auth("dev")
+        )
+        assert abandoned.status_code == 200, abandoned.text
+        await connect(dev, await server_id(console, dev), "dana")  # nothing waits now: back to Connections
+        async with console.app.state.factory() as session:
+            jobs = (
+                await session.execute(select(DispatchJob.status).where(DispatchJob.call_id == call["id"]))
+            ).all()
+        assert [status for (status,) in jobs] == ["done"]
+        assert (await console.get_call(call["id"]))["status"] == "abandoned"

@@ -20,13 +20,17 @@ from sqlalchemy import func, select
 from console.app import WEB_ROUTERS
 from console.audit import SYSTEM
 from console.audit.models import AuditEvent
+from console.calls.connects import open_connect
+from console.calls.models import Call, DispatchJob, Run
 from console.db import new_id
 from console.identity import team_by_name
 from console.identity.credentials import CredentialCipher
 from console.identity.models import Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
+from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
 from console.oauth.grants import Terms, Tokens, holds_grant, save_grant
+from console.oauth.hints import SignInHint
 from console.policies.service import RuleView, list_rules, save_rule
 from tests.harness import (
     TEAM,
@@ -176,6 +180,47 @@ async def oauth_connect_target(console: Console, who: Browser) -> Target:
         return await audit_count(console, "oauth_refused") > before
 
     return Target(f"/connections/{server_id}/oauth", {}, happened, done=(400,))
+
+
+async def connect_question_target(console: Console, who: Browser) -> Target:
+    """Dev connects from the question a call of theirs waits on (the server refused it for want of dev's
+    token); nothing answers at the server's address, so the attempt ends in a refusal page, and the audit
+    log shows it was made."""
+    run_id = await console.new_run("dev")
+    async with console.app.state.factory() as session:
+        spec = ServerSpec(url="http://127.0.0.1:9/mcp", oauth=True)
+        server = await register_server(session, f"oauth-{secrets.token_hex(4)}", spec)
+        run = await session.get(Run, run_id)
+        assert run is not None
+        call = Call(
+            run_id=run_id,
+            server_id=server.id,
+            method="tools/call",
+            params_json='{"name": "whoami", "arguments": {}}',
+            status="running",
+        )
+        session.add(call)
+        await session.flush()
+        job = DispatchJob(call_id=call.id, kind="initial", status="sending")
+        session.add(job)
+        question = await open_connect(
+            session=session,
+            call=call,
+            run=run,
+            job=job,
+            server=server.name,
+            challenge=Challenge(status=401),
+            hint=SignInHint(None, None),
+            settings=console.app.state.settings,
+        )
+        question_id = question.id
+        await session.commit()
+    before = await audit_count(console, "oauth_refused")
+
+    async def happened() -> bool:
+        return await audit_count(console, "oauth_refused") > before
+
+    return Target(f"/elicitations/{question_id}/connect", {}, happened, done=(400,))
 
 
 async def oauth_disconnect_target(console: Console, who: Browser) -> Target:
@@ -498,6 +543,7 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/connect/{elicitation_id}": ("dev", open_link_target),
     "/connections/{server_id}": ("lead", credential_target),
     "/connections/{server_id}/oauth": ("lead", oauth_connect_target),
+    "/elicitations/{elicitation_id}/connect": ("dev", connect_question_target),
     "/connections/{server_id}/disconnect": ("lead", oauth_disconnect_target),
     "/tokens": ("lead", create_token_target),
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),

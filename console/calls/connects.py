@@ -1,0 +1,122 @@
+"""Connects: a call waits while its owner connects their account at an OAuth-protected server.
+
+When the server refuses the owner's token (or its absence) and no refresh helps, nothing was served: the
+refused request is parked (its outbox row `parked`, claimed by no dispatcher) and the call gets a round of
+the console's own with one question of mode "connect", the owner's alone (the same-user rule of links):
+"Connect notes: you will sign in at auth.example and grant notes:read." Connecting accepts it and the
+parked request goes out again as it was; declining, cancelling or letting it expire ends the call where
+it stands (console/elicitations/connects.py).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import SYSTEM, record_event
+from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.questions import request_digest, shown_digest
+from console.config import Settings
+from console.db import utcnow
+from console.mcp.challenge import Challenge
+from console.oauth.hints import SignInHint
+
+CONNECT_METHOD = "io.approval-console/connect"
+CONNECT_KEY = "connect"
+PARKED = "parked"  # a refused request's outbox row while its owner connects
+MAX_CONNECTS = 3  # connect questions per call: a server refusing each fresh grant fails the call instead
+
+
+def connect_message(server: str, hint: SignInHint) -> str:
+    where = (
+        f"you will sign in at {hint.auth_host}"
+        if hint.auth_host
+        else "you will sign in at its authorization server"
+    )
+    grant = f" and grant {hint.scope}" if hint.scope else ""
+    return f"Connect {server}: {where}{grant}."
+
+
+async def may_ask_to_connect(session: AsyncSession, call_id: str) -> bool:
+    """Whether the call may wait for its owner to connect once more."""
+    asked = await session.execute(
+        select(func.count())
+        .select_from(Elicitation)
+        .where(Elicitation.call_id == call_id, Elicitation.mode == "connect")
+    )
+    return int(asked.scalar_one()) < MAX_CONNECTS
+
+
+async def open_connect(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    server: str,
+    challenge: Challenge,
+    hint: SignInHint,
+    settings: Settings,
+) -> Elicitation:
+    """Park `job` (the refused request) and put the call behind a connect question. The caller commits."""
+    request = {
+        "method": CONNECT_METHOD,
+        "params": {
+            "server": server,
+            "authorizationServer": hint.auth_host,
+            "scope": hint.scope,
+            "challenge": asdict(challenge),
+        },
+    }
+    call.round += 1
+    round_ = CallRound(
+        call_id=call.id, n=call.round, input_requests_json=json.dumps({CONNECT_KEY: request}), status="open"
+    )
+    session.add(round_)
+    await session.flush()
+    now = utcnow()
+    question = Elicitation(
+        round_id=round_.id,
+        call_id=call.id,
+        team_id=run.team_id,
+        owner_id=run.owner_id,
+        key=CONNECT_KEY,
+        mode="connect",
+        message=connect_message(server, hint),
+        request_digest=request_digest(request),
+        digest=shown_digest(
+            server=server,
+            method=call.method,
+            params=json.loads(call.params_json),
+            round_n=round_.n,
+            key=CONNECT_KEY,
+            request=request,
+        ),
+        status="pending",
+        answerers="owner",
+        policy_json=json.dumps({"applied": [], "destructive": False}),
+        expires_at=now + timedelta(seconds=settings.elicitation_ttl_seconds),
+    )
+    session.add(question)
+    job.status, job.claimed_by, job.lease_until = PARKED, None, None
+    call.status, call.updated_at = "awaiting_input", now
+    await session.flush()
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="connect_asked",
+        subject_type="elicitation",
+        subject_id=question.id,
+        call_id=call.id,
+        payload={
+            "round": round_.n,
+            "authorization_server": hint.auth_host,
+            "scope": hint.scope,
+            "insufficient_scope": challenge.insufficient_scope,
+        },
+    )
+    return question

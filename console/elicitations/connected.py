@@ -1,0 +1,44 @@
+"""A person connected their account at a server: the connect questions their calls wait on are accepted,
+each through the same decision as any answer, and those calls' refused requests go out again."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.calls.models import Call, Elicitation
+from console.elicitations.decisions import Decision, answer
+from console.errors import Conflict, Forbidden, Gone, InvalidInput
+from console.identity import Viewer
+
+
+async def accept_connects(*, session: AsyncSession, viewer: Viewer, server_id: str) -> list[Decision]:
+    """Accept the viewer's pending connect questions for the server, oldest first (each answer commits
+    on its own); the decisions made. A question decided or expired meanwhile is left as it is."""
+    waiting = (
+        (
+            await session.execute(
+                select(Elicitation.id)
+                .join(Call, Call.id == Elicitation.call_id)
+                .where(
+                    Elicitation.owner_id == viewer.user_id,
+                    Elicitation.mode == "connect",
+                    Elicitation.status == "pending",
+                    Call.server_id == server_id,
+                )
+                .order_by(Elicitation.created_at)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    await session.commit()
+    decided: list[Decision] = []
+    for elicitation_id in waiting:
+        try:
+            decided.append(
+                await answer(session=session, viewer=viewer, elicitation_id=elicitation_id, action="accept")
+            )
+        except (Conflict, Gone, Forbidden, InvalidInput):
+            await session.rollback()
+    return decided
