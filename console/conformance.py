@@ -15,8 +15,10 @@ import json
 import os
 import secrets
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -25,6 +27,7 @@ import httpx2
 
 from console.elicitations.connects import challenge_of
 from console.errors import ConsoleError
+from console.files import write_private
 from console.mcp.admin import ServerSettings
 from console.mcp.challenge import AuthorizationRequired
 from console.oauth.flow import Returned
@@ -44,6 +47,8 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 # Sign-ins for listing the tools: the first, then step-ups while the server keeps asking for more scopes.
 MAX_AUTHORIZATIONS = 3
 BROWSER_TIMEOUT_SECONDS = 10.0
+# The platform hands the console its workload identity token; here the scenario does, as `valid_jwt`.
+WORKLOAD_SCENARIOS = ("auth/wif-jwt-bearer",)
 Result = TypeVar("Result")
 
 
@@ -139,38 +144,55 @@ async def click_through(url: str) -> Returned:
     return Returned(state=one("state"), code=one("code"), iss=one("iss"), error=one("error"))
 
 
-def server_settings(url: str, scenario: str, context: dict[str, Any]) -> ServerSettings:
+def server_settings(
+    url: str, scenario: str, context: dict[str, Any], workload_token_file: str = ""
+) -> ServerSettings:
     """The scenario's server (internal: the suite runs it on this machine); behind OAuth for `auth/*`, with
-    the client the scenario says was registered by hand, if any; a team account for client credentials."""
+    the client the scenario says was registered by hand, if any; a team account for client credentials
+    and for workload identity federation (the workload's token in `workload_token_file`)."""
     secured = scenario.startswith("auth/")
     return ServerSettings(
         transport="http",
         url=url,
         internal=True,
         oauth=secured,
-        oauth_team=scenario.startswith("auth/client-credentials-"),
+        oauth_team=scenario.startswith("auth/client-credentials-") or scenario in WORKLOAD_SCENARIOS,
         oauth_client_id=str(context.get("client_id") or "") if secured else "",
         oauth_client_secret=context.get("client_secret") if secured else None,
         oauth_client_key=context.get("private_key_pem") if secured else None,
+        oauth_workload_token_file=workload_token_file,
     )
+
+
+def workload_token_file(folder: Path, scenario: str, context: dict[str, Any]) -> str:
+    """Where the platform would keep the console's workload identity token: a private file in `folder`
+    holding the scenario's valid token ("" when the scenario has none)."""
+    token = context.get("valid_jwt")
+    if scenario not in WORKLOAD_SCENARIOS or not isinstance(token, str):
+        return ""
+    path = folder / "workload-token"
+    write_private(path, token)
+    return str(path)
 
 
 async def run_scenario(url: str, scenario: str, context: dict[str, Any]) -> list[str]:
     """Run the scenario's calls through the console; the text of each result, in order."""
     texts: list[str] = []
-    async with scripted_console(
-        secret_key=secrets.token_urlsafe(32),
-        base_url=CONSOLE_URL,
-        oauth_client_metadata_url=CLIENT_METADATA_URL,
-    ) as console:
-        await console.seed(SERVER, server_settings(url, scenario, context))
-        tools = await _signed_in(console, console.listed_tools)
-        for tool in plan(scenario, context, tools):
-            listed = any(t["name"] == tool.name for t in tools)
-            outcome = await _call(console, tool, listed)
-            if outcome.status != "completed":
-                raise ScenarioFailed(f"call ended {outcome.status}: {json.dumps(outcome.error)}")
-            texts.append(_text(outcome.result or {}))
+    with tempfile.TemporaryDirectory(prefix="console-conformance-") as folder:
+        token_file = workload_token_file(Path(folder), scenario, context)
+        async with scripted_console(
+            secret_key=secrets.token_urlsafe(32),
+            base_url=CONSOLE_URL,
+            oauth_client_metadata_url=CLIENT_METADATA_URL,
+        ) as console:
+            await console.seed(SERVER, server_settings(url, scenario, context, token_file))
+            tools = await _signed_in(console, console.listed_tools)
+            for tool in plan(scenario, context, tools):
+                listed = any(t["name"] == tool.name for t in tools)
+                outcome = await _call(console, tool, listed)
+                if outcome.status != "completed":
+                    raise ScenarioFailed(f"call ended {outcome.status}: {json.dumps(outcome.error)}")
+                texts.append(_text(outcome.result or {}))
     return texts
 
 

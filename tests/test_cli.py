@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -162,7 +164,18 @@ def test_cli_registers_servers_behind_oauth_and_refuses_a_team_account_without_c
 
     assert refused().endswith("oauth_client_id: a team account needs the client registered for it")
     assert refused("--oauth-client-id", "svc").endswith(
-        "oauth_client_secret: a team account needs its client's secret or private key"
+        "oauth_client_secret: a team account needs its client's secret, private key or workload identity "
+        "token file"
+    )
+    per_person = console(
+        *("servers", "add", "wif", *server, "--oauth", "--oauth-client-id", "svc"),
+        *("--oauth-workload-token-file", "token"),
+        url=sqlite_url,
+        cwd=tmp_path,
+    )
+    assert per_person.returncode == 1
+    assert per_person.stderr.strip().endswith(
+        "oauth_workload_token_file: a workload identity token is for a team account"
     )
     assert refused("--oauth-client-id", "svc", "--oauth-client-secret-env", "NOT_SET_ANYWHERE").endswith(
         "oauth_client_secret: NOT_SET_ANYWHERE is not set"
@@ -190,6 +203,16 @@ def test_cli_registers_servers_behind_oauth_and_refuses_a_team_account_without_c
         cwd=tmp_path,
     )
     assert added.returncode == 0, added.stderr
+    workload = console(
+        *("servers", "add", "wif-notes", *server, "--oauth-team", "--oauth-client-id", "workload"),
+        *("--oauth-workload-token-file", "run/token"),  # read anew at each token request: not needed yet
+        url=sqlite_url,
+        cwd=tmp_path,
+    )
+    assert workload.returncode == 0, workload.stderr
+    with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
+        [(client,)] = db.execute("SELECT oauth_client_json FROM mcp_server WHERE name = 'wif-notes'")
+    assert json.loads(client)["workload_token_file"] == str(tmp_path / "run" / "token")
     listed = console("servers", "list", url=sqlite_url, cwd=tmp_path)
     assert "team-notes" in listed.stdout
     assert "PRIVATE KEY" not in listed.stdout + listed.stderr

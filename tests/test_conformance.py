@@ -60,6 +60,11 @@ AUTHORIZATION = tuple(
         # The client-credentials extension: a team account's token, with a secret or a JWT assertion.
         "client-credentials-basic",
         "client-credentials-jwt",
+        # Workload identity federation: a team account presenting the workload's JWT (RFC 7523 bearer).
+        "wif-jwt-bearer",
+        # DPoP (RFC 9449): tokens bound to the console's key, with the servers' nonces.
+        "dpop",
+        "dpop-nonce",
     )
 )
 SOLO = ("sep-2322-client-request-state", "request-metadata", "json-schema-2020-12-preservation")

@@ -46,7 +46,7 @@ async def endpoint_for_owner(
         return endpoint_for(server, outbound, token, roots=roots)
     if server.credential_mode == "oauth":
         # Without a grant the request goes out bare: the server's refusal says how to get one.
-        token = await bearer_for(
+        held = await bearer_for(
             session=session,
             cipher=outbound.cipher,
             reach=Reach.of(server, outbound),
@@ -54,7 +54,9 @@ async def endpoint_for_owner(
             user_id=owner_id,
             force_refresh=force_refresh,
         )
-        return endpoint_for(server, outbound, token, roots=roots)
+        if held is None:
+            return endpoint_for(server, outbound, roots=roots)
+        return endpoint_for(server, outbound, held.token, roots=roots, dpop_key=held.dpop_key or "")
     if server.credential_mode != "per_user":
         return endpoint_for(server, outbound, roots=roots)
     secret = await credential_for(

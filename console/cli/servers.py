@@ -34,7 +34,8 @@ OAUTH_HELP = (
 )
 OAUTH_TEAM_HELP = (
     "every call carries one team account's OAuth token, which the console gets with the client credentials "
-    "of --oauth-client-id (its secret, or a private key for JWT assertions)"
+    "of --oauth-client-id (its secret, or a private key for JWT assertions), or with the workload identity "
+    "token of --oauth-workload-token-file"
 )
 MAX_KEY_CHARS = 8192
 HOLD_HELP = (
@@ -130,6 +131,12 @@ def _oauth_client_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="a team account's client signs JWT assertions with this private key (PEM: EC, RSA or Ed25519)",
     )
+    parser.add_argument(
+        "--oauth-workload-token-file",
+        metavar="PATH",
+        help="a team account presents the identity token the platform keeps in this file (a JWT, read at "
+        "each token request: workload identity federation, RFC 7523 JWT bearer); an empty value removes it",
+    )
 
 
 def _oauth_client(args: Any) -> dict[str, Any]:
@@ -144,6 +151,9 @@ def _oauth_client(args: Any) -> dict[str, Any]:
                 "no client secret", {"oauth_client_secret": f"{args.oauth_client_secret_env} is not set"}
             )
         changes["oauth_client_secret"] = secret
+    if args.oauth_workload_token_file is not None:
+        path = args.oauth_workload_token_file
+        changes["oauth_workload_token_file"] = str(Path(path).absolute()) if path else ""
     if args.oauth_client_key_file is not None:
         try:
             changes["oauth_client_key"] = args.oauth_client_key_file.read_text()[:MAX_KEY_CHARS]

@@ -18,6 +18,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 from joserfc.errors import JoseError
@@ -56,6 +57,7 @@ HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 MAX_VALUE = 8192
 MAX_CLIENT_ID = 500
+MAX_PATH = 1000
 MAX_HOLD_SECONDS = 7 * 24 * 3600
 RESERVED_NAMES = ("new",)  # /servers/new is the form for adding one
 
@@ -79,6 +81,9 @@ class ServerSettings:
     # the secret above or this private key (PEM) signing JWT assertions; None keeps the stored key.
     oauth_team: bool = False
     oauth_client_key: str | None = None
+    # Or workload identity federation (RFC 7523 JWT bearer): the file where the platform keeps the
+    # console's identity token, read at each token request; "" for none.
+    oauth_workload_token_file: str = ""
     trusted: bool = False
     idempotent: bool = False
     internal: bool | None = None  # None: as it is (a new server is not internal)
@@ -113,6 +118,11 @@ def settings_of(server: McpServer) -> ServerSettings:
         oauth=server.credential_mode in ("oauth", "oauth_team"),
         oauth_team=server.credential_mode == "oauth_team",
         oauth_client_id=json.loads(server.oauth_client_json)["client_id"] if server.oauth_client_json else "",
+        oauth_workload_token_file=(
+            json.loads(server.oauth_client_json).get("workload_token_file") or ""
+            if server.oauth_client_json
+            else ""
+        ),
         trusted=server.trusted,
         idempotent=server.idempotent,
         internal=server.internal,
@@ -402,11 +412,21 @@ def _oauth_client(
     if key and private_key(key) is None:
         errors["oauth_client_key"] = "not a private key in PEM (EC P-256, RSA or Ed25519)"
         return None
-    if settings.oauth_team and not (secret or key):
-        errors["oauth_client_secret"] = "a team account needs its client's secret or private key"  # noqa: S105
+    workload = settings.oauth_workload_token_file.strip()
+    if workload and (
+        len(workload) > MAX_PATH or not PurePosixPath(workload).is_absolute() or "\0" in workload
+    ):
+        errors["oauth_workload_token_file"] = f"an absolute path of at most {MAX_PATH} characters"
+        return None
+    if workload and not settings.oauth_team:
+        errors["oauth_workload_token_file"] = "a workload identity token is for a team account"  # noqa: S105
+        return None
+    if settings.oauth_team and not (secret or key or workload):
+        needs = "a team account needs its client's secret, private key or workload identity token file"
+        errors["oauth_client_secret"] = needs
         return None
     try:
-        entry = OAuthClientEntry(client_id, secret or None, key or None)
+        entry = OAuthClientEntry(client_id, secret or None, key or None, workload or None)
         return seal_oauth_client(outbound.cipher, server.id, entry)
     except SecretMissing:
         errors["oauth_client_secret"] = NO_KEY

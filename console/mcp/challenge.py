@@ -1,6 +1,7 @@
 """An HTTP server's refusal to serve without (enough) authorization: 401 or 403 with `WWW-Authenticate`.
 
-MCP authorization (RFC 6750, RFC 9728) puts what the client needs in the Bearer challenge's parameters:
+MCP authorization (RFC 6750, RFC 9728) puts what the client needs in the Bearer challenge's parameters (a
+server taking DPoP-bound tokens, RFC 9449, in its DPoP challenge's):
 where the protected resource metadata is (`resource_metadata`), which scopes to ask for (`scope`), and why
 (`error`, e.g. `insufficient_scope` on a 403 that asks for more scopes). Everything here came from the
 server and is untrusted text: values are length-capped, and the OAuth code validates them before use.
@@ -61,8 +62,9 @@ def challenge_of(status: int, header: str | None) -> Challenge | None:
 
 
 def bearer_params(header: str) -> dict[str, str]:
-    """The parameters of the header's Bearer challenge (names lower-cased, values unquoted); a header
-    with several challenges (`Basic realm="x", Bearer scope="y"`) is read up to the next scheme."""
+    """The parameters of the header's Bearer (or DPoP, RFC 9449) challenge (names lower-cased, values
+    unquoted); a header with several challenges (`Basic realm="x", Bearer scope="y"`) is read up to the
+    next scheme."""
     text = header[:MAX_HEADER_CHARS]
     position, in_bearer = 0, False
     params: dict[str, str] = {}
@@ -82,6 +84,6 @@ def bearer_params(header: str) -> dict[str, str]:
             break
         if in_bearer:
             break  # the next challenge begins
-        in_bearer = scheme.group(1).lower() == "bearer"
+        in_bearer = scheme.group(1).lower() in ("bearer", "dpop")
         position = scheme.end()
     return params

@@ -25,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from console.errors import McpLost, McpProtocolError, McpUnavailable
 from console.mcp.addresses import public_only_transport
 from console.mcp.challenge import AuthorizationRequired, Challenge, challenge_of
+from console.mcp.dpop import DPoPTransport
 from console.mcp.endpoint import (
     ELICITATION,
     ROOTS,
@@ -184,11 +185,16 @@ class Connection:
             program, *args = self.endpoint.command
             params = StdioServerParameters(command=program, args=args, env=dict(self.endpoint.env) or None)
             return stdio_client(params)
+        transport: httpx2.AsyncBaseTransport | None = (
+            public_only_transport() if self.endpoint.public_only else None
+        )
+        if self.endpoint.dpop_key:
+            transport = DPoPTransport(transport or httpx2.AsyncHTTPTransport(), self.endpoint.dpop_key)
         http = httpx2.AsyncClient(
             headers=dict(self.endpoint.headers),
             timeout=httpx2.Timeout(30, read=None if self.listening else self._request_timeout + 5),
             event_hooks={"response": [self._note_status]},
-            transport=public_only_transport() if self.endpoint.public_only else None,
+            transport=transport,
         )
         stack.push_async_callback(http.aclose)
         self._http = http

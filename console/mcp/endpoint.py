@@ -28,6 +28,8 @@ class Endpoint:
     public_only: bool = False  # connect only to public addresses (console/mcp/addresses.py)
     # What the connection tells the server it may work in; with none, roots are not offered at all.
     roots: tuple[Root, ...] = ()
+    # The private key (JWK) a DPoP-bound token is proven with on every request (console/mcp/dpop.py).
+    dpop_key: str = field(default="", repr=False)
 
     @classmethod
     def stdio(
@@ -43,9 +45,10 @@ class Endpoint:
         *,
         public_only: bool = False,
         roots: tuple[Root, ...] = (),
+        dpop_key: str = "",
     ) -> Endpoint:
         pairs = tuple(sorted((headers or {}).items()))
-        return cls("http", url=url, headers=pairs, public_only=public_only, roots=roots)
+        return cls("http", url=url, headers=pairs, public_only=public_only, roots=roots, dpop_key=dpop_key)
 
     def describe(self) -> str:
         """Where the server runs, for people and the audit log: never header values, URL user info or

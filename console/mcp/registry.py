@@ -56,6 +56,7 @@ def endpoint_for(
     credential: str | None = None,
     *,
     roots: tuple[Root, ...] = (),
+    dpop_key: str = "",
 ) -> Endpoint:
     """How to reach the server, its stored values opened with the console's key; with `credential`, as the
     one user it belongs to (per-user and OAuth servers), telling it of `roots`. Unless the server is
@@ -71,7 +72,7 @@ def endpoint_for(
         and server.credential_mode in ("oauth", "oauth_team")
         and server.transport == "http"
     ):
-        headers["Authorization"] = f"Bearer {credential}"
+        headers["Authorization"] = f"{'DPoP' if dpop_key else 'Bearer'} {credential}"
     elif credential is not None and server.credential_mode == "per_user":
         name = server.credential_name or ("Authorization" if server.transport == "http" else "MCP_TOKEN")
         if server.transport == "http":
@@ -81,7 +82,7 @@ def endpoint_for(
     if server.transport == "stdio":
         return Endpoint.stdio(json.loads(server.command_json or "[]"), env, roots=roots)
     public_only = not (server.internal or outbound.allow_private)
-    return Endpoint.http(server.url or "", headers, public_only=public_only, roots=roots)
+    return Endpoint.http(server.url or "", headers, public_only=public_only, roots=roots, dpop_key=dpop_key)
 
 
 async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> list[McpServer]:

@@ -105,11 +105,13 @@ async def seal_plain_values(*, session: AsyncSession, cipher: CredentialCipher) 
 @dataclass(frozen=True)
 class OAuthClientEntry:
     """An OAuth client an admin registered for a server by hand: its id, and its secret or the private key
-    it signs JWT assertions with (a team account's client credentials)."""
+    it signs JWT assertions with (a team account's client credentials), or the file where the platform
+    keeps the console's workload identity token (a JWT, presented as the grant itself)."""
 
     client_id: str
     secret: str | None = None
     private_key: str | None = None
+    workload_token_file: str | None = None
 
 
 def seal_oauth_client(cipher: CredentialCipher, server_id: str, entry: OAuthClientEntry) -> str:
@@ -122,7 +124,8 @@ def seal_oauth_client(cipher: CredentialCipher, server_id: str, entry: OAuthClie
         name: seal_value(cipher, server_id, "oauth", name, value) if value else None
         for name, value in (("client_secret", entry.secret), ("private_key", entry.private_key))
     }
-    return json.dumps({"client_id": entry.client_id, **sealed})
+    workload = {"workload_token_file": entry.workload_token_file} if entry.workload_token_file else {}
+    return json.dumps({"client_id": entry.client_id, **sealed, **workload})
 
 
 def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> OAuthClientEntry | None:
@@ -136,7 +139,13 @@ def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> OAuthClien
     stored = json.loads(server.oauth_client_json)
     sealed = {name: stored.get(name) for name in ("client_secret", "private_key") if stored.get(name)}
     plain = open_values(cipher, server.id, "oauth", sealed)
-    return OAuthClientEntry(str(stored["client_id"]), plain.get("client_secret"), plain.get("private_key"))
+    workload = stored.get("workload_token_file")
+    return OAuthClientEntry(
+        str(stored["client_id"]),
+        plain.get("client_secret"),
+        plain.get("private_key"),
+        workload if isinstance(workload, str) else None,
+    )
 
 
 def _binding(server_id: str, kind: str, name: str) -> str:

@@ -27,6 +27,7 @@ from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_serv
 
 from console.config import secure_url
 from console.mcp.challenge import Challenge
+from console.mcp.dpop import ALGORITHM as DPOP_ALGORITHM
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import get_json
 
@@ -48,6 +49,7 @@ class AuthServer:
     metadata_documents: bool = False  # client_id_metadata_document_supported
     iss_parameter: bool = False  # authorization_response_iss_parameter_supported (RFC 9207)
     grant_types: tuple[str, ...] | None = None
+    dpop: bool = False  # binds tokens to a key with DPoP (RFC 9449) and takes the console's algorithm
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ def _parse_auth_server(document: dict[str, Any], expected: str, *, legacy: bool)
         metadata_documents=document.get("client_id_metadata_document_supported") is True,
         iss_parameter=document.get("authorization_response_iss_parameter_supported") is True,
         grant_types=_strings(document.get("grant_types_supported")),
+        dpop=DPOP_ALGORITHM in (_strings(document.get("dpop_signing_alg_values_supported")) or ()),
         **endpoints,
     )
 

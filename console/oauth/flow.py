@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import Actor, record_event
 from console.db import utcnow
 from console.mcp.challenge import Challenge
+from console.mcp.dpop import new_key
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.oauth.clients import ClientIdentity, ClientSite, client_for, forget_registration
@@ -75,6 +76,7 @@ class _Plan:
     iss_parameter: bool
     redirect_uri: str
     client_secret: str | None
+    dpop_key: str | None = None  # the key the grant is bound to, where the authorization server takes DPoP
 
 
 async def begin(
@@ -133,7 +135,10 @@ async def begin(
         auth_method=client.auth_method,
         client_row=client.row_id,
     )
-    plan = _Plan(verifier, terms, scope, found.auth_server.iss_parameter, redirect, client.client_secret)
+    dpop_key = new_key() if found.auth_server.dpop else None
+    plan = _Plan(
+        verifier, terms, scope, found.auth_server.iss_parameter, redirect, client.client_secret, dpop_key
+    )
     attempt_id = _digest(state)
     await session.execute(delete(OAuthAttempt).where(OAuthAttempt.expires_at < utcnow()))  # abandoned ones
     session.add(
@@ -237,7 +242,7 @@ async def finish(
         plan.terms.client_id, plan.client_secret, plan.terms.auth_method, plan.terms.client_source
     )
     try:
-        async with oauth_client(client, plan.redirect_uri, reach, plan.scope) as oauth:
+        async with oauth_client(client, plan.redirect_uri, reach, plan.scope, plan.dpop_key) as oauth:
             answer = await oauth.fetch_token(
                 plan.terms.token_endpoint,
                 grant_type="authorization_code",
@@ -246,7 +251,7 @@ async def finish(
                 resource=plan.terms.resource,
                 **client_id_param(client),
             )
-        tokens = tokens_of(answer, plan.scope)
+        tokens = tokens_of(answer, plan.scope, dpop_key=plan.dpop_key)
     except (OAuthError, OAuthRefused, httpx2.HTTPError, ValueError) as exc:
         if (
             plan.terms.client_source == "registered"

@@ -26,6 +26,7 @@ from console.audit import SYSTEM, Actor, record_event
 from console.db import utcnow
 from console.identity.credentials import CredentialCipher
 from console.identity.models import ServerCredential
+from console.mcp.dpop import DPoPTransport
 from console.mcp.models import McpServer
 from console.mcp.sealed import open_oauth_client
 from console.oauth.clients import ClientIdentity, registered_secret
@@ -47,6 +48,15 @@ class Tokens:
     refresh_token: str | None
     expires_at: float | None  # seconds since the epoch
     scope: str | None
+    dpop_key: str | None = None  # the private JWK the tokens are bound to (DPoP, RFC 9449), if they are
+
+
+@dataclass(frozen=True)
+class AccessToken:
+    """What a request presents: the token, and the key that proves it is ours when it is DPoP-bound."""
+
+    token: str
+    dpop_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,9 +74,15 @@ class Terms:
 
 
 def oauth_client(
-    client: ClientIdentity, redirect_uri: str | None, reach: Reach, scope: str | None = None
+    client: ClientIdentity,
+    redirect_uri: str | None,
+    reach: Reach,
+    scope: str | None = None,
+    dpop_key: str | None = None,
 ) -> AsyncOAuth2Client:
-    """Authlib's client for one exchange with the authorization server (PKCE S256, capped responses)."""
+    """Authlib's client for one exchange with the authorization server (PKCE S256, capped responses);
+    with `dpop_key`, each request carries a DPoP proof signed with it."""
+    transport = reach.transport()
     return AsyncOAuth2Client(
         client_id=client.client_id,
         client_secret=client.client_secret,
@@ -75,7 +91,7 @@ def oauth_client(
         scope=scope,
         code_challenge_method="S256",
         timeout=TIMEOUT_SECONDS,
-        transport=reach.transport(),
+        transport=DPoPTransport(transport, dpop_key) if dpop_key else transport,
         follow_redirects=False,
     )
 
@@ -87,11 +103,14 @@ def client_id_param(client: ClientIdentity) -> dict[str, str]:
     return {} if client.auth_method == "none" else {"client_id": client.client_id}
 
 
-def tokens_of(answer: Any, asked_scope: str | None, previous: Tokens | None = None) -> Tokens:
-    """The tokens of a token endpoint's answer, checked.
+def tokens_of(
+    answer: Any, asked_scope: str | None, previous: Tokens | None = None, dpop_key: str | None = None
+) -> Tokens:
+    """The tokens of a token endpoint's answer, checked: a bearer token, or a DPoP-bound one when the
+    request proved `dpop_key` (an authorization server may still answer with a bearer token).
 
     Raises:
-        OAuthRefused: no bearer access token in it.
+        OAuthRefused: no usable access token in it.
     """
     if not isinstance(answer, dict):
         raise OAuthRefused("invalid_token_response", "the token endpoint answered no token")
@@ -99,7 +118,8 @@ def tokens_of(answer: Any, asked_scope: str | None, previous: Tokens | None = No
     kind = answer.get("token_type")
     if not isinstance(access, str) or not 0 < len(access) <= MAX_TOKEN_CHARS:
         raise OAuthRefused("invalid_token_response", "the token endpoint answered no usable access token")
-    if not isinstance(kind, str) or kind.lower() != "bearer":
+    bound = dpop_key is not None and isinstance(kind, str) and kind.lower() == "dpop"
+    if not bound and (not isinstance(kind, str) or kind.lower() != "bearer"):
         raise OAuthRefused(
             "invalid_token_response", "the token endpoint answered a token that is not a bearer"
         )
@@ -113,6 +133,7 @@ def tokens_of(answer: Any, asked_scope: str | None, previous: Tokens | None = No
         refresh_token=refresh,
         expires_at=float(expires) if isinstance(expires, int | float) else None,
         scope=scope if isinstance(scope, str) and len(scope) <= 4000 else asked_scope,
+        dpop_key=dpop_key if bound else None,
     )
 
 
@@ -153,7 +174,7 @@ async def bearer_for(
     server: McpServer,
     user_id: str,
     force_refresh: bool = False,
-) -> str | None:
+) -> AccessToken | None:
     """The person's access token for the server, refreshed first when it expires within
     `REFRESH_AHEAD_SECONDS` (or `force_refresh`: the server refused it); None when they have no grant
     or the authorization server refused to renew it (the grant is then dropped: they must connect
@@ -169,7 +190,7 @@ async def bearer_for(
     due = tokens.expires_at is not None and tokens.expires_at - time.time() < REFRESH_AHEAD_SECONDS
     if not (due or force_refresh):
         _note_use(row)
-        return tokens.access_token
+        return AccessToken(tokens.access_token, tokens.dpop_key)
     terms = Terms(**_terms_fields(json.loads(row.details_json)))
     renewed = None
     if tokens.refresh_token is not None:
@@ -177,7 +198,7 @@ async def bearer_for(
             renewed = await _refresh(session, cipher, reach, server, terms, tokens)
         except RefreshUnavailable:
             expired = tokens.expires_at is not None and tokens.expires_at <= time.time()
-            return None if expired else tokens.access_token
+            return None if expired else AccessToken(tokens.access_token, tokens.dpop_key)
     if renewed is None:
         await session.delete(row)
         _record_renewal(session, "oauth_expired", server.id, user_id, terms.issuer)
@@ -189,7 +210,7 @@ async def bearer_for(
     _note_use(row)
     _record_renewal(session, "oauth_refreshed", server.id, user_id, terms.issuer)
     await session.commit()
-    return renewed.access_token
+    return AccessToken(renewed.access_token, renewed.dpop_key)
 
 
 @dataclass(frozen=True)
@@ -306,14 +327,14 @@ async def _refresh(
     """
     client = await _client_of(session, cipher, server, terms)
     try:
-        async with oauth_client(client, None, reach) as oauth:
+        async with oauth_client(client, None, reach, dpop_key=tokens.dpop_key) as oauth:
             answer = await oauth.refresh_token(
                 terms.token_endpoint,
                 refresh_token=tokens.refresh_token,
                 resource=terms.resource,
                 **client_id_param(client),
             )
-        return tokens_of(answer, tokens.scope, tokens)
+        return tokens_of(answer, tokens.scope, tokens, tokens.dpop_key)
     except OAuthError as refused:
         if refused.error in REFUSALS:
             return None

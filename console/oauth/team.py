@@ -1,7 +1,9 @@
 """A team account at an MCP server: one OAuth token for every member's calls, which the console gets by
 itself with the client credentials grant (the MCP OAuth client-credentials extension) — the client an admin
 registered, authenticated with its secret (client_secret_basic or _post, as advertised) or with a JWT
-assertion signed by its private key (private_key_jwt, RFC 7523, `aud` the authorization server's issuer).
+assertion signed by its private key (private_key_jwt, RFC 7523, `aud` the authorization server's issuer);
+or, with workload identity federation, the JWT bearer grant (RFC 7523 section 2.1) presenting the identity
+token the platform issued the console (a file it keeps fresh, read at each request).
 
 The token is sealed on the server's row (bound to the server) and fetched again when it is about to expire
 or the server refused it; no person is involved.
@@ -21,14 +23,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, record_event
 from console.mcp.admin import private_key
 from console.mcp.models import McpServer
-from console.mcp.sealed import Outbound, open_oauth_client, open_values, seal_value
+from console.mcp.sealed import OAuthClientEntry, Outbound, open_oauth_client, open_values, seal_value
 from console.oauth.clients import ClientIdentity
-from console.oauth.discovery import discover
+from console.oauth.discovery import Discovered, discover
 from console.oauth.errors import OAuthRefused
 from console.oauth.grants import REFRESH_AHEAD_SECONDS, Tokens, client_id_param, oauth_client, tokens_of
 from console.oauth.http import Reach
 
 GRANT = "team_grant"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+MAX_WORKLOAD_TOKEN = 64 * 1024  # bytes of a workload identity token file read
 KEY_ALGORITHMS = {"EC": "ES256", "RSA": "RS256", "OKP": "EdDSA"}
 
 
@@ -48,7 +52,7 @@ async def team_bearer(
     if entered is None:
         return None
     try:
-        tokens = await _fetch(outbound, server, entered.client_id, entered.secret, entered.private_key)
+        tokens = await _fetch(outbound, server, entered)
     except OAuthRefused as refused:
         record_event(
             session=session,
@@ -83,14 +87,15 @@ def _held(outbound: Outbound, server: McpServer) -> Tokens | None:
     return Tokens(**json.loads(plain))
 
 
-async def _fetch(
-    outbound: Outbound, server: McpServer, client_id: str, secret: str | None, key_pem: str | None
-) -> Tokens:
+async def _fetch(outbound: Outbound, server: McpServer, entered: OAuthClientEntry) -> Tokens:
     reach = Reach.of(server, outbound)
     async with reach.client() as http:
         found = await discover(http, server.url or "", None)
+    if entered.workload_token_file is not None:
+        return await _fetch_as_workload(reach, found, entered.client_id, entered.workload_token_file)
+    client_id, secret = entered.client_id, entered.secret
+    key = private_key(entered.private_key) if entered.private_key is not None else None
     auth_server = found.auth_server
-    key = private_key(key_pem) if key_pem is not None else None
     if key is not None:
         client = ClientIdentity(client_id, None, "private_key_jwt", "pre_registered")
     else:
@@ -119,3 +124,51 @@ async def _fetch(
             "credentials",
         ) from None
     return tokens_of(answer, found.scope)
+
+
+async def _fetch_as_workload(reach: Reach, found: Discovered, client_id: str, token_file: str) -> Tokens:
+    """The JWT bearer grant with the workload's identity token as the assertion; a refusal is final for
+    this request (no other grant is tried)."""
+    assertion = _workload_token(token_file)
+    auth_server = found.auth_server
+    client = ClientIdentity(client_id, None, "none", "pre_registered")
+    try:
+        async with oauth_client(client, None, reach, found.scope) as oauth:
+            answer = await oauth.fetch_token(
+                auth_server.token_endpoint,
+                grant_type=JWT_BEARER,
+                assertion=assertion,
+                resource=found.resource,
+                **client_id_param(client),
+            )
+    except OAuthError as refused:
+        said = "".join(c for c in (refused.error or "")[:60] if c.isalnum() or c in "_-")
+        raise OAuthRefused(
+            "jwt_bearer_rejected",
+            f"the authorization server {auth_server.issuer[:300]} refused the workload identity token "
+            f"({said})",
+        ) from None
+    except (httpx2.HTTPError, ValueError):
+        raise OAuthRefused(
+            "jwt_bearer_rejected",
+            f"the authorization server {auth_server.issuer[:300]} did not answer the workload's token "
+            "request",
+        ) from None
+    return tokens_of(answer, found.scope)
+
+
+def _workload_token(path: str) -> str:
+    """The identity token the platform keeps in `path` (it rotates: read anew each time)."""
+    try:
+        with open(path, "rb") as file:
+            text = file.read(MAX_WORKLOAD_TOKEN + 1)
+    except OSError as exc:
+        raise OAuthRefused(
+            "workload_token_unreadable", f"cannot read the workload identity token: {exc.strerror}"
+        ) from None
+    token = text.decode("ascii", "replace").strip()
+    if len(text) > MAX_WORKLOAD_TOKEN or not token or any(c.isspace() for c in token):
+        raise OAuthRefused(
+            "workload_token_unreadable", "the workload identity token file does not hold one token"
+        )
+    return token

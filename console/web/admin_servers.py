@@ -56,6 +56,7 @@ def settings_from(form: FormData) -> ServerSettings:
         oauth_client_key=_one(form, "oauth_client_key") or None,
         oauth_client_id=_one(form, "oauth_client_id"),
         oauth_client_secret=_one(form, "oauth_client_secret") or None,
+        oauth_workload_token_file=_one(form, "oauth_workload_token_file"),
         trusted=_one(form, "trusted") == "on",
         idempotent=_one(form, "idempotent") == "on",
         internal=internal,

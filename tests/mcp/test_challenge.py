@@ -25,6 +25,15 @@ def test_only_the_bearer_challenge_of_several_counts() -> None:
     assert bearer_params('Basic realm="x", scope="not-bearer"') == {}
 
 
+def test_a_dpop_challenge_counts_like_a_bearer_one() -> None:
+    header = (
+        'DPoP algs="ES256", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource"'
+    )
+    assert challenge_of(401, header) == Challenge(
+        status=401, resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource"
+    )
+
+
 def test_a_401_without_parameters_is_still_a_challenge() -> None:
     assert challenge_of(401, None) == Challenge(status=401)
     assert challenge_of(401, "Bearer") == Challenge(status=401)

@@ -363,6 +363,24 @@ async def test_an_authorization_server_without_pkce_is_refused(
             assert reasons == ["pkce_unsupported"]
 
 
+async def test_metadata_for_another_resource_is_refused_with_a_page_and_an_audit_event(
+    database_url: str, tmp_path: Path, oauth_log: Path
+) -> None:
+    with notes_server(tmp_path, oauth_log, OAUTH_OTHER_RESOURCE="1") as elsewhere:
+        async with console_with(database_url, elsewhere) as console, signed_in(console, "dev") as dev:
+            question = connect_question(await whoami(console, "dev"))
+            refused = await dev.client.post(
+                f"/elicitations/{question['id']}/connect", data={"csrf_token": dev.csrf}
+            )
+            assert refused.status_code == 400
+            assert "is for https://other-notes.example/mcp, not for this server" in text(
+                one(html(refused), "main")
+            )
+            assert events(oauth_log) == []  # nothing was asked of its authorization server
+            reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+            assert reasons == ["resource_mismatch"]
+
+
 async def test_a_grant_is_never_sent_as_a_typed_in_credential_after_the_server_changes_mode(
     database_url: str, notes: ServerProcess
 ) -> None:

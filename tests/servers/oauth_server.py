@@ -9,6 +9,8 @@ Besides what Team notes does:
     OAUTH_HIDE_PKCE=1                 its authorization server metadata leaves out
                                       code_challenge_methods_supported, as an authorization server
                                       without PKCE does
+    OAUTH_OTHER_RESOURCE=1            its protected resource metadata names another server's resource, as
+                                      a server does that passes on someone else's metadata
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from console.demo.notes import Provider, build_server, serve
 from console.listening import mcp_port
 
 METADATA_PATH = "/.well-known/oauth-authorization-server"
+RESOURCE_METADATA_PREFIX = "/.well-known/oauth-protected-resource"
+OTHER_RESOURCE = "https://other-notes.example/mcp"
 
 
 class HidePkce:
@@ -51,6 +55,20 @@ class HidePkce:
         await JSONResponse(self._metadata)(scope, receive, send)
 
 
+class OtherResource:
+    """Serves protected resource metadata that names another server's resource."""
+
+    def __init__(self, app: Any, base: str) -> None:
+        self._app = app
+        self._metadata = {"resource": OTHER_RESOURCE, "authorization_servers": [base]}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(RESOURCE_METADATA_PREFIX):
+            await self._app(scope, receive, send)
+            return
+        await JSONResponse(self._metadata)(scope, receive, send)
+
+
 def build_app(base: str, provider: Provider) -> Any:
     server = build_server(base, provider)
 
@@ -63,6 +81,8 @@ def build_app(base: str, provider: Provider) -> Any:
     if os.environ.get("OAUTH_HIDE_PKCE") == "1":
         assert server.settings.auth is not None
         app = HidePkce(app, server.settings.auth)
+    if os.environ.get("OAUTH_OTHER_RESOURCE") == "1":
+        app = OtherResource(app, base)
     return app
 
 
