@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 
-from console.elicitations.connects import challenge_of
+from console.elicitations.connects import kept_challenge
 from console.errors import ConsoleError
 from console.files import write_private
 from console.mcp.admin import ServerSettings
@@ -215,7 +215,7 @@ async def _call(console: ScriptedConsole, tool: ToolCall, listed: bool) -> Outco
         if connect is None:
             return await accept_with_defaults(waiting)
         asked = waiting.input_requests.get(connect.key, {}).get("params", {})
-        await console.connect(challenge_of(asked), click_through)  # accepts the question
+        await console.connect(kept_challenge(asked), click_through)  # accepts the question
         return {}
 
     with anyio.fail_after(CALL_TIMEOUT_SECONDS):

@@ -197,7 +197,7 @@ async def _registered(session: AsyncSession, settings: Settings, name: str, team
         url=endpoint.url,
         env=dict(endpoint.env),
         headers=dict(endpoint.headers),
-        internal=server.internal or outbound.allow_private,
+        internal=not outbound.public_only(server),
     )
     return Target(name, copied, roots)
 

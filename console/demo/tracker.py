@@ -28,20 +28,22 @@ def running_tracker(passwords: Mapping[str, str]) -> Iterator[Tracker]:
     tokens = {name: f"trk-{secrets.token_urlsafe(24)}" for name in passwords}
     users = ",".join(f"{name}:{tokens[name]}:{password}" for name, password in passwords.items())
     env = {**os.environ, "CONNECT_STATE_KEY": secrets.token_urlsafe(32), "CONNECT_USERS": users}
-    process = subprocess.Popen(  # our own module, run with our own interpreter
-        [sys.executable, "-m", "console.demo.connect", "--port", "0"], stdout=subprocess.PIPE, env=env
-    )
-    try:
-        yield Tracker(_listening_url(process), tokens)
-    finally:
-        _stop(process)
+    with _running("console.demo.connect", "--port", env=env) as url:
+        yield Tracker(url, tokens)
 
 
 @contextmanager
 def running_notes() -> Iterator[str]:
     """Start Team notes (console/demo/notes.py) on a free loopback port; its MCP URL."""
-    process = subprocess.Popen(  # our own module, run with our own interpreter
-        [sys.executable, "-m", "console.demo.notes", "--http", "0"], stdout=subprocess.PIPE
+    with _running("console.demo.notes", "--http") as url:
+        yield url
+
+
+@contextmanager
+def _running(module: str, port_option: str, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Our own server module, run with our own interpreter on port 0, until the block ends; its URL."""
+    process = subprocess.Popen(  # noqa: S603  # our own module, with our own interpreter
+        [sys.executable, "-m", module, port_option, "0"], stdout=subprocess.PIPE, env=env
     )
     try:
         yield _listening_url(process)

@@ -4,7 +4,6 @@ the agent why."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import select
@@ -15,13 +14,14 @@ from console.calls.connects import PARKED
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation
 from console.calls.tasks import cancel_task_of
 from console.db import get_row, utcnow
+from console.elicitations.ended import end_at_console_round
 from console.errors import InvalidInput
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
 from console.oauth.grants import holds_grant
 
 
-def challenge_of(asked: dict[str, Any]) -> Challenge | None:
+def kept_challenge(asked: dict[str, Any]) -> Challenge | None:
     """The server's challenge a connect question keeps (its request's params), to ask for its scopes."""
     kept = asked.get("challenge")
     if not isinstance(kept, dict):
@@ -71,9 +71,9 @@ async def pass_connect(
             select(DispatchJob).where(DispatchJob.call_id == call.id, DispatchJob.status == PARKED)
         )
     ).scalar_one_or_none()
-    round_.status = "answered"
     now = utcnow()
     if question.status == "accepted" and parked is not None:
+        round_.status = "answered"
         parked.status, parked.not_before, parked.last_error, parked.attempts = "ready", now, None, 0
         call.status, call.updated_at = ("resuming" if parked.kind == "resume" else "running"), now
         record_event(
@@ -93,17 +93,8 @@ async def pass_connect(
     )
     status = "declined" if declined else "cancelled"
     error = await _why_it_ended(session, question, call, status)
-    call.status, call.updated_at, call.error_json = status, now, json.dumps(error)
+    end_at_console_round(session=session, call=call, round_=round_, status=status, error=error, actor=actor)
     await cancel_task_of(session=session, call_id=call.id)
-    record_event(
-        session=session,
-        actor=actor,
-        action=f"call_{status}",
-        subject_type="call",
-        subject_id=call.id,
-        call_id=call.id,
-        payload={"at_connect": True, **error},
-    )
     return False
 
 

@@ -15,6 +15,7 @@ from console.calls.gates import approved_params
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation
 from console.calls.questions import canonical_json
 from console.db import get_row, utcnow
+from console.elicitations.ended import end_at_console_round
 from console.errors import InvalidInput, NotFound
 from console.forms.arguments import argument_errors
 from console.identity import Viewer
@@ -101,18 +102,7 @@ async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -
         return True
     status = ENDED[question.status] or ("declined" if question.expiry_action == "decline" else "cancelled")
     error = await _why_it_ended(session, question, status)
-    round_.status = "answered"
-    call.status, call.updated_at = status, now
-    call.error_json = json.dumps(error)
-    record_event(
-        session=session,
-        actor=actor,
-        action=f"call_{status}",
-        subject_type="call",
-        subject_id=call.id,
-        call_id=call.id,
-        payload={"at_gate": True, **error},
-    )
+    end_at_console_round(session=session, call=call, round_=round_, status=status, error=error, actor=actor)
     return False
 
 

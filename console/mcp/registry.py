@@ -81,7 +81,7 @@ def endpoint_for(
             env[name] = credential
     if server.transport == "stdio":
         return Endpoint.stdio(json.loads(server.command_json or "[]"), env, roots=roots)
-    public_only = not (server.internal or outbound.allow_private)
+    public_only = outbound.public_only(server)
     return Endpoint.http(server.url or "", headers, public_only=public_only, roots=roots, dpop_key=dpop_key)
 
 

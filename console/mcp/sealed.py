@@ -36,6 +36,10 @@ class Outbound:
     def of(cls, settings: Settings) -> Outbound:
         return cls(CredentialCipher(secret_text(settings)), settings.allow_private_server_urls)
 
+    def public_only(self, server: McpServer) -> bool:
+        """Whether what is sent for `server` (its requests, its OAuth) may reach public addresses only."""
+        return not (server.internal or self.allow_private)
+
 
 def stored_map(text: str | None) -> dict[str, object]:
     found = json.loads(text or "{}")

@@ -105,7 +105,7 @@ async def client_for(
     """
     entered = open_oauth_client(cipher, server)
     if entered is not None:
-        method = _auth_method(auth_server, entered.secret)
+        method = auth_method_for(auth_server, entered.secret)
         return ClientIdentity(entered.client_id, entered.secret, method, "pre_registered")
     if site.metadata_url is not None and auth_server.metadata_documents:
         return ClientIdentity(site.metadata_url, None, "none", "metadata_document")
@@ -129,7 +129,7 @@ async def forget_registration(*, session: AsyncSession, issuer: str, redirect: s
         await session.delete(row)
 
 
-def _auth_method(auth_server: AuthServer, secret: str | None) -> str:
+def auth_method_for(auth_server: AuthServer, secret: str | None) -> str:
     """The first method the authorization server lists that a client with (or without) a secret can use."""
     usable = SECRET_METHODS if secret is not None else ("none",)
     return next((m for m in auth_server.auth_methods if m in usable), usable[0])

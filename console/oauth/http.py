@@ -72,7 +72,7 @@ class Reach:
 
     @classmethod
     def of(cls, server: McpServer, outbound: Outbound) -> Reach:
-        return cls(public_only=not (server.internal or outbound.allow_private))
+        return cls(public_only=outbound.public_only(server))
 
     def transport(self) -> httpx2.AsyncBaseTransport:
         inner = public_only_transport() if self.public_only else httpx2.AsyncHTTPTransport(trust_env=False)

@@ -24,7 +24,7 @@ from console.audit import SYSTEM, record_event
 from console.mcp.admin import private_key
 from console.mcp.models import McpServer
 from console.mcp.sealed import OAuthClientEntry, Outbound, open_oauth_client, open_values, seal_value
-from console.oauth.clients import ClientIdentity
+from console.oauth.clients import ClientIdentity, auth_method_for
 from console.oauth.discovery import Discovered, discover
 from console.oauth.errors import OAuthRefused
 from console.oauth.grants import REFRESH_AHEAD_SECONDS, Tokens, client_id_param, oauth_client, tokens_of
@@ -99,10 +99,7 @@ async def _fetch(outbound: Outbound, server: McpServer, entered: OAuthClientEntr
     if key is not None:
         client = ClientIdentity(client_id, None, "private_key_jwt", "pre_registered")
     else:
-        method = next(
-            (m for m in auth_server.auth_methods if m in ("client_secret_basic", "client_secret_post")), None
-        )
-        client = ClientIdentity(client_id, secret, method or "client_secret_basic", "pre_registered")
+        client = ClientIdentity(client_id, secret, auth_method_for(auth_server, secret), "pre_registered")
     try:
         async with oauth_client(client, None, reach, found.scope) as oauth:
             if key is not None:

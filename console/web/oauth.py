@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from console.elicitations import service as questions
 from console.elicitations.connected import accept_connects
-from console.elicitations.connects import challenge_of, server_of
+from console.elicitations.connects import kept_challenge, server_of
 from console.errors import Conflict, InvalidInput, NotFound
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
@@ -72,7 +72,7 @@ async def connect_for_call(
     if question.status != "pending":
         raise Conflict(f"this question was already answered ({question.status})")
     server = await _own_server(session, user, await server_of(session, question))
-    return await _to_authorization_server(request, session, user, server, challenge_of(view.asked))
+    return await _to_authorization_server(request, session, user, server, kept_challenge(view.asked))
 
 
 async def _to_authorization_server(

@@ -224,8 +224,17 @@ async def test_only_the_owner_sees_and_answers_a_connect_question(
         answered = await console.answer(question["id"], "cancel", who="lead")
         assert answered.status_code == 403, answered.text
         assert "only be answered by the person whose agent made the call" in answered.text
+        for other, page_status in (("viewer", 200), ("outsider", 404)):  # an auditor; another team's approver
+            async with signed_in(console, other) as them:
+                seen = await them.client.get(f"/elicitations/{question['id']}")
+                assert seen.status_code == page_status, seen.text
+                assert html(seen).select("#connect-form, form[action$='/connect']") == []
+                pressed = await them.client.post(
+                    f"/elicitations/{question['id']}/connect", data={"csrf_token": them.csrf}
+                )
+                assert pressed.status_code == 404, pressed.text
         refused = await console.audit_payloads("access_refused")
-        assert {p.get("attempt") for p in refused} >= {"connect"}
+        assert [p.get("attempt") for p in refused].count("connect") == 3
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
 
 
