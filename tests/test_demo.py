@@ -42,6 +42,7 @@ def test_the_demo_banner_links_the_question_page_and_names_every_user_without_li
     with running_demo(CONSOLE, tmp_path, demo_env(), with_stderr=True) as demo:
         banner = "\n".join(demo.banner)
         assert [line for line in demo.banner if LOG_LINE.match(line)] == []
+        assert [line for line in demo.banner if "Warning" in line] == []  # its servers' too
         assert set(demo.passwords) == USERS
         assert [p for p in demo.passwords.values() if p.startswith("-")] == []
         link = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)

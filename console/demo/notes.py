@@ -208,6 +208,7 @@ def build_server(base: str, provider: Provider) -> MCPServer[Any]:
         auth=AuthSettings(
             issuer_url=base,  # type: ignore[arg-type]  # pydantic parses the URL
             resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
+            validate_token_resource=True,  # a token issued for another resource is refused
             client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=[READ, "offline_access"], default_scopes=[READ]
             ),
