@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -49,6 +50,9 @@ MAX_AUTHORIZATIONS = 3
 BROWSER_TIMEOUT_SECONDS = 10.0
 # The platform hands the console its workload identity token; here the scenario does, as `valid_jwt`.
 WORKLOAD_SCENARIOS = ("auth/wif-jwt-bearer",)
+# The member signed in through the scenario's identity provider; the console kept the ID token it gives.
+ENTERPRISE_SCENARIOS = ("auth/enterprise-managed-authorization",)
+ID_TOKEN_HOURS = 1  # how long the scenario's ID token is valid
 Result = TypeVar("Result")
 
 
@@ -161,7 +165,15 @@ def server_settings(
         oauth_client_secret=context.get("client_secret") if secured else None,
         oauth_client_key=context.get("private_key_pem") if secured else None,
         oauth_workload_token_file=workload_token_file,
+        oauth_enterprise=scenario in ENTERPRISE_SCENARIOS,
     )
+
+
+def single_sign_on(scenario: str, context: dict[str, Any]) -> dict[str, str]:
+    """The console's single sign-on settings: the scenario's identity provider, if it has one."""
+    if scenario not in ENTERPRISE_SCENARIOS:
+        return {}
+    return {"oidc_issuer": str(context["idp_issuer"]), "oidc_client_id": str(context["idp_client_id"])}
 
 
 def workload_token_file(folder: Path, scenario: str, context: dict[str, Any]) -> str:
@@ -184,8 +196,12 @@ async def run_scenario(url: str, scenario: str, context: dict[str, Any]) -> list
             secret_key=secrets.token_urlsafe(32),
             base_url=CONSOLE_URL,
             oauth_client_metadata_url=CLIENT_METADATA_URL,
+            **single_sign_on(scenario, context),
         ) as console:
             await console.seed(SERVER, server_settings(url, scenario, context, token_file))
+            if scenario in ENTERPRISE_SCENARIOS:
+                expires = datetime.now(UTC) + timedelta(hours=ID_TOKEN_HOURS)
+                await console.signed_in_through_sso(str(context["idp_id_token"]), expires)
             tools = await _signed_in(console, console.listed_tools)
             for tool in plan(scenario, context, tools):
                 listed = any(t["name"] == tool.name for t in tools)

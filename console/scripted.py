@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from console.dispatch.worker import Dispatcher
 from console.elicitations.connected import accept_connects
 from console.elicitations.decisions import answer
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
+from console.identity.sso_assertions import keep_assertion
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.admin_roots import set_roots
 from console.mcp.challenge import Challenge
@@ -106,6 +108,22 @@ class ScriptedConsole:
                 )
             self._principal = await authenticate_token(session=session, token=token)
         self.server = server
+
+    async def signed_in_through_sso(self, id_token: str, expires_at: datetime) -> None:
+        """The member signed in through the console's identity provider, which gave `id_token`: the
+        console keeps it for enterprise-managed authorization."""
+        sso = Outbound.of(self._settings).sso
+        assert sso is not None, "single sign-on settings first"  # noqa: S101  # a programming error
+        async with self.factory() as session:
+            await keep_assertion(
+                session=session,
+                cipher=Outbound.of(self._settings).cipher,
+                user_id=self.principal.user_id,
+                issuer=sso.issuer,
+                id_token=id_token,
+                expires_at=expires_at,
+            )
+            await session.commit()
 
     @property
     def principal(self) -> Principal:

@@ -1,9 +1,8 @@
 """The official MCP conformance suite drives the console's own client path (console.conformance).
 
-The 2026-07-28 client requirement set runs as a whole against the expected-failures file, which names the
-authorization extensions we do not implement yet; every other scenario there must pass all its checks,
-the authorization ones included (the console connects through its OAuth flow, the scripted person's
-browser clicking through the suite's authorization server).
+The 2026-07-28 client requirement set runs as a whole, and every scenario in it must pass all its checks,
+the authorization ones and their extensions included (the console connects through its OAuth flow, the
+scripted person's browser clicking through the suite's authorization server).
 Suite mode ignores the client's exit status, so the scenarios where exiting cleanly is part of the
 contract (the MRTR one above all) run once more on their own, where a non-zero exit fails them.
 """
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from console.conformance import form_defaults
-from tests.conformance.suite import EXPECTED_FAILURES, SPEC_VERSION, Suite, install, run_client
+from tests.conformance.suite import SPEC_VERSION, Suite, install, run_client
 
 # The client scenarios of the 2026-07-28 set besides authorization.
 APPLICABLE = (
@@ -65,6 +64,8 @@ AUTHORIZATION = tuple(
         # DPoP (RFC 9449): tokens bound to the console's key, with the servers' nonces.
         "dpop",
         "dpop-nonce",
+        # Enterprise-managed authorization: the member's ID token exchanged for an ID-JAG, then a grant.
+        "enterprise-managed-authorization",
     )
 )
 SOLO = ("sep-2322-client-request-state", "request-metadata", "json-schema-2020-12-preservation")
@@ -89,10 +90,8 @@ def test_scenario_passes_solo_and_the_client_exits_cleanly(
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)  # the whole requirement set runs up to 600 s, after the install
-def test_requirement_set_fails_only_the_listed_authorization_scenarios(suite: Suite, tmp_path: Path) -> None:
-    outcome = run_client(
-        suite, tmp_path, "--requirements", SPEC_VERSION, "--expected-failures", str(EXPECTED_FAILURES)
-    )
+def test_requirement_set_passes_every_scenario(suite: Suite, tmp_path: Path) -> None:
+    outcome = run_client(suite, tmp_path, "--requirements", SPEC_VERSION)
     assert outcome.returncode == 0, outcome.output[-4000:]
     for scenario in (*APPLICABLE, *AUTHORIZATION):
         checks = outcome.scenario(scenario)

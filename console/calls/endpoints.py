@@ -12,6 +12,7 @@ from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
 from console.mcp.sealed import Outbound
+from console.oauth.enterprise import enterprise_grant
 from console.oauth.grants import bearer_for
 from console.oauth.http import Reach
 from console.oauth.team import team_bearer
@@ -32,7 +33,7 @@ async def endpoint_for_owner(
 ) -> Endpoint:
     """The endpoint for a call owned by `owner_id` — never anyone else's credential — with the server's
     roots. An OAuth server's token is refreshed first when it is about to expire, or with `force_refresh`
-    (the server refused it).
+    (the server refused it); an enterprise-managed server's comes from the owner's single sign-on.
 
     Raises:
         CredentialMissing: the server wants a per-user credential and the owner has none.
@@ -53,7 +54,7 @@ async def endpoint_for_owner(
             server=server,
             user_id=owner_id,
             force_refresh=force_refresh,
-        )
+        ) or await enterprise_grant(session=session, outbound=outbound, server=server, user_id=owner_id)
         if held is None:
             return endpoint_for(server, outbound, roots=roots)
         return endpoint_for(server, outbound, held.token, roots=roots, dpop_key=held.dpop_key or "")

@@ -17,7 +17,9 @@ Tools:
 
 Environment:
     OAUTH_TOKEN_SECONDS   lifetime of access tokens (default 3600)
-    OAUTH_LOG             a file to append one JSON line per token event to: {"event": "issued" |
+    OAUTH_ENTERPRISE_IDP, OAUTH_ENTERPRISE_CLIENT   identity assertion grants from an organisation's
+                          identity provider, presented by one client (console/demo/notes_enterprise.py)
+    OAUTH_LOG             a file to append one JSON line per token event to: {"event": "issued" | "asserted" |
                           "refreshed" | "revoked", "subject", "scopes", "resource"} (never a token)
 """
 
@@ -51,10 +53,12 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from console.demo.notes_enterprise import Enterprise
 from console.listening import listening_socket, mcp_port, serve_socket_and_announce
 
 READ = "notes:read"
 CODE_SECONDS = 300
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 @dataclass
@@ -75,6 +79,17 @@ class Provider:
     codes: dict[str, AuthorizationCode] = field(default_factory=dict)
     access: dict[str, AccessToken] = field(default_factory=dict)
     refresh: dict[str, RefreshToken] = field(default_factory=dict)
+    enterprise: Enterprise | None = None
+
+    def __post_init__(self) -> None:
+        if self.enterprise is not None:
+            self.clients[self.enterprise.client_id] = OAuthClientInformationFull(
+                client_id=self.enterprise.client_id,
+                client_secret=self.enterprise.client_secret,
+                token_endpoint_auth_method="client_secret_basic",  # noqa: S106  # a method name
+                grant_types=[JWT_BEARER],
+                redirect_uris=None,
+            )
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -155,7 +170,18 @@ class Provider:
     async def exchange_identity_assertion(
         self, client: OAuthClientInformationFull, params: IdentityAssertionParams
     ) -> OAuthToken:
-        raise TokenError("unsupported_grant_type", "this server takes no identity assertions")
+        if self.enterprise is None:
+            raise TokenError("unsupported_grant_type", "this server takes no identity assertions")
+        resource = f"{self.issuer}/mcp"
+        claims = await self.enterprise.verified(
+            params.assertion, audience=self.issuer, resource=resource, client_id=_client_id(client)
+        )
+        # The grant, not the request, says what is granted: its resource, and reading at most.
+        asked = str(claims.get("scope") or READ).split()
+        scopes = [READ] if READ in asked else []
+        if not scopes:
+            raise TokenError("invalid_scope", f"the grant does not cover {READ}")
+        return self._issue(client, scopes, resource, str(claims["sub"]), "asserted", refresh=False)
 
     def _issue(
         self,
@@ -164,9 +190,12 @@ class Provider:
         resource: str | None,
         subject: str | None,
         event: str,
+        *,
+        refresh: bool = True,
     ) -> OAuthToken:
         client_id = _client_id(client)
-        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        access = secrets.token_urlsafe(24)
+        refresh_token = secrets.token_urlsafe(24) if refresh else None
         expires = int(time.time()) + self.token_seconds
         self.access[access] = AccessToken(
             token=access,
@@ -176,15 +205,16 @@ class Provider:
             resource=resource,
             subject=subject,
         )
-        self.refresh[refresh] = RefreshToken(
-            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
-        )
+        if refresh_token is not None:
+            self.refresh[refresh_token] = RefreshToken(
+                token=refresh_token, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+            )
         self._log(event, subject, scopes, resource)
         return OAuthToken(
             access_token=access,
             token_type="Bearer",  # noqa: S106  # the token type, not a secret
             expires_in=self.token_seconds,
-            refresh_token=refresh,
+            refresh_token=refresh_token,
             scope=" ".join(scopes),
         )
 
@@ -214,6 +244,7 @@ def build_server(base: str, provider: Provider) -> MCPServer[Any]:
             ),
             revocation_options=RevocationOptions(enabled=True),
             required_scopes=[READ],
+            identity_assertion_enabled=provider.enterprise is not None,
         ),
     )
 
@@ -255,6 +286,7 @@ async def serve(port: int, build: Callable[[str, Provider], Any] = build_app) ->
         issuer=base,
         token_seconds=int(os.environ.get("OAUTH_TOKEN_SECONDS", "3600")),
         log_path=os.environ.get("OAUTH_LOG"),
+        enterprise=Enterprise.from_env(),
     )
     await serve_socket_and_announce(build(base, provider), sock, "/mcp")
 

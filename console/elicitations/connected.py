@@ -10,6 +10,9 @@ from console.calls.models import Call, Elicitation
 from console.elicitations.decisions import Decision, answer
 from console.errors import Conflict, Forbidden, Gone, InvalidInput
 from console.identity import Viewer
+from console.mcp.models import McpServer
+from console.mcp.sealed import Outbound
+from console.oauth.enterprise import enterprise_client, enterprise_grant
 
 
 async def accept_connects(*, session: AsyncSession, viewer: Viewer, server_id: str) -> list[Decision]:
@@ -41,4 +44,39 @@ async def accept_connects(*, session: AsyncSession, viewer: Viewer, server_id: s
             )
         except (Conflict, Gone, Forbidden, InvalidInput):
             await session.rollback()
+    return decided
+
+
+async def connect_enterprise_waiting(
+    *, session: AsyncSession, outbound: Outbound, viewer: Viewer
+) -> list[Decision]:
+    """After the viewer signed in through the identity provider: a grant for each enterprise-managed
+    server one of their pending connect questions waits on, and those questions accepted; the decisions
+    made (a server whose grant was refused keeps its questions pending)."""
+    server_ids = (
+        (
+            await session.execute(
+                select(Call.server_id)
+                .join(Elicitation, Elicitation.call_id == Call.id)
+                .where(
+                    Elicitation.owner_id == viewer.user_id,
+                    Elicitation.mode == "connect",
+                    Elicitation.status == "pending",
+                )
+                .distinct()
+            )
+        )
+        .scalars()
+        .all()
+    )
+    decided: list[Decision] = []
+    for server_id in server_ids:
+        server = await session.get(McpServer, server_id)
+        if server is None or enterprise_client(outbound, server) is None:
+            continue
+        granted = await enterprise_grant(
+            session=session, outbound=outbound, server=server, user_id=viewer.user_id
+        )
+        if granted is not None:
+            decided.extend(await accept_connects(session=session, viewer=viewer, server_id=server_id))
     return decided

@@ -129,3 +129,17 @@ class OidcLogin(Base):
 def _token_context(session: Session, token_id: str) -> EventContext | None:
     token = session.get(ApiToken, token_id)
     return None if token is None else EventContext(team_id=token.team_id)
+
+
+class SsoAssertion(Base):
+    """The ID token of a person's latest sign-in through the OpenID provider, sealed (bound to them): the
+    identity assertion the console exchanges at that provider for their enterprise-managed connections
+    (console/oauth/enterprise.py). Kept until it expires; one per person."""
+
+    __tablename__ = "identity_sso_assertion"
+
+    user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(500))
+    sealed: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    saved_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 
 from sqlalchemy import delete, select
@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.db import utcnow
+from console.identity.credentials import CredentialCipher, SecretMissing
 from console.identity.models import OidcLogin, User, WebSession
 from console.identity.oidc_accounts import find_or_create_user, parse_teams_claim, sync_memberships
 from console.identity.oidc_client import OidcClient, OidcError
 from console.identity.sessions import SignedIn, mark_reauthenticated, open_session
+from console.identity.sso_assertions import keep_assertion
 
 STATE_TTL = timedelta(minutes=10)
 EXPIRED = "The sign-in took too long or was already used. Start it again."
@@ -53,6 +55,7 @@ class Finished:
 
     next_path: str
     signed_in: SignedIn | None
+    user_id: str
 
 
 def state_hash(state: str) -> str:
@@ -104,15 +107,17 @@ async def finish_login(
     current_web_session_id: str | None,
     teams_claim: str | None,
     client_address: str,
+    cipher: CredentialCipher,
 ) -> Finished:
-    """Check the provider's answer and open a session (or refresh the current one's authentication).
+    """Check the provider's answer and open a session (or refresh the current one's authentication); the
+    ID token is kept, sealed, for enterprise-managed authorization (console/identity/sso_assertions.py).
 
     Raises:
         OidcError: any check failed; the reason is in the audit log and no session was opened.
     """
     try:
         login = await _consume(session, callback, bound_state)
-        claims = await _verified_claims(client, callback, login)
+        id_token, claims = await _verified_claims(client, callback, login)
     except OidcError as exc:
         await _failed(session, exc, client_address)
     issuer = client.config.issuer
@@ -121,15 +126,47 @@ async def finish_login(
             await _check_same_person(session, login, current_web_session_id, issuer, claims)
         except OidcError as exc:
             await _failed(session, exc, client_address, login.web_session_id)
+        user_id = await _user_of(session, login.web_session_id)
+        await _keep(session, cipher, user_id, issuer, id_token, claims)
         await mark_reauthenticated(
             session=session, web_session_id=login.web_session_id, method="oidc", client=client_address
         )
-        return Finished(login.next_path, None)
+        return Finished(login.next_path, None, user_id)
     user = await find_or_create_user(session=session, issuer=issuer, claims=claims)
     if teams_claim:
         await sync_memberships(session=session, user=user, wanted=parse_teams_claim(claims.get(teams_claim)))
+    await _keep(session, cipher, user.id, issuer, id_token, claims)
     signed_in = await open_session(session=session, user=user, method="oidc", client=client_address)
-    return Finished(login.next_path, signed_in)
+    return Finished(login.next_path, signed_in, user.id)
+
+
+async def _keep(
+    session: AsyncSession,
+    cipher: CredentialCipher,
+    user_id: str,
+    issuer: str,
+    id_token: str,
+    claims: dict[str, object],
+) -> None:
+    expires = claims["exp"]  # checked present and current by the client's verify()
+    assert isinstance(expires, int | float)  # noqa: S101  # ditto
+    try:
+        await keep_assertion(
+            session=session,
+            cipher=cipher,
+            user_id=user_id,
+            issuer=issuer,
+            id_token=id_token,
+            expires_at=datetime.fromtimestamp(expires, UTC),
+        )
+    except SecretMissing:
+        return  # without a console secret nothing is sealed, and enterprise connections are unavailable
+
+
+async def _user_of(session: AsyncSession, web_session_id: str) -> str:
+    row = await session.get(WebSession, web_session_id)
+    assert row is not None  # noqa: S101  # _check_same_person found it
+    return row.user_id
 
 
 async def _consume(session: AsyncSession, callback: Callback, bound_state: str | None) -> OidcLogin:
@@ -155,14 +192,17 @@ async def _consume(session: AsyncSession, callback: Callback, bound_state: str |
     return login
 
 
-async def _verified_claims(client: OidcClient, callback: Callback, login: OidcLogin) -> dict[str, object]:
+async def _verified_claims(
+    client: OidcClient, callback: Callback, login: OidcLogin
+) -> tuple[str, dict[str, object]]:
+    """The ID token and its claims, once they pass every check."""
     # RFC 9207: a provider that names itself must be ours (a mix-up attack sends our state elsewhere).
     if callback.iss is not None and callback.iss != client.config.issuer:
         raise OidcError("callback_issuer_mismatch", EXPIRED)
     if not callback.code:
         raise OidcError("missing_code", EXPIRED)
     id_token = await client.exchange(code=callback.code, code_verifier=login.code_verifier)
-    return await client.verify(id_token, nonce=login.nonce)
+    return id_token, await client.verify(id_token, nonce=login.nonce)
 
 
 async def _check_same_person(

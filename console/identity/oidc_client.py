@@ -23,10 +23,17 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from console.config import secure_url
+from console.config import Settings, secure_url
 from console.errors import ConsoleError
 
 SCOPES = "openid profile email"
+CALLBACK_PATH = "/login/oidc/callback"
+# Token exchange (RFC 8693) of an ID token for an identity assertion grant (the MCP enterprise-managed
+# authorization extension, SEP-990).
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"  # noqa: S105  # a grant type name
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"  # noqa: S105  # a type name, not a secret
+ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+MAX_GRANT_CHARS = 16_384
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 TIMEOUT = 10.0
 LEEWAY_SECONDS = 60
@@ -49,6 +56,19 @@ class ProviderConfig:
     client_id: str
     client_secret: str | None
     redirect_uri: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> ProviderConfig | None:
+        """The configured provider, or None without single sign-on."""
+        if settings.oidc_issuer is None or settings.oidc_client_id is None:
+            return None
+        secret = settings.oidc_client_secret
+        return cls(
+            issuer=settings.oidc_issuer,
+            client_id=settings.oidc_client_id,
+            client_secret=secret.get_secret_value() if secret is not None else None,
+            redirect_uri=settings.base_url.rstrip("/") + CALLBACK_PATH,
+        )
 
 
 @dataclass(frozen=True)
@@ -126,6 +146,40 @@ class OidcClient:
             raise OidcError("no_id_token", "The identity provider sent no ID token.")
         return id_token
 
+    async def identity_assertion_grant(
+        self, *, id_token: str, audience: str, resource: str, scope: str | None
+    ) -> str:
+        """Exchange the person's ID token for an identity assertion grant (ID-JAG) for the authorization
+        server `audience` and the MCP server `resource` (RFC 8693 token exchange at our token endpoint).
+
+        Raises:
+            OidcError: the provider refused, could not be reached or answered no grant.
+        """
+        metadata = await self.metadata()
+        try:
+            async with self._oauth(scope=None) as oauth:  # the resource's scopes, not sign-in's
+                answer = await oauth.fetch_token(
+                    metadata.token_endpoint,
+                    grant_type=TOKEN_EXCHANGE,
+                    subject_token=id_token,
+                    subject_token_type=ID_TOKEN_TYPE,
+                    requested_token_type=ID_JAG_TYPE,
+                    audience=audience,
+                    resource=resource,
+                    **({"scope": scope} if scope else {}),
+                    **({} if self.config.client_secret else {"client_id": self.config.client_id}),
+                )
+        except OAuthError as refused:
+            said = "".join(c for c in (refused.error or "")[:60] if c.isalnum() or c in "_-")
+            raise OidcError(f"token_exchange_refused:{said}", _unavailable()) from None
+        except (httpx2.HTTPError, ValueError):
+            raise OidcError("token_exchange_unavailable", _unavailable()) from None
+        grant = answer.get("access_token") if isinstance(answer, Mapping) else None
+        issued = answer.get("issued_token_type") if isinstance(answer, Mapping) else None
+        if issued != ID_JAG_TYPE or not isinstance(grant, str) or not 0 < len(grant) <= MAX_GRANT_CHARS:
+            raise OidcError("token_exchange_no_grant", _unavailable())
+        return grant
+
     async def verify(self, id_token: str, *, nonce: str) -> dict[str, Any]:
         """The ID token's claims once signature, issuer, audience, times and nonce all check out.
 
@@ -178,13 +232,13 @@ class OidcClient:
                 raise OidcError("jwks_invalid", _unavailable()) from None
         return self._keys
 
-    def _oauth(self) -> AsyncOAuth2Client:
+    def _oauth(self, scope: str | None = SCOPES) -> AsyncOAuth2Client:
         secret = self.config.client_secret
         return AsyncOAuth2Client(
             client_id=self.config.client_id,
             client_secret=secret,
             token_endpoint_auth_method="client_secret_basic" if secret else "none",
-            scope=SCOPES,
+            scope=scope,
             redirect_uri=self.config.redirect_uri,
             code_challenge_method="S256",
             timeout=TIMEOUT,

@@ -84,6 +84,9 @@ class ServerSettings:
     # Or workload identity federation (RFC 7523 JWT bearer): the file where the platform keeps the
     # console's identity token, read at each token request; "" for none.
     oauth_workload_token_file: str = ""
+    # Or each person's grant from enterprise-managed authorization: their single sign-on ID token
+    # exchanged at the OpenID provider, then presented by the client above (with its secret).
+    oauth_enterprise: bool = False
     trusted: bool = False
     idempotent: bool = False
     internal: bool | None = None  # None: as it is (a new server is not internal)
@@ -122,6 +125,9 @@ def settings_of(server: McpServer) -> ServerSettings:
             json.loads(server.oauth_client_json).get("workload_token_file") or ""
             if server.oauth_client_json
             else ""
+        ),
+        oauth_enterprise=bool(
+            server.oauth_client_json and json.loads(server.oauth_client_json).get("enterprise") is True
         ),
         trusted=server.trusted,
         idempotent=server.idempotent,
@@ -342,6 +348,8 @@ def _apply(
     hold_seconds = _hold_seconds(settings.hold_seconds, errors)
     if settings.oauth_team and not settings.oauth:
         errors["oauth_team"] = "a team account is an OAuth account: turn OAuth on too"
+    if settings.oauth_enterprise and not settings.oauth:
+        errors["oauth_enterprise"] = "enterprise-managed authorization is OAuth: turn OAuth on too"
     if settings.oauth and settings.transport != "http":
         errors["oauth"] = "only a server reached over HTTP signs people in with OAuth"
     if settings.oauth and credential:
@@ -393,8 +401,9 @@ def _oauth_client(
     while the client id stays the same."""
     client_id = settings.oauth_client_id.strip()
     if not client_id:
-        if settings.oauth_team:
-            errors["oauth_client_id"] = "a team account needs the client registered for it"
+        if settings.oauth_team or settings.oauth_enterprise:
+            who = "a team account" if settings.oauth_team else "enterprise-managed authorization"
+            errors["oauth_client_id"] = f"{who} needs the client registered for it"
         return None
     if len(client_id) > MAX_CLIENT_ID or any(c.isspace() for c in client_id):
         errors["oauth_client_id"] = f"at most {MAX_CLIENT_ID} characters, without spaces"
@@ -425,12 +434,28 @@ def _oauth_client(
         needs = "a team account needs its client's secret, private key or workload identity token file"
         errors["oauth_client_secret"] = needs
         return None
+    if settings.oauth_enterprise and (problem := _enterprise_problem(settings, bool(secret), outbound)):
+        errors["oauth_enterprise"] = problem
+        return None
     try:
-        entry = OAuthClientEntry(client_id, secret or None, key or None, workload or None)
+        entry = OAuthClientEntry(
+            client_id, secret or None, key or None, workload or None, settings.oauth_enterprise
+        )
         return seal_oauth_client(outbound.cipher, server.id, entry)
     except SecretMissing:
         errors["oauth_client_secret"] = NO_KEY
         return None
+
+
+def _enterprise_problem(settings: ServerSettings, has_secret: bool, outbound: Outbound) -> str | None:
+    """Why enterprise-managed authorization cannot be set up as asked, or None."""
+    if settings.oauth_team:
+        return "enterprise-managed authorization gets each person's own grant, not a team account's"
+    if not has_secret:
+        return "enterprise-managed authorization needs the client's secret"
+    if outbound.sso is None:
+        return "enterprise-managed authorization needs single sign-on (CONSOLE_OIDC_ISSUER) to be set up"
+    return None
 
 
 PrivateKey = ECKey | RSAKey | OKPKey

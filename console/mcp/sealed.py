@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, record_event
 from console.config import Settings, secret_text
 from console.identity.credentials import CredentialCipher
+from console.identity.oidc_client import ProviderConfig
 from console.mcp.models import McpServer
 
 NO_KEY = "set CONSOLE_SECRET_KEY to store header or environment values (they are kept encrypted)"
@@ -26,15 +27,18 @@ Stored = Mapping[str, object]  # name -> {"sealed": ...}, or a plain string from
 
 @dataclass(frozen=True)
 class Outbound:
-    """What reaching a server needs from the settings: the key that opens its stored values, and whether
-    servers that are not internal may be on private addresses too."""
+    """What reaching a server needs from the settings: the key that opens its stored values, whether
+    servers that are not internal may be on private addresses too, and the single sign-on provider that
+    enterprise-managed authorization exchanges people's ID tokens at (None without one)."""
 
     cipher: CredentialCipher
     allow_private: bool = False
+    sso: ProviderConfig | None = None
 
     @classmethod
     def of(cls, settings: Settings) -> Outbound:
-        return cls(CredentialCipher(secret_text(settings)), settings.allow_private_server_urls)
+        cipher = CredentialCipher(secret_text(settings))
+        return cls(cipher, settings.allow_private_server_urls, ProviderConfig.of(settings))
 
     def public_only(self, server: McpServer) -> bool:
         """Whether what is sent for `server` (its requests, its OAuth) may reach public addresses only."""
@@ -110,12 +114,15 @@ async def seal_plain_values(*, session: AsyncSession, cipher: CredentialCipher) 
 class OAuthClientEntry:
     """An OAuth client an admin registered for a server by hand: its id, and its secret or the private key
     it signs JWT assertions with (a team account's client credentials), or the file where the platform
-    keeps the console's workload identity token (a JWT, presented as the grant itself)."""
+    keeps the console's workload identity token (a JWT, presented as the grant itself). With `enterprise`,
+    people's grants come from enterprise-managed authorization (console/oauth/enterprise.py) and the
+    client authenticates with its secret."""
 
     client_id: str
     secret: str | None = None
     private_key: str | None = None
     workload_token_file: str | None = None
+    enterprise: bool = False
 
 
 def seal_oauth_client(cipher: CredentialCipher, server_id: str, entry: OAuthClientEntry) -> str:
@@ -129,7 +136,8 @@ def seal_oauth_client(cipher: CredentialCipher, server_id: str, entry: OAuthClie
         for name, value in (("client_secret", entry.secret), ("private_key", entry.private_key))
     }
     workload = {"workload_token_file": entry.workload_token_file} if entry.workload_token_file else {}
-    return json.dumps({"client_id": entry.client_id, **sealed, **workload})
+    enterprise = {"enterprise": True} if entry.enterprise else {}
+    return json.dumps({"client_id": entry.client_id, **sealed, **workload, **enterprise})
 
 
 def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> OAuthClientEntry | None:
@@ -149,6 +157,7 @@ def open_oauth_client(cipher: CredentialCipher, server: McpServer) -> OAuthClien
         plain.get("client_secret"),
         plain.get("private_key"),
         workload if isinstance(workload, str) else None,
+        stored.get("enterprise") is True,
     )
 
 

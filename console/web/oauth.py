@@ -7,18 +7,24 @@ holds a key whose digest the attempt keeps, scoped to the callback path and sent
 
 from __future__ import annotations
 
+from urllib.parse import quote, urlsplit
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from console.elicitations import service as questions
 from console.elicitations.connected import accept_connects
 from console.elicitations.connects import kept_challenge, server_of
+from console.elicitations.decisions import Decision
 from console.errors import Conflict, InvalidInput, NotFound
+from console.identity.sessions import reauthentication_method
+from console.identity.sso_assertions import current_assertion
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
 from console.mcp.registry import per_user_servers
 from console.mcp.sealed import Outbound
 from console.oauth.clients import CALLBACK_PATH, METADATA_PATH, ClientSite, metadata_document
+from console.oauth.enterprise import enterprise_client, enterprise_grant
 from console.oauth.flow import ATTEMPT_MINUTES, Returned, begin, finish
 from console.oauth.grants import disconnect
 from console.oauth.http import Reach
@@ -53,6 +59,10 @@ async def _own_server(session: DbSession, user: WebUser | CsrfUser, server_id: s
 @router.post("/connections/{server_id}/oauth")
 async def connect(server_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
     server = await _own_server(session, user, server_id)
+    if enterprise_client(Outbound.of(request.app.state.settings), server) is not None:
+        return await _through_single_sign_on(
+            request, session, user, server, f"/connections#connection-{server.id}"
+        )
     return await _to_authorization_server(request, session, user, server, None)
 
 
@@ -72,7 +82,46 @@ async def connect_for_call(
     if question.status != "pending":
         raise Conflict(f"this question was already answered ({question.status})")
     server = await _own_server(session, user, await server_of(session, question))
+    if enterprise_client(Outbound.of(request.app.state.settings), server) is not None:
+        return await _through_single_sign_on(request, session, user, server, f"/elicitations/{question.id}")
     return await _to_authorization_server(request, session, user, server, kept_challenge(view.asked))
+
+
+async def _through_single_sign_on(
+    request: Request, session: DbSession, user: CsrfUser, server: McpServer, back: str
+) -> Response:
+    """An enterprise-managed server: the grant comes from the person's single sign-on, now if its ID token
+    is current, else after they sign in again at the identity provider (whose callback connects)."""
+    settings = request.app.state.settings
+    outbound = Outbound.of(settings)
+    viewer = user.viewer
+    kept = await current_assertion(
+        session=session, cipher=outbound.cipher, user_id=viewer.user_id, issuer=settings.oidc_issuer
+    )
+    if kept is None:
+        method = await reauthentication_method(
+            session=session, web_session_id=viewer.web_session_id or "", oidc_issuer=settings.oidc_issuer
+        )
+        if method != "oidc":
+            raise Conflict(
+                f"connections to {server.name} come from single sign-on: sign out, then sign in through "
+                f"{settings.oidc_provider_name}"
+            )
+        url = f"/reauth?next={quote(back, safe='/#')}"
+        context = {"url": url, "domain": urlsplit(settings.oidc_issuer).netloc, "comes_back": True}
+        return render(request, "questions/leaving.html", context)
+    if (
+        await enterprise_grant(session=session, outbound=outbound, server=server, user_id=viewer.user_id)
+        is None
+    ):
+        raise Conflict(
+            f"the identity provider or the authorization server of {server.name} refused the connection; "
+            "an administrator finds the reason in the audit log"
+        )
+    accepted = await accept_connects(session=session, viewer=viewer, server_id=server.id)
+    _resume(request, accepted)
+    target = f"/elicitations/{accepted[0].elicitation.id}" if accepted else back
+    return RedirectResponse(target, status_code=303)
 
 
 async def _to_authorization_server(
@@ -123,10 +172,7 @@ async def callback(request: Request, session: DbSession, user: WebUser) -> Respo
     )
     # The calls that waited for this connection go on, and the person sees the first of them.
     accepted = await accept_connects(session=session, viewer=user.viewer, server_id=connected.server_id)
-    for decision in accepted:
-        request.app.state.signals.call_changed(decision.call_id)
-    if accepted:
-        request.app.state.signals.work_available()
+    _resume(request, accepted)
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else None
     response = RedirectResponse(back or f"/connections#connection-{connected.server_id}", status_code=303)
     response.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
@@ -146,6 +192,13 @@ async def disconnect_server(server_id: str, request: Request, session: DbSession
         user_id=user.viewer.user_id,
     )
     return RedirectResponse(f"/connections#connection-{server.id}", status_code=303)
+
+
+def _resume(request: Request, accepted: list[Decision]) -> None:
+    for decision in accepted:
+        request.app.state.signals.call_changed(decision.call_id)
+    if accepted:
+        request.app.state.signals.work_available()
 
 
 def _one(value: str | None) -> str | None:

