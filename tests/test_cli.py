@@ -218,6 +218,50 @@ def test_cli_registers_servers_behind_oauth_and_refuses_a_team_account_without_c
     assert "PRIVATE KEY" not in listed.stdout + listed.stderr
 
 
+def test_cli_sets_up_enterprise_managed_authorization_only_with_single_sign_on_and_a_secret(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    assert console("teams", "add", "platform", url=sqlite_url, cwd=tmp_path).returncode == 0
+    server = ("--team", "platform", "--url", "http://127.0.0.1:9/mcp", "--internal", "--oauth")
+    client = ("--oauth-client-id", "console-at-notes", "--oauth-client-secret-env", "NOTES_SECRET")
+    sso = {
+        "CONSOLE_OIDC_ISSUER": "https://idp.example.com",
+        "CONSOLE_OIDC_CLIENT_ID": "approval-console",
+        "NOTES_SECRET": "s3cret-value",
+    }
+
+    def add(name: str, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
+        return console("servers", "add", name, *server, *args, url=sqlite_url, cwd=tmp_path, **settings)
+
+    without_sso = add("notes", "--oauth-enterprise", *client, NOTES_SECRET=sso["NOTES_SECRET"])
+    assert without_sso.returncode == 1
+    assert without_sso.stderr.strip().endswith(
+        "oauth_enterprise: enterprise-managed authorization needs single sign-on (CONSOLE_OIDC_ISSUER) to be "
+        "set up"
+    )
+    without_secret = add("notes", "--oauth-enterprise", "--oauth-client-id", "console-at-notes", **sso)
+    assert without_secret.returncode == 1
+    assert without_secret.stderr.strip().endswith(
+        "oauth_enterprise: enterprise-managed authorization needs the client's secret"
+    )
+    added = add("notes", "--oauth-enterprise", *client, **sso)
+    assert added.returncode == 0, added.stderr
+    with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
+        [(stored,)] = db.execute("SELECT oauth_client_json FROM mcp_server WHERE name = 'notes'")
+    assert json.loads(stored)["enterprise"] is True
+    assert "s3cret-value" not in stored
+    off = console(
+        *("servers", "edit", "platform", "notes", "--no-oauth-enterprise"),
+        url=sqlite_url,
+        cwd=tmp_path,
+        **sso,
+    )
+    assert off.returncode == 0, off.stderr
+    with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
+        [(stored,)] = db.execute("SELECT oauth_client_json FROM mcp_server WHERE name = 'notes'")
+    assert "enterprise" not in json.loads(stored)
+
+
 def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:
     def ok(*args: str) -> str:
         done = console(*args, url=database_url, cwd=tmp_path)

@@ -137,6 +137,13 @@ def _oauth_client_arguments(parser: argparse.ArgumentParser) -> None:
         help="a team account presents the identity token the platform keeps in this file (a JWT, read at "
         "each token request: workload identity federation, RFC 7523 JWT bearer); an empty value removes it",
     )
+    parser.add_argument(
+        "--oauth-enterprise",
+        action=argparse.BooleanOptionalAction,
+        help="with --oauth: each person's grant comes from enterprise-managed authorization, their single "
+        "sign-on ID token exchanged at the identity provider and presented by the client of "
+        "--oauth-client-id with its secret (no consent page)",
+    )
 
 
 def _oauth_client(args: Any) -> dict[str, Any]:
@@ -151,6 +158,8 @@ def _oauth_client(args: Any) -> dict[str, Any]:
                 "no client secret", {"oauth_client_secret": f"{args.oauth_client_secret_env} is not set"}
             )
         changes["oauth_client_secret"] = secret
+    if args.oauth_enterprise is not None:
+        changes["oauth_enterprise"] = args.oauth_enterprise
     if args.oauth_workload_token_file is not None:
         path = args.oauth_workload_token_file
         changes["oauth_workload_token_file"] = str(Path(path).absolute()) if path else ""

@@ -9,6 +9,8 @@ from fastapi.responses import RedirectResponse, Response
 from console.config import secret_text
 from console.identity.credentials import CredentialCipher, delete_credential, save_credential, saved_servers
 from console.mcp.registry import describe_server, per_user_servers
+from console.mcp.sealed import Outbound
+from console.oauth.enterprise import enterprise_client
 from console.oauth.grants import grant_facts
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, form_fields
@@ -21,6 +23,7 @@ router = APIRouter(include_in_schema=False)
 async def connections(request: Request, session: DbSession, user: WebUser) -> Response:
     servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
     saved = await saved_servers(session=session, user_id=user.viewer.user_id)
+    outbound = Outbound.of(request.app.state.settings)
     rows = [
         {
             "server": s,
@@ -28,10 +31,12 @@ async def connections(request: Request, session: DbSession, user: WebUser) -> Re
             "team": user.viewer.team_names.get(s.team_id, ""),
             "saved": saved.get(s.id),
             "grant": grant_facts(saved.get(s.id)) if s.credential_mode == "oauth" else None,
+            "enterprise": enterprise_client(outbound, s) is not None,
         }
         for s in servers
     ]
-    return render(request, "connections/index.html", {"user": user, "rows": rows})
+    provider = request.app.state.settings.oidc_provider_name
+    return render(request, "connections/index.html", {"user": user, "rows": rows, "provider": provider})
 
 
 @router.post("/connections/{server_id}")

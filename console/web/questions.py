@@ -13,7 +13,7 @@ from console.calls.models import FORM_MODES, POLICY_MODES
 from console.db import utcnow
 from console.elicitations import decisions, page_answers
 from console.elicitations import service as questions
-from console.elicitations.connects import owner_connected
+from console.elicitations.connects import owner_connected, server_of
 from console.elicitations.sampling import shown_request
 from console.elicitations.service import QuestionView
 from console.errors import Conflict, Gone, InvalidInput
@@ -21,6 +21,9 @@ from console.forms import SchemaError, build_widgets, parse_schema
 from console.forms.fields import FieldSpec
 from console.identity.kept_forms import take_kept_form
 from console.identity.sessions import SignedIn, signed_in_at
+from console.mcp.models import McpServer
+from console.mcp.sealed import Outbound
+from console.oauth.enterprise import enterprise_client
 from console.policies.rules import OWNER_ONLY_MODES, Policy, describe, gate_rule, step_up_refusal
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
@@ -197,6 +200,7 @@ async def _context(
             context.update(_gate_form(view, kept))
         if view.elicitation.mode == "connect":
             context["connected"] = await owner_connected(session, view.elicitation)
+            context["sso_provider"] = await _single_sign_on_for(request, session, view)
         if view.elicitation.mode in FORM_MODES:
             try:
                 fields = parse_schema(json.loads(view.elicitation.schema_json or "null"))
@@ -285,3 +289,14 @@ def _texts(result: Any) -> list[str]:
     for item in result.get("contents", []):
         texts.append(item["text"] if "text" in item else f"[binary content {item.get('uri')}]")
     return texts
+
+
+async def _single_sign_on_for(request: Request, session: DbSession, view: QuestionView) -> str | None:
+    """The identity provider a connect question's server takes its grants from, or None when the person
+    signs in at the server's own authorization server."""
+    server = await session.get(McpServer, await server_of(session, view.elicitation))
+    settings = request.app.state.settings
+    if server is None or enterprise_client(Outbound.of(settings), server) is None:
+        return None
+    name: str = settings.oidc_provider_name
+    return name

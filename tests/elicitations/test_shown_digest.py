@@ -16,7 +16,8 @@ async def two_questions(console: Console) -> tuple[dict[str, str], dict[str, str
     first = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
     second = await console.call("mrtr", "two_rounds", {"topic": "beta"})
     for call in (first, second):
-        assert call["status"] == "awaiting_input" and call["pending"], call
+        assert call["status"] == "awaiting_input", call
+        assert call["pending"], call
     shown = [await console.question(c["pending"][0]["id"]) for c in (first, second)]
     assert shown[0]["digest"] != shown[1]["digest"]
     return {"id": shown[0]["id"], "digest": shown[0]["digest"], "call": first["id"]}, {

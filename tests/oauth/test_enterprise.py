@@ -40,8 +40,10 @@ from tests.harness import (
     form_fields,
     html,
     one,
+    promote,
     running_console,
     signed_in,
+    text,
 )
 from tests.harness import (
     test_settings as console_settings,
@@ -106,13 +108,14 @@ def issuer_of(notes: ServerProcess) -> str:
 async def enterprise_console(database_url: str, site: Site) -> AsyncIterator[Console]:
     """The console signing people in through the provider, with Team notes set up by its admin for
     enterprise-managed authorization."""
-    sso = {
-        "oidc_issuer": site.provider.issuer,
-        "oidc_client_id": SSO_CLIENT,
-        "oidc_client_secret": SSO_SECRET,
-    }
     async with running_console(
-        database_url, {"notes": ServerSpec(url=site.notes.url, oauth=True)}, oidc_teams_claim="groups", **sso
+        database_url,
+        {"notes": ServerSpec(url=site.notes.url, oauth=True)},
+        oidc_issuer=site.provider.issuer,
+        oidc_client_id=SSO_CLIENT,
+        oidc_client_secret=SSO_SECRET,
+        oidc_teams_claim="groups",
+        oidc_provider_name="Corp SSO",
     ) as console:
         settings = replace(
             await notes_settings(console),
@@ -240,6 +243,12 @@ async def test_once_the_id_token_expired_the_call_waits_until_the_person_signs_i
         question = connect_question(call)
         assert events(site.log) == []  # nothing was exchanged with a stale ID token
 
+        shown = html(await ada.client.get(f"/elicitations/{question['id']}"))
+        assert text(one(shown, "#connect-form button")) == "Connect notes through Corp SSO"
+        assert text(one(shown, ".authorization-server")).startswith("Corp SSO, your organisation's sign-in")
+        listed = html(await ada.client.get("/connections"))
+        assert "your organisation manages this connection" in text(one(listed, "section.connection"))
+
         pressed = await ada.client.post(
             f"/elicitations/{question['id']}/connect", data={"csrf_token": ada.csrf}
         )
@@ -299,3 +308,37 @@ async def test_an_admin_cannot_turn_it_on_without_what_it_needs(database_url: st
                     outbound=Outbound.of(plain.app.state.settings),
                 )
         assert "needs single sign-on" in refused.value.fields["oauth_enterprise"]
+
+
+async def test_an_admin_turns_it_on_in_the_server_form_and_a_member_cannot(
+    database_url: str, site: Site
+) -> None:
+    async with enterprise_console(database_url, site) as console:
+        await set_notes(console, replace(await notes_settings(console), oauth_enterprise=False))
+        await promote(console, "lead", role="admin")
+        page = f"/admin/teams/{TEAM}/servers/notes"
+        async with signed_in(console, "lead") as lead:
+            form = one(html(await lead.client.get(page)), "form#server-form")
+            assert one(form, "#server-oauth-enterprise").get("checked") is None
+            fields = {
+                "csrf_token": lead.csrf,
+                "transport": "http",
+                "url": site.notes.url,
+                "oauth_client_id": NOTES_CLIENT,
+                "oauth_enterprise": "on",  # OAuth is implied
+            }
+            saved = await lead.client.post(page, data=fields)
+            assert saved.status_code == 303, saved.text
+            shown = await lead.client.get(page)
+            assert one(html(shown), "#server-oauth-enterprise").get("checked") is not None
+            assert NOTES_SECRET not in shown.text
+            refused = await lead.client.post(page, data={**fields, "oauth_client_id": ""})
+            assert refused.status_code == 422, refused.text
+            error = one(html(refused), "#server-oauth-client ~ .field-error").get_text()
+            assert error == "enterprise-managed authorization needs the client registered for it"
+        async with signed_in(console, "dev") as dev:
+            tried = await dev.client.post(
+                page, data={**fields, "csrf_token": dev.csrf, "oauth_enterprise": ""}
+            )
+            assert tried.status_code == 403, tried.text
+        assert (await notes_settings(console)).oauth_enterprise

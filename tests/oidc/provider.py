@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,13 +42,16 @@ class OpenIdProvider:
         self,
         *,
         clients: list[dict[str, Any]] | None = None,
-        accounts: dict[str, dict[str, Any] | None] | None = None,
+        accounts: Mapping[str, Mapping[str, Any] | None] | None = None,
         assertion_clients: dict[str, str] | None = None,
     ) -> None:
         """Send clients (first time only), accounts (added or replaced; None removes one) and the
         authorization servers it issues identity assertion grants for (issuer -> the client id there);
         wait, bounded, for `ready`."""
-        message: dict[str, Any] = {"accounts": accounts or {}, "assertion_clients": assertion_clients or {}}
+        message: dict[str, Any] = {
+            "accounts": dict(accounts or {}),
+            "assertion_clients": assertion_clients or {},
+        }
         if clients is not None:
             message["clients"] = clients
         assert self.process.stdin is not None
