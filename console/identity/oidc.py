@@ -55,7 +55,6 @@ class Finished:
 
     next_path: str
     signed_in: SignedIn | None
-    user_id: str
 
 
 def state_hash(state: str) -> str:
@@ -126,18 +125,17 @@ async def finish_login(
             await _check_same_person(session, login, current_web_session_id, issuer, claims)
         except OidcError as exc:
             await _failed(session, exc, client_address, login.web_session_id)
-        user_id = await _user_of(session, login.web_session_id)
-        await _keep(session, cipher, user_id, issuer, id_token, claims)
+        await _keep(session, cipher, await _user_of(session, login.web_session_id), issuer, id_token, claims)
         await mark_reauthenticated(
             session=session, web_session_id=login.web_session_id, method="oidc", client=client_address
         )
-        return Finished(login.next_path, None, user_id)
+        return Finished(login.next_path, None)
     user = await find_or_create_user(session=session, issuer=issuer, claims=claims)
     if teams_claim:
         await sync_memberships(session=session, user=user, wanted=parse_teams_claim(claims.get(teams_claim)))
     await _keep(session, cipher, user.id, issuer, id_token, claims)
     signed_in = await open_session(session=session, user=user, method="oidc", client=client_address)
-    return Finished(login.next_path, signed_in, user.id)
+    return Finished(login.next_path, signed_in)
 
 
 async def _keep(

@@ -107,7 +107,7 @@ async def _through_single_sign_on(
                 f"connections to {server.name} come from single sign-on: sign out, then sign in through "
                 f"{settings.oidc_provider_name}"
             )
-        url = f"/reauth?next={quote(back, safe='/#')}"
+        url = f"/reauth?next={quote(back, safe='/')}"
         context = {"url": url, "domain": urlsplit(settings.oidc_issuer).netloc, "comes_back": True}
         return render(request, "questions/leaving.html", context)
     if (
@@ -119,7 +119,7 @@ async def _through_single_sign_on(
             "an administrator finds the reason in the audit log"
         )
     accepted = await accept_connects(session=session, viewer=viewer, server_id=server.id)
-    _resume(request, accepted)
+    resume_accepted(request, accepted)
     target = f"/elicitations/{accepted[0].elicitation.id}" if accepted else back
     return RedirectResponse(target, status_code=303)
 
@@ -172,7 +172,7 @@ async def callback(request: Request, session: DbSession, user: WebUser) -> Respo
     )
     # The calls that waited for this connection go on, and the person sees the first of them.
     accepted = await accept_connects(session=session, viewer=user.viewer, server_id=connected.server_id)
-    _resume(request, accepted)
+    resume_accepted(request, accepted)
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else None
     response = RedirectResponse(back or f"/connections#connection-{connected.server_id}", status_code=303)
     response.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
@@ -194,7 +194,8 @@ async def disconnect_server(server_id: str, request: Request, session: DbSession
     return RedirectResponse(f"/connections#connection-{server.id}", status_code=303)
 
 
-def _resume(request: Request, accepted: list[Decision]) -> None:
+def resume_accepted(request: Request, accepted: list[Decision]) -> None:
+    """Wake the dispatcher and the pages watching the calls whose connect questions were accepted."""
     for decision in accepted:
         request.app.state.signals.call_changed(decision.call_id)
     if accepted:

@@ -16,6 +16,7 @@ from console.identity.sessions import SignedIn
 from console.mcp.sealed import Outbound
 from console.web.auth import client_address, current_session, safe_next, set_session_cookie
 from console.web.deps import DbSession
+from console.web.oauth import resume_accepted
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -101,10 +102,7 @@ async def callback(
     accepted = (
         await connect_enterprise_waiting(session=session, outbound=outbound, viewer=viewer) if viewer else []
     )
-    for decision in accepted:
-        request.app.state.signals.call_changed(decision.call_id)
-    if accepted:
-        request.app.state.signals.work_available()
+    resume_accepted(request, accepted)
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else finished.next_path
     response = RedirectResponse(safe_next(back), status_code=303)
     if finished.signed_in is not None:
