@@ -13,8 +13,6 @@ call waits on a connect question, answered by signing in again (console/web/oidc
 
 from __future__ import annotations
 
-import httpx2
-from authlib.integrations.base_client.errors import OAuthError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
@@ -28,14 +26,10 @@ from console.oauth.errors import OAuthRefused
 from console.oauth.grants import (
     AccessToken,
     Terms,
-    Tokens,
-    client_id_param,
-    oauth_client,
     save_grant,
-    tokens_of,
 )
 from console.oauth.http import Reach
-from console.oauth.team import JWT_BEARER
+from console.oauth.jwt_bearer import JWT_BEARER, present_assertion
 
 
 def enterprise_client(outbound: Outbound, server: McpServer) -> OAuthClientEntry | None:
@@ -67,7 +61,7 @@ async def enterprise_grant(
             found = await discover(http, server.url or "", None)
         grant = await _assertion_grant(OidcClient(sso), id_token, found)
         client = ClientIdentity(entry.client_id, entry.secret, _auth_method(found), "pre_registered")
-        tokens = await _present(reach, client, found, grant)
+        tokens = await present_assertion(reach, client, found, grant, what="the identity assertion grant")
     except OAuthRefused as refused:
         record_event(
             session=session,
@@ -130,30 +124,3 @@ async def _assertion_grant(provider: OidcClient, id_token: str, found: Discovere
         raise OAuthRefused(
             refused.reason, "the identity provider did not exchange the sign-in for an assertion grant"
         ) from None
-
-
-async def _present(reach: Reach, client: ClientIdentity, found: Discovered, grant: str) -> Tokens:
-    """The authorization server's tokens for the assertion grant."""
-    auth_server = found.auth_server
-    try:
-        async with oauth_client(client, None, reach, found.scope) as oauth:
-            answer = await oauth.fetch_token(
-                auth_server.token_endpoint,
-                grant_type=JWT_BEARER,
-                assertion=grant,
-                resource=found.resource,
-                **client_id_param(client),
-            )
-    except OAuthError as refused:
-        said = "".join(c for c in (refused.error or "")[:60] if c.isalnum() or c in "_-")
-        raise OAuthRefused(
-            "jwt_bearer_rejected",
-            f"the authorization server {auth_server.issuer[:300]} refused the identity assertion grant "
-            f"({said})",
-        ) from None
-    except (httpx2.HTTPError, ValueError):
-        raise OAuthRefused(
-            "jwt_bearer_rejected",
-            f"the authorization server {auth_server.issuer[:300]} did not answer the grant's token request",
-        ) from None
-    return tokens_of(answer, found.scope)

@@ -29,9 +29,9 @@ from console.oauth.discovery import Discovered, discover
 from console.oauth.errors import OAuthRefused
 from console.oauth.grants import REFRESH_AHEAD_SECONDS, Tokens, client_id_param, oauth_client, tokens_of
 from console.oauth.http import Reach
+from console.oauth.jwt_bearer import present_assertion
 
 GRANT = "team_grant"
-JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 MAX_WORKLOAD_TOKEN = 64 * 1024  # bytes of a workload identity token file read
 KEY_ALGORITHMS = {"EC": "ES256", "RSA": "RS256", "OKP": "EdDSA"}
 
@@ -124,34 +124,11 @@ async def _fetch(outbound: Outbound, server: McpServer, entered: OAuthClientEntr
 
 
 async def _fetch_as_workload(reach: Reach, found: Discovered, client_id: str, token_file: str) -> Tokens:
-    """The JWT bearer grant with the workload's identity token as the assertion; a refusal is final for
-    this request (no other grant is tried)."""
-    assertion = _workload_token(token_file)
-    auth_server = found.auth_server
+    """The JWT bearer grant with the workload's identity token as the assertion."""
     client = ClientIdentity(client_id, None, "none", "pre_registered")
-    try:
-        async with oauth_client(client, None, reach, found.scope) as oauth:
-            answer = await oauth.fetch_token(
-                auth_server.token_endpoint,
-                grant_type=JWT_BEARER,
-                assertion=assertion,
-                resource=found.resource,
-                **client_id_param(client),
-            )
-    except OAuthError as refused:
-        said = "".join(c for c in (refused.error or "")[:60] if c.isalnum() or c in "_-")
-        raise OAuthRefused(
-            "jwt_bearer_rejected",
-            f"the authorization server {auth_server.issuer[:300]} refused the workload identity token "
-            f"({said})",
-        ) from None
-    except (httpx2.HTTPError, ValueError):
-        raise OAuthRefused(
-            "jwt_bearer_rejected",
-            f"the authorization server {auth_server.issuer[:300]} did not answer the workload's token "
-            "request",
-        ) from None
-    return tokens_of(answer, found.scope)
+    return await present_assertion(
+        reach, client, found, _workload_token(token_file), what="the workload identity token"
+    )
 
 
 def _workload_token(path: str) -> str:
