@@ -20,6 +20,8 @@ from console.identity.attester import attester_from
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
+from console.notify.mail import Mailer
+from console.notify.sender import Notifier
 from console.resources import STATIC
 from console.web import (
     admin,
@@ -65,9 +67,12 @@ WEB_ROUTERS = (
 )
 
 
-def create_app(settings: Settings | None = None, *, dispatcher: bool = True, demo: bool = False) -> FastAPI:
-    """The console's ASGI app; with `dispatcher`, resumes are sent from this process too; `demo` tells
-    the sign-in page to name the demo's users."""
+def create_app(
+    settings: Settings | None = None, *, dispatcher: bool = True, notifier: bool = True, demo: bool = False
+) -> FastAPI:
+    """The console's ASGI app; with `dispatcher`, resumes are sent from this process too, and with
+    `notifier` the notifications (when an SMTP server is set); `demo` tells the sign-in page to name the
+    demo's users."""
     settings = settings or get_settings()
     attester = attester_from(settings)  # before anything starts: an unreadable key stops the app here
     gateway = Gateway(settings)
@@ -94,6 +99,15 @@ def create_app(settings: Settings | None = None, *, dispatcher: bool = True, dem
                         )
                         app.state.dispatcher = worker
                         tg.start_soon(worker.run)
+                    mailer = Mailer.of(settings)
+                    if notifier and mailer is not None:
+                        sender = Notifier(
+                            factory=app.state.factory,
+                            mailer=mailer,
+                            wait_for_change=app.state.signals.wait_for_change,
+                            changed=app.state.signals.something_changed,
+                        )
+                        tg.start_soon(sender.run)
                     async with gateway.running():
                         app.state.ready = True
                         yield

@@ -133,6 +133,17 @@ class Settings(BaseSettings):
     approval_minutes: int = Field(
         default=10, ge=1, le=1440, description="how long an MCP server accepts an approval attestation"
     )
+    smtp_url: SecretStr | None = Field(
+        default=None,
+        description="the SMTP server notification emails go through: smtp://user:pass@host:587 (STARTTLS "
+        "when offered) or smtps://…:465 (TLS); unset: no email",
+    )
+    mail_from: str | None = Field(
+        default=None, max_length=320, description="the From address of those emails"
+    )
+    notify_give_up_hours: float = Field(
+        default=24, gt=0, le=24 * 30, description="a notification not delivered within this time is given up"
+    )
 
     @model_validator(mode="after")
     def _check_sign_in(self) -> Self:
@@ -142,6 +153,21 @@ class Settings(BaseSettings):
             raise ValueError("CONSOLE_OIDC_ISSUER must be an https URL (http only to a loopback address)")
         if not self.local_sign_in and self.oidc_issuer is None:
             raise ValueError("CONSOLE_LOCAL_SIGN_IN=false needs single sign-on (CONSOLE_OIDC_ISSUER)")
+        return self
+
+    @model_validator(mode="after")
+    def _check_mail(self) -> Self:
+        if self.smtp_url is None:
+            return self
+        parts = urlsplit(self.smtp_url.get_secret_value())
+        try:
+            parts.port  # noqa: B018  # raises on a port that is not a number
+        except ValueError:
+            parts = parts._replace(netloc="")
+        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise ValueError("CONSOLE_SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://…")
+        if not self.mail_from or "@" not in self.mail_from:
+            raise ValueError("CONSOLE_MAIL_FROM must be set to an email address with CONSOLE_SMTP_URL")
         return self
 
     @model_validator(mode="after")

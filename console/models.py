@@ -9,11 +9,13 @@ from console.identity.models import (
     Membership,
     OidcLogin,
     ServerCredential,
+    SsoAssertion,
     Team,
     User,
     WebSession,
 )
 from console.mcp.models import McpServer
+from console.notify.models import Delivery
 from console.oauth.models import OAuthAttempt, OAuthClient
 from console.policies.models import PolicyRule
 
@@ -24,6 +26,7 @@ __all__ = [
     "Base",
     "Call",
     "CallRound",
+    "Delivery",
     "DispatchJob",
     "Elicitation",
     "LoginFailure",
@@ -36,6 +39,7 @@ __all__ = [
     "Run",
     "ServerCredential",
     "Signature",
+    "SsoAssertion",
     "Team",
     "User",
     "WebSession",

@@ -247,12 +247,13 @@ async def running_console(
     *,
     tokens: dict[str, str] | None = None,
     dispatcher: bool = True,
+    notifier: bool = True,
     **overrides: Any,
 ) -> AsyncIterator[Console]:
     """The app with its lifespan (pool and dispatcher) running, reachable through an in-process client."""
     if tokens is None:
         tokens = await seed(database_url, servers, secret_key=overrides.get("secret_key", SECRET_KEY))
-    app = create_app(test_settings(database_url, **overrides), dispatcher=dispatcher)
+    app = create_app(test_settings(database_url, **overrides), dispatcher=dispatcher, notifier=notifier)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -260,6 +261,36 @@ def test_cli_sets_up_enterprise_managed_authorization_only_with_single_sign_on_a
     with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
         [(stored,)] = db.execute("SELECT oauth_client_json FROM mcp_server WHERE name = 'notes'")
     assert "enterprise" not in json.loads(stored)
+
+
+def test_cli_sets_and_clears_a_users_email_and_refuses_one_that_is_not_an_address(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    assert console("teams", "add", "platform", url=sqlite_url, cwd=tmp_path).returncode == 0
+    added = console(
+        *("users", "add", "ada", "--team", "platform", "--role", "member", "--email", "ada@example.com"),
+        url=sqlite_url,
+        cwd=tmp_path,
+    )
+    assert added.returncode == 0, added.stderr
+    assert "ada's email is ada@example.com" in added.stdout
+
+    def stored() -> str | None:
+        with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
+            [(address,)] = db.execute("SELECT email FROM identity_user WHERE name = 'ada'")
+        return cast(str | None, address)
+
+    assert stored() == "ada@example.com"
+    refused = console("users", "edit", "ada", "--email", "ada at example", url=sqlite_url, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1].endswith("email: a plain address such as ada@example.com")
+    assert stored() == "ada@example.com"
+    unknown = console("users", "edit", "nobody", "--email", "n@example.com", url=sqlite_url, cwd=tmp_path)
+    assert unknown.returncode == 1
+    assert "no user 'nobody'" in unknown.stderr
+    cleared = console("users", "edit", "ada", "--email", "", url=sqlite_url, cwd=tmp_path)
+    assert cleared.returncode == 0, cleared.stderr
+    assert stored() is None
 
 
 def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:

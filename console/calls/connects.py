@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.notices import announce
 from console.calls.questions import request_digest, shown_digest
 from console.config import Settings
 from console.db import utcnow
@@ -105,6 +106,7 @@ async def open_connect(
     job.status, job.claimed_by, job.lease_until = PARKED, None, None
     call.status, call.updated_at = "awaiting_input", now
     await session.flush()
+    await announce(session=session, settings=settings, call=call, server=server, questions=[question])
     record_event(
         session=session,
         actor=SYSTEM,

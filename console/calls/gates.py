@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound, Elicitation, Run
+from console.calls.notices import announce
 from console.calls.questions import canonical_json, keep_policy, request_digest, shown_digest
 from console.config import Settings
 from console.db import utcnow
@@ -93,6 +94,7 @@ async def open_gate(
     session.add(question)
     call.status, call.updated_at = "awaiting_input", utcnow()
     await session.flush()
+    await announce(session=session, settings=settings, call=call, server=server, questions=[question])
     rule = gate_rule(resolved.applied) or {}
     record_event(
         session=session,

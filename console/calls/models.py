@@ -239,7 +239,7 @@ def _call_context(session: Session, call_id: str) -> EventContext | None:
     return EventContext(
         team_id=run.team_id if run else None,
         server=server.name if server else None,
-        tool=_target(call.params_json),
+        tool=call_target(call.params_json),
     )
 
 
@@ -249,7 +249,7 @@ def _run_context(session: Session, run_id: str) -> EventContext | None:
     return None if run is None else EventContext(team_id=run.team_id)
 
 
-def _target(params_json: str) -> str | None:
+def call_target(params_json: str) -> str | None:
     """The tool or prompt name, or the resource URI, a call is about."""
     try:
         params = json.loads(params_json)

@@ -8,6 +8,7 @@ from console.cli.common import Subcommands, run_with_session, say
 from console.config import Settings
 from console.errors import ConsoleError
 from console.identity import create_team, create_user
+from console.identity.emails import set_email
 from console.identity.models import ROLES
 from console.identity.teams import (
     add_member,
@@ -38,7 +39,12 @@ def add_team_commands(sub: Subcommands) -> None:
     users_add.add_argument(
         "--site-admin", action="store_true", help="may create teams and manage every team on the admin pages"
     )
+    users_add.add_argument("--email", metavar="ADDR", help="where the user's notifications go")
     users_add.set_defaults(handler=_users_add)
+    users_edit = users.add_parser("edit", help="change a user's email address ('' removes it)")
+    users_edit.add_argument("name")
+    users_edit.add_argument("--email", metavar="ADDR", required=True, help="where notifications go")
+    users_edit.set_defaults(handler=_users_edit)
 
     members = sub.add_parser("members", help="manage team members").add_subparsers(title="members commands")
     add = members.add_parser("add", help="give an existing user a role in a team")
@@ -87,6 +93,14 @@ def _users_add(settings: Settings, args: Any) -> int:
         password = None if args.team is not None else args.password
         run_with_session(settings, lambda s: make_site_admin(session=s, name=args.name, password=password))
         say(f"{args.name} is a site admin")
+    if args.email is not None:
+        _users_edit(settings, args)
+    return 0
+
+
+def _users_edit(settings: Settings, args: Any) -> int:
+    run_with_session(settings, lambda s: set_email(session=s, name=args.name, email=args.email))
+    say(f"{args.name}'s email is {args.email}" if args.email else f"{args.name} has no email address now")
     return 0
 
 

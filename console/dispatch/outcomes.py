@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
 from console.calls.declared import policy_of_call, relayed_of
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.notices import announce
 from console.calls.questions import keep_policy, request_digest, shown_digest
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
@@ -360,6 +361,8 @@ async def open_round(
     if job.restart_of is not None and not held:
         await _reapply(session, call, job.restart_of, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
+    asked = [row for row in rows if row.status == "pending"]
+    await announce(session=session, settings=settings, call=call, server=server, questions=asked)
     return round_
 
 

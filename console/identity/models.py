@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint, false
+from sqlalchemy import Boolean, ForeignKey, Index, String, Text, UniqueConstraint, false, true
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from console.audit.chain import EventContext, finds_context
@@ -35,6 +35,9 @@ class User(Base):
     site_admin: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     oidc_issuer: Mapped[str | None] = mapped_column(String(500), default=None)
     oidc_subject: Mapped[str | None] = mapped_column(String(255), default=None)
+    # Where notifications go (console/notify): set by an admin, or from single sign-on's `email` claim.
+    email: Mapped[str | None] = mapped_column(String(320), default=None)
+    email_notifications: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

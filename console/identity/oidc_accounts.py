@@ -12,6 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
+from console.identity.emails import email_from_claims
 from console.identity.models import ROLES, Membership, Team, User
 from console.identity.tokens import revoke_member_tokens
 
@@ -20,7 +21,8 @@ MANUAL, FROM_CLAIM = "manual", "oidc"
 
 
 async def find_or_create_user(*, session: AsyncSession, issuer: str, claims: Mapping[str, Any]) -> User:
-    """The user with this issuer and subject, created (with a free name) when they sign in the first time.
+    """The user with this issuer and subject, created (with a free name) when they sign in the first time;
+    their email address follows the provider's verified `email` claim.
 
     An SSO identity is never merged into an existing account that happens to have the same name.
     """
@@ -28,9 +30,10 @@ async def find_or_create_user(*, session: AsyncSession, issuer: str, claims: Map
     query = select(User).where(User.oidc_issuer == issuer, User.oidc_subject == subject)
     user = (await session.execute(query)).scalar_one_or_none()
     if user is not None:
+        user.email = email_from_claims(claims) or user.email
         return user
     name = await _free_name(session, display_name(claims))
-    user = User(name=name, oidc_issuer=issuer, oidc_subject=subject)
+    user = User(name=name, oidc_issuer=issuer, oidc_subject=subject, email=email_from_claims(claims))
     session.add(user)
     await session.flush()
     record_event(

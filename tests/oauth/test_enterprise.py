@@ -23,12 +23,12 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from console.db import utcnow
 from console.errors import InvalidInput
 from console.identity import create_token
-from console.identity.models import SsoAssertion
+from console.identity.models import SsoAssertion, User
 from console.mcp.admin import ServerSettings, edit_server, server_for_admin, settings_of
 from console.mcp.sealed import Outbound
 from tests.harness import (
@@ -211,6 +211,10 @@ async def test_a_person_signed_in_through_sso_calls_under_their_own_identity_wit
         ]
         connected = await console.audit_payloads("oauth_connected")
         assert [p["issuer"] for p in connected] == [issuer_of(site.notes)]
+
+        async with console.app.state.factory() as session:
+            ada = (await session.execute(select(User).where(User.name == "ada"))).scalar_one()
+        assert ada.email == "ada@example.com"  # notifications go where the provider says
 
         again = await whoami(console, "ada")
         assert again["result"]["content"][0]["text"] == "signed in as ada"

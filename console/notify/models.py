@@ -1,0 +1,37 @@
+"""The notification outbox: one row per message to one recipient over one channel, written in the
+transaction that caused it and sent by the notifier (console/notify/sender.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from console.db import Base, UtcDateTime, new_id, utcnow
+
+STATUSES = ("pending", "sent", "failed")
+
+
+class Delivery(Base):
+    """Status: pending (due at `not_before`; each attempt pushes it later) -> sent, or failed once
+    `give_up_at` passed. `content_json` is the message as rendered when it was queued."""
+
+    __tablename__ = "notify_delivery"
+    __table_args__ = (Index("ix_notify_delivery_due", "status", "not_before"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)
+    event: Mapped[str] = mapped_column(String(40))  # e.g. question.created
+    subject_id: Mapped[str] = mapped_column(String(32))  # the question or call it is about
+    channel: Mapped[str] = mapped_column(String(20))  # email
+    user_id: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
+    recipient: Mapped[str] = mapped_column(Text)  # the address
+    content_json: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(10), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    not_before: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    give_up_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -1,0 +1,111 @@
+"""`question.created`: an email to each person who may answer a new question under its policy — and to
+nobody else: a link or connect question only to its owner. The message names the server, the tool, who
+asks for whom, the server's message (untrusted: escaped, cut short), the policy in words, the time left
+and a link to the question's page. The link opens the page; answering still needs sign-in there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.config import Settings
+from console.db import utcnow
+from console.identity.models import Membership, User
+from console.notify.models import Delivery
+from console.notify.render import Message, question_message
+from console.policies.rules import OWNER_ONLY_MODES, WHO_ANSWERS, refusal
+
+EVENT = "question.created"
+
+
+@dataclass(frozen=True)
+class AskedQuestion:
+    """What a notification says of a new question (the caller reads it off the question it created)."""
+
+    id: str
+    team_id: str
+    owner_id: str
+    mode: str
+    message: str
+    answerers: str
+    no_self_approval: bool
+    expires_at: datetime
+    server: str
+    target: str  # the tool (or method) the call is for
+
+
+async def queue_question_created(
+    *, session: AsyncSession, settings: Settings, question: AskedQuestion
+) -> int:
+    """Queue the emails about a new question in the caller's transaction; how many (none without an SMTP
+    server, or for people without an address or who turned email off)."""
+    if settings.smtp_url is None:
+        return 0
+    members = (
+        await session.execute(
+            select(User, Membership.role)
+            .join(Membership, Membership.user_id == User.id)
+            .where(Membership.team_id == question.team_id)
+        )
+    ).all()
+    owner = next((user.name for user, _ in members if user.id == question.owner_id), "someone")
+    readers = [
+        user
+        for user, role in members
+        if user.email
+        and user.email_notifications
+        and refusal(
+            role=role,
+            is_owner=user.id == question.owner_id,
+            mode=question.mode,
+            answerers=question.answerers,
+            no_self_approval=question.no_self_approval,
+        )
+        is None
+    ]
+    if not readers:
+        return 0
+    message = question_message(
+        server=question.server,
+        target=question.target,
+        owner=owner,
+        text=question.message,
+        policy=_policy_words(question),
+        left=question.expires_at - utcnow(),
+        link=f"{settings.base_url.rstrip('/')}/elicitations/{question.id}",
+    )
+    give_up = utcnow() + timedelta(hours=settings.notify_give_up_hours)
+    for user in readers:
+        session.add(_email(question, user, message, give_up))
+    return len(readers)
+
+
+def _email(question: AskedQuestion, user: User, message: Message, give_up: datetime) -> Delivery:
+    assert user.email is not None  # noqa: S101  # readers have one
+    return Delivery(
+        team_id=question.team_id,
+        event=EVENT,
+        subject_id=question.id,
+        channel="email",
+        user_id=user.id,
+        recipient=user.email,
+        content_json=json.dumps(message.as_dict()),
+        status="pending",
+        attempts=0,
+        not_before=utcnow(),
+        give_up_at=give_up,
+    )
+
+
+def _policy_words(question: AskedQuestion) -> str:
+    if question.mode in OWNER_ONLY_MODES:
+        return "Only you can answer it: it is for your own account."
+    words = WHO_ANSWERS.get(question.answerers, "")
+    if question.no_self_approval:
+        words += " The run's owner may not answer it."
+    return words

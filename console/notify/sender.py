@@ -1,0 +1,126 @@
+"""Sending the notification outbox. Each due delivery is claimed on its own (its `not_before` moves a lease
+ahead, so another process skips it), sent, and marked sent; a failed attempt waits longer each time
+(30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and audited. Sending runs
+apart from answering and resuming: a channel that is down only delays its own messages.
+
+`deliver_due(now=…)` does one pass at a given time (tests drive the clock with it); `Notifier` runs passes
+whenever something changed, and at least every few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from console.audit import SYSTEM, record_event
+from console.db import utcnow
+from console.notify.mail import Mailer, MailFailed
+from console.notify.models import Delivery
+from console.notify.render import Message
+
+BATCH = 50
+LEASE = timedelta(minutes=2)  # a claimed delivery no other process takes meanwhile
+FIRST_BACKOFF = timedelta(seconds=30)
+MAX_BACKOFF = timedelta(hours=1)
+POLL_SECONDS = 5.0
+
+
+def backoff(attempts: int) -> timedelta:
+    """How long to wait after the `attempts`-th failed attempt."""
+    wait: timedelta = FIRST_BACKOFF * (2 ** max(0, attempts - 1))
+    return min(wait, MAX_BACKOFF)
+
+
+async def deliver_due(*, factory: async_sessionmaker[AsyncSession], mailer: Mailer, now: datetime) -> int:
+    """Send every delivery due at `now`; how many went out."""
+    async with factory() as session:
+        due = (
+            (
+                await session.execute(
+                    select(Delivery.id)
+                    .where(Delivery.status == "pending", Delivery.not_before <= now)
+                    .order_by(Delivery.not_before)
+                    .limit(BATCH)
+                )
+            )
+            .scalars()
+            .all()
+        )
+    sent = 0
+    for delivery_id in due:
+        async with factory() as session:
+            claimed = await _claim(session, delivery_id, now)
+            if claimed is None:
+                continue
+            try:
+                await mailer.send(claimed.recipient, Message(**json.loads(claimed.content_json)))
+            except MailFailed as failed:
+                _failed(session, claimed, str(failed), now)
+            else:
+                claimed.status, claimed.sent_at, claimed.last_error = "sent", now, None
+                sent += 1
+            await session.commit()
+    return sent
+
+
+async def _claim(session: AsyncSession, delivery_id: str, now: datetime) -> Delivery | None:
+    claimed = await session.execute(
+        update(Delivery)
+        .where(Delivery.id == delivery_id, Delivery.status == "pending", Delivery.not_before <= now)
+        .values(not_before=now + LEASE, attempts=Delivery.attempts + 1)
+    )
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]  # a CursorResult for an UPDATE
+        await session.rollback()
+        return None
+    await session.commit()
+    return await session.get(Delivery, delivery_id, populate_existing=True)
+
+
+def _failed(session: AsyncSession, delivery: Delivery, reason: str, now: datetime) -> None:
+    delivery.last_error = reason
+    if now + backoff(delivery.attempts) < delivery.give_up_at:
+        delivery.not_before = now + backoff(delivery.attempts)
+        return
+    delivery.status = "failed"
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="notification_failed",
+        subject_type="delivery",
+        subject_id=delivery.id,
+        team_id=delivery.team_id,
+        payload={
+            "event": delivery.event,
+            "channel": delivery.channel,
+            "user": delivery.user_id,
+            "attempts": delivery.attempts,
+            "error": reason[:300],
+        },
+    )
+
+
+class Notifier:
+    """Delivers the outbox until cancelled."""
+
+    def __init__(
+        self,
+        *,
+        factory: async_sessionmaker[AsyncSession],
+        mailer: Mailer,
+        wait_for_change: Callable[[float], Awaitable[None]],
+        changed: Callable[[], None],
+    ) -> None:
+        self._factory = factory
+        self._mailer = mailer
+        self._wait = wait_for_change
+        self._changed = changed
+
+    async def run(self) -> None:
+        while True:
+            if await deliver_due(factory=self._factory, mailer=self._mailer, now=utcnow()):
+                self._changed()
+            await self._wait(POLL_SECONDS)

@@ -1,0 +1,226 @@
+"""Email notifications of new questions, through a real SMTP server process (tests/servers/smtp_sink.py,
+aiosmtpd): the people who may answer get one, nobody else does; what a server wrote arrives inert; a
+server that is down gets retries with growing waits, then a visible failure, and answering goes on.
+
+The outbox is sent with `deliver_due(now=…)`, the clock the test drives; the last test lets the console's
+own notifier send.
+"""
+
+from __future__ import annotations
+
+import email
+import json
+import socket
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+from email.message import EmailMessage
+from email.policy import default
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from sqlalchemy import select
+
+from console.db import utcnow
+from console.identity.emails import set_email
+from console.identity.models import User
+from console.notify.mail import Mailer
+from console.notify.models import Delivery
+from console.notify.sender import FIRST_BACKOFF, deliver_due
+from tests.harness import Console, Mrtr, running_console
+from tests.policies.setup import set_policy
+from tests.processes import ServerProcess, start_http_server
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[2]
+SINK = str(REPO / "tests" / "servers" / "smtp_sink.py")
+SENDER = "console@example.test"
+ADDRESSES = {name: f"{name}@example.test" for name in ("dev", "lead", "lead2", "viewer", "outsider")}
+HOSTILE = '<script>alert("x")</script> <a href="https://evil.example">click</a>\x1b[31m'
+URL = "https://connect.example.com/start?flow=abc"  # the link the URL question carries
+WAIT_SECONDS = 20.0
+
+
+@pytest.fixture
+def sink_folder(tmp_path: Path) -> Path:
+    return tmp_path / "mail"
+
+
+@pytest.fixture
+def smtp(tmp_path: Path, sink_folder: Path) -> Iterator[ServerProcess]:
+    with start_http_server(
+        [sys.executable, SINK, str(sink_folder)], {}, tmp_path / "smtp.txt", ("--port", "0")
+    ) as sink:
+        yield sink
+
+
+def received(folder: Path) -> list[tuple[list[str], EmailMessage]]:
+    """Each message the SMTP server accepted: its envelope recipients and the message."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        kept = json.loads(path.read_text())
+        message = email.message_from_string(kept["data"], policy=default)
+        assert isinstance(message, EmailMessage)
+        found.append((kept["to"], message))
+    return found
+
+
+def parts(message: EmailMessage) -> tuple[str, str]:
+    text, markup = message.get_body(("plain",)), message.get_body(("html",))
+    assert text is not None and markup is not None  # noqa: PT018  # both parts must be there
+    return str(text.get_content()), str(markup.get_content())
+
+
+def about(message: EmailMessage, questions: dict[str, str]) -> str:
+    """Which question the message links to."""
+    text, _ = parts(message)
+    [key] = [key for key, question_id in questions.items() if f"/elicitations/{question_id}" in text]
+    return key
+
+
+async def with_addresses(console: Console) -> None:
+    async with console.app.state.factory() as session:
+        for name, address in ADDRESSES.items():
+            await set_email(session=session, name=name, email=address)
+        lead2 = (await session.execute(select(User).where(User.name == "lead2"))).scalar_one()
+        lead2.email_notifications = False  # turned email off
+        await session.commit()
+
+
+async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
+    mailer = Mailer.of(console.app.state.settings)
+    assert mailer is not None
+    return await deliver_due(factory=console.app.state.factory, mailer=mailer, now=utcnow() + when)
+
+
+async def deliveries(console: Console) -> list[Delivery]:
+    async with console.app.state.factory() as session:
+        return list((await session.execute(select(Delivery).order_by(Delivery.created_at))).scalars())
+
+
+def mail_settings(url: str) -> dict[str, Any]:
+    return {"smtp_url": url, "mail_from": SENDER}
+
+
+async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+) -> None:
+    async with running_console(
+        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
+    ) as console:
+        await with_addresses(console)
+        call = await console.call("mrtr", "form_and_url", {"message": HOSTILE})
+        questions = {q["key"]: q["id"] for q in call["pending"]}
+        assert await send_due(console) == 3
+
+        mails = received(sink_folder)
+        by_question = {(to[0], about(m, questions)) for to, m in mails}
+        # The form goes to its owner and the approvers who want email; the link only to its owner.
+        assert by_question == {
+            (ADDRESSES["dev"], "approve"),
+            (ADDRESSES["lead"], "approve"),
+            (ADDRESSES["dev"], "connect"),
+        }
+        for to, message in mails:
+            assert message["From"] == SENDER
+            assert message["To"] == to[0]
+            assert message["Subject"] == "mrtr: a question for dev's call to form_and_url"
+            text, markup = parts(message)
+            assert "dev's agent calling form_and_url" in text
+            assert "answering there needs you to be signed in" in text
+            assert URL not in text + markup  # the page shows the link, never the email
+
+        [connect] = [m for _, m in mails if about(m, questions) == "connect"]
+        text, markup = parts(connect)
+        assert "Only you can answer it" in text
+        assert f"http://console.test/elicitations/{questions['connect']}" in text
+        # The server's words arrive inert: no markup, no terminal escape.
+        assert "<script>" not in markup and '<a href="https://evil' not in markup  # noqa: PT018
+        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in markup
+        assert "\x1b" not in text + markup
+        assert f'<a href="http://console.test/elicitations/{questions["connect"]}">' in markup
+
+        assert await send_due(console) == 0  # each goes once
+        assert {d.status for d in await deliveries(console)} == {"sent"}
+
+
+async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visible_failure(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    with socket.socket() as closed:  # a port where nothing listens once this block ends
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    async with running_console(
+        database_url,
+        {"mrtr": mrtr_stdio.spec},
+        notifier=False,
+        notify_give_up_hours=0.05,  # three minutes
+        **mail_settings(f"smtp://127.0.0.1:{port}"),
+    ) as console:
+        await with_addresses(console)
+        call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        [delivery] = [d for d in await deliveries(console) if d.recipient == ADDRESSES["lead"]]
+
+        tried: list[tuple[int, str]] = []
+        for seconds in (0, 10, 31, 60, 92, 150):
+            assert await send_due(console, timedelta(seconds=seconds)) == 0
+            [now] = [d for d in await deliveries(console) if d.id == delivery.id]
+            tried.append((now.attempts, now.status))
+        # Attempts at 0 s, 30 s later, then 60 s after that (10 s and 60 s find nothing due); the next wait,
+        # 120 s, would end past the three minutes: given up.
+        assert tried == [
+            (1, "pending"),
+            (1, "pending"),
+            (2, "pending"),
+            (2, "pending"),
+            (3, "failed"),
+            (3, "failed"),
+        ]
+        assert timedelta(seconds=30) == FIRST_BACKOFF
+        failures = [
+            p for p in await console.audit_payloads("notification_failed") if p["user"] == now.user_id
+        ]
+        assert [(p["event"], p["channel"], p["attempts"]) for p in failures] == [
+            ("question.created", "email", 3)
+        ]
+        assert str(port) in failures[0]["error"]
+
+        # Answering never waited on the mail.
+        done = await console.answer_and_settle(call, "accept", {"name": "ada"})
+        assert done["round"] == 2
+
+
+async def test_the_console_sends_by_itself_when_a_question_arrives(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, **mail_settings(smtp.url)) as console:
+        await with_addresses(console)
+        await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        with anyio.fail_after(WAIT_SECONDS):
+            while len(received(sink_folder)) < 2:  # dev (the owner) and lead
+                await console.app.state.signals.wait_for_change(1.0)  # the notifier says when it sent
+        assert sorted(to[0] for to, _ in received(sink_folder)) == [ADDRESSES["dev"], ADDRESSES["lead"]]
+
+
+async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_alone(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+) -> None:
+    async with running_console(
+        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
+    ) as console:
+        await with_addresses(console)
+        await set_policy(
+            console, "tool", server="mrtr", tool="complete_now", gate=True, answerers="approvers"
+        )
+        call = await console.call("mrtr", "complete_now", {})
+        [gate] = call["pending"]
+        assert await send_due(console) == 1  # lead; lead2 turned email off; dev may not pass it
+        [(to, message)] = received(sink_folder)
+        assert to == [ADDRESSES["lead"]]
+        text, _ = parts(message)
+        assert "Approve calling complete_now on mrtr?" in text
+        assert "Only the team's approvers may answer." in text
+        assert f"/elicitations/{gate['id']}" in text
