@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, record_event
+from console.audit import SYSTEM, Actor, record_event
 from console.errors import InvalidInput, NotFound
 from console.identity.models import User
 
@@ -55,5 +56,35 @@ async def set_email(*, session: AsyncSession, name: str, email: str) -> None:
         subject_type="user",
         subject_id=user.id,
         payload={"user": name, "set": address is not None},
+    )
+    await session.commit()
+
+
+@dataclass(frozen=True)
+class EmailChoice:
+    address: str | None
+    on: bool
+
+
+async def email_choice(*, session: AsyncSession, user_id: str) -> EmailChoice:
+    user = await session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    return EmailChoice(user.email, user.email_notifications)
+
+
+async def set_email_notifications(*, session: AsyncSession, actor: Actor, user_id: str, on: bool) -> None:
+    """Turn the person's email notifications on or off, and commit."""
+    user = await session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    user.email_notifications = on
+    record_event(
+        session=session,
+        actor=actor,
+        action="email_notifications_set",
+        subject_type="user",
+        subject_id=user.id,
+        payload={"user": user.name, "on": on},
     )
     await session.commit()

@@ -18,6 +18,7 @@ from email.message import EmailMessage
 from email.policy import default
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -29,7 +30,7 @@ from console.identity.models import User
 from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import FIRST_BACKOFF, deliver_due
-from tests.harness import Console, Mrtr, running_console
+from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
 from tests.policies.setup import set_policy
 from tests.processes import ServerProcess, start_http_server
 
@@ -193,6 +194,53 @@ async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visi
         assert done["round"] == 2
 
 
+async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_cannot(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    async with running_console(
+        database_url,
+        {"mrtr": mrtr_stdio.spec},
+        notifier=False,
+        notify_give_up_hours=0.001,  # the first failure is the last
+        **mail_settings(f"smtp://127.0.0.1:{port}"),
+    ) as console:
+        await with_addresses(console)
+        await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        await send_due(console)
+        [failed] = [d for d in await deliveries(console) if d.recipient == ADDRESSES["lead"]]
+        assert failed.status == "failed"
+        page = f"/admin/teams/{TEAM}/notifications"
+        await promote(console, "lead2", role="admin")
+        async with signed_in(console, "lead2") as admin:
+            row = one(html(await admin.client.get(page)), f"#delivery-{failed.id}")
+            assert text(one(row, "td[data-label=To]")) == "lead"
+            assert str(port) in text(one(row, ".last-error"))
+            assert ADDRESSES["lead"] not in str(row)  # the address stays on the person's account
+            form = one(row, "form")
+            for who in ("dev", "outsider"):  # a member; an approver of another team
+                async with signed_in(console, who) as other:
+                    assert (await other.client.get(page)).status_code == 403
+                    tried = await other.client.post(str(form["action"]), data={"csrf_token": other.csrf})
+                    assert tried.status_code == 403, tried.text
+            [still] = [d for d in await deliveries(console) if d.id == failed.id]
+            assert still.status == "failed"
+
+            pressed = await admin.client.post(str(form["action"]), data={"csrf_token": admin.csrf})
+            assert pressed.status_code == 303, pressed.text
+            again = await admin.client.post(str(form["action"]), data={"csrf_token": admin.csrf})
+            assert again.status_code == 409  # it is queued already
+        # The mail server is back (here: at another address); the queued delivery goes out.
+        working = Mailer(host="127.0.0.1", port=urlsplit(smtp.url).port or 0, tls=False, sender=SENDER)
+        sent = await deliver_due(factory=console.app.state.factory, mailer=working, now=utcnow())
+        assert sent >= 1
+        assert ADDRESSES["lead"] in [to[0] for to, _ in received(sink_folder)]
+        resent = await console.audit_payloads("notification_resent")
+        assert [p["event"] for p in resent] == ["question.created"]
+
+
 async def test_the_console_sends_by_itself_when_a_question_arrives(
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
@@ -224,3 +272,24 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
         assert "Approve calling complete_now on mrtr?" in text
         assert "Only the team's approvers may answer." in text
         assert f"/elicitations/{gate['id']}" in text
+
+
+async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+) -> None:
+    async with running_console(
+        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
+    ) as console:
+        await with_addresses(console)
+        async with signed_in(console, "lead") as lead:
+            page = html(await lead.client.get("/notifications"))
+            assert text(one(page, "#email-address")) == ADDRESSES["lead"]
+            assert one(page, "#notify-email").get("checked") is not None
+            saved = await lead.client.post("/notifications", data={"csrf_token": lead.csrf})  # unchecked
+            assert saved.status_code == 303, saved.text
+            assert one(html(await lead.client.get("/notifications")), "#notify-email").get("checked") is None
+        await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        assert await send_due(console) == 1
+        assert [to for to, _ in received(sink_folder)] == [[ADDRESSES["dev"]]]  # the owner only
+        changed = await console.audit_payloads("email_notifications_set")
+        assert changed == [{"user": "lead", "on": False, "via": "session"}]

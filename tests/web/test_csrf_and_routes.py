@@ -22,13 +22,14 @@ from console.audit import SYSTEM
 from console.audit.models import AuditEvent
 from console.calls.connects import open_connect
 from console.calls.models import Call, DispatchJob, Run
-from console.db import new_id
+from console.db import new_id, utcnow
 from console.identity import team_by_name
 from console.identity.credentials import CredentialCipher
 from console.identity.models import Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
+from console.notify.models import Delivery
 from console.oauth.grants import Terms, Tokens, holds_grant, save_grant
 from console.oauth.hints import SignInHint
 from console.policies.service import RuleView, list_rules, save_rule
@@ -452,6 +453,45 @@ async def revoke_team_token_target(console: Console, who: Browser) -> Target:
     return Target(f"/admin/teams/{TEAM}/tokens/{token_id}/revoke", {}, happened)
 
 
+async def resend_delivery_target(console: Console, who: Browser) -> Target:
+    """A team admin sends a failed notification again."""
+    await promote(console, "lead", role="admin")
+    async with console.app.state.factory() as session:
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+        failed = Delivery(
+            team_id=team_id,
+            event="question.created",
+            subject_id="q",
+            channel="email",
+            recipient="dev@example.test",
+            content_json="{}",
+            status="failed",
+            attempts=3,
+            give_up_at=utcnow(),
+        )
+        session.add(failed)
+        await session.commit()
+        delivery_id = failed.id
+
+    async def happened() -> bool:
+        async with console.app.state.factory() as session:
+            row = await session.get(Delivery, delivery_id)
+            return row is not None and row.status == "pending"
+
+    return Target(f"/admin/teams/{TEAM}/notifications/{delivery_id}/resend", {}, happened)
+
+
+async def notification_settings_target(console: Console, who: Browser) -> Target:
+    """A person turns their email notifications off."""
+
+    async def happened() -> bool:
+        async with console.app.state.factory() as session:
+            lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
+            return not lead.email_notifications
+
+    return Target("/notifications", {}, happened)
+
+
 async def add_server_target(console: Console, who: Browser) -> Target:
     await promote(console, "lead", role="admin")
     name = f"srv-{secrets.token_hex(4)}"
@@ -547,6 +587,7 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/connections/{server_id}/disconnect": ("lead", oauth_disconnect_target),
     "/tokens": ("lead", create_token_target),
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
+    "/notifications": ("lead", notification_settings_target),
     "/admin/teams/{team_name}/policies": ("lead", save_policy_target),
     "/admin/teams/{team_name}/policies/{rule_id}/remove": ("lead", remove_policy_target),
     "/reauth": ("lead", reauth_target),
@@ -555,6 +596,7 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/admin/teams/{team_name}/members/{user_name}": ("lead", change_role_target),
     "/admin/teams/{team_name}/members/{user_name}/remove": ("lead", remove_member_target),
     "/admin/teams/{team_name}/tokens/{token_id}/revoke": ("lead", revoke_team_token_target),
+    "/admin/teams/{team_name}/notifications/{delivery_id}/resend": ("lead", resend_delivery_target),
     "/admin/teams/{team_name}/servers": ("lead", add_server_target),
     "/admin/teams/{team_name}/servers/{server_name}": ("lead", edit_server_target),
     "/admin/teams/{team_name}/servers/{server_name}/disable": ("lead", disable_server_target),
@@ -611,6 +653,7 @@ async def test_every_post_route_does_nothing_when_signed_out(database_url: str, 
             "run_id": run_id,
             "server_id": new_id(),
             "token_id": new_id(),
+            "delivery_id": new_id(),
             "rule_id": new_id(),
         }
         async with signed_in(console, "lead") as lead, browser(console) as anonymous:
