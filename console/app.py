@@ -19,9 +19,9 @@ from console.gateway.endpoint import METHODS, PATH, Gateway
 from console.identity.attester import attester_from
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
-from console.mcp.sealed import seal_plain_values
+from console.mcp.sealed import Outbound, seal_plain_values
 from console.notify.mail import Mailer
-from console.notify.sender import Notifier
+from console.notify.sender import Carriers, Notifier
 from console.resources import STATIC
 from console.web import (
     admin,
@@ -101,11 +101,10 @@ def create_app(
                         )
                         app.state.dispatcher = worker
                         tg.start_soon(worker.run)
-                    mailer = Mailer.of(settings)
-                    if notifier and mailer is not None:
+                    if notifier:
                         sender = Notifier(
                             factory=app.state.factory,
-                            mailer=mailer,
+                            carriers=Carriers(Mailer.of(settings), Outbound.of(settings)),
                             wait_for_change=app.state.signals.wait_for_change,
                             changed=app.state.signals.something_changed,
                         )

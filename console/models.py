@@ -15,7 +15,7 @@ from console.identity.models import (
     WebSession,
 )
 from console.mcp.models import McpServer
-from console.notify.models import Delivery
+from console.notify.models import Channel, Delivery
 from console.oauth.models import OAuthAttempt, OAuthClient
 from console.policies.models import PolicyRule
 
@@ -26,6 +26,7 @@ __all__ = [
     "Base",
     "Call",
     "CallRound",
+    "Channel",
     "Delivery",
     "DispatchJob",
     "Elicitation",

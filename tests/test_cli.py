@@ -293,6 +293,44 @@ def test_cli_sets_and_clears_a_users_email_and_refuses_one_that_is_not_an_addres
     assert stored() is None
 
 
+def test_cli_adds_lists_and_removes_a_teams_channels_and_shows_a_webhook_secret_once(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    assert console("teams", "add", "platform", url=sqlite_url, cwd=tmp_path).returncode == 0
+    hook = "https://93.184.216.34/hooks/console"  # a public address: nothing is sent yet
+    added = console("notify", "add", "platform", "--webhook", hook, url=sqlite_url, cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    [secret] = re.findall(r"signing secret \(shown once\): (whsec_\S+)", added.stdout)
+    slack = console(
+        *("notify", "add", "platform", "--slack", "https://93.184.216.34/services/T0/B0/xyz"),
+        url=sqlite_url,
+        cwd=tmp_path,
+    )
+    assert slack.returncode == 0, slack.stderr
+    assert "signing secret" not in slack.stdout
+    listed = console("notify", "list", "platform", url=sqlite_url, cwd=tmp_path)
+    rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert [(r[1], r[2], r[3]) for r in rows] == [
+        ("webhook", "93.184.216.34", "question.created"),
+        ("slack", "93.184.216.34", "question.created"),
+    ]
+    assert secret not in listed.stdout and "/services/" not in listed.stdout  # noqa: PT018
+    with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
+        stored = " ".join(str(v) for row in db.execute("SELECT * FROM notify_channel") for v in row)
+    assert secret not in stored and "/services/" not in stored  # sealed  # noqa: PT018
+    wrong = console(
+        *("notify", "add", "platform", "--webhook", hook, "--events", "question.created,nope"),
+        url=sqlite_url,
+        cwd=tmp_path,
+    )
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip().splitlines()[-1].endswith("events: nope: not one of question.created")
+    removed = console("notify", "remove", "platform", rows[1][0], url=sqlite_url, cwd=tmp_path)
+    assert removed.returncode == 0, removed.stderr
+    after = console("notify", "list", "platform", url=sqlite_url, cwd=tmp_path)
+    assert [line.split("\t")[1] for line in after.stdout.splitlines()] == ["webhook"]
+
+
 def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: str, tmp_path: Path) -> None:
     def ok(*args: str) -> str:
         done = console(*args, url=database_url, cwd=tmp_path)

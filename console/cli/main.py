@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from console.cli import audit, calling, demo, policies, roots, serve, servers, teams, testing, tokens
+from console.cli import audit, calling, demo, notify, policies, roots, serve, servers, teams, testing, tokens
 from console.cli.common import complain, configure_logging, database_problem, load_settings
 from console.errors import ConsoleError
 
@@ -53,5 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
     testing.add_test_commands(sub)
     policies.add_policy_commands(sub)
     audit.add_audit_commands(sub)
+    notify.add_notify_commands(sub)
     demo.add_demo_commands(sub)
     return parser

@@ -14,7 +14,7 @@ from console.errors import Conflict, NotFound
 from console.identity import Viewer
 from console.identity.models import User
 from console.identity.teams import actor_of, require_team_admin
-from console.notify.models import Delivery
+from console.notify.models import Channel, Delivery
 
 SHOWN = 200  # the newest deliveries a page lists
 
@@ -24,7 +24,7 @@ class DeliveryRow:
     id: str
     event: str
     channel: str
-    to: str  # the person's name (their address stays on their account)
+    to: str  # the person's name (their address stays on their account), or the channel's host
     status: str
     attempts: int
     last_error: str | None
@@ -41,8 +41,9 @@ async def team_deliveries(*, session: AsyncSession, by: Viewer | None, team_name
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     rows = (
         await session.execute(
-            select(Delivery, User.name)
+            select(Delivery, User.name, Channel.host)
             .outerjoin(User, User.id == Delivery.user_id)
+            .outerjoin(Channel, Channel.id == Delivery.recipient)
             .where(Delivery.team_id == team.id)
             .order_by(Delivery.created_at.desc(), Delivery.id)
             .limit(SHOWN)
@@ -51,9 +52,17 @@ async def team_deliveries(*, session: AsyncSession, by: Viewer | None, team_name
     await session.commit()
     return [
         DeliveryRow(
-            d.id, d.event, d.channel, name or "—", d.status, d.attempts, d.last_error, d.created_at, d.sent_at
+            d.id,
+            d.event,
+            d.channel,
+            name or host or "—",
+            d.status,
+            d.attempts,
+            d.last_error,
+            d.created_at,
+            d.sent_at,
         )
-        for d, name in rows
+        for d, name, host in rows
     ]
 
 

@@ -12,13 +12,14 @@ from urllib.parse import unquote, urlsplit
 import aiosmtplib
 
 from console.config import Settings
+from console.notify.failed import DeliveryFailed
 from console.notify.render import Message
 
 TIMEOUT_SECONDS = 20.0
 
 
-class MailFailed(Exception):
-    """The SMTP server could not be reached or refused the message; the text says why (no secrets)."""
+class MailFailed(DeliveryFailed):
+    """The SMTP server could not be reached or refused the message."""
 
 
 @dataclass(frozen=True)

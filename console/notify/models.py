@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
@@ -34,4 +34,21 @@ class Delivery(Base):
     give_up_at: Mapped[datetime] = mapped_column(UtcDateTime())
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
     sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Channel(Base):
+    """A team's chat or webhook channel. Its URL (a Slack or Teams webhook URL is itself a secret) and a
+    webhook's signing secret are sealed, bound to the channel; `host` is what pages show."""
+
+    __tablename__ = "notify_channel"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(10))  # slack | teams | webhook
+    sealed_url: Mapped[str] = mapped_column(Text)
+    host: Mapped[str] = mapped_column(String(300))
+    events_json: Mapped[str] = mapped_column(Text)
+    sealed_secret: Mapped[str | None] = mapped_column(Text, default=None)  # a webhook's whsec_… secret
+    internal: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

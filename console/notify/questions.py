@@ -16,8 +16,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.config import Settings
 from console.db import utcnow
 from console.identity.models import Membership, User
+from console.notify.channels import channels_for
 from console.notify.models import Delivery
-from console.notify.render import Message, question_message
+from console.notify.render import (
+    MAX_MESSAGE,
+    MAX_NAME,
+    Message,
+    QuestionFacts,
+    inert,
+    question_message,
+    slack_question,
+    teams_question,
+    time_left,
+    webhook_question,
+)
 from console.policies.rules import OWNER_ONLY_MODES, WHO_ANSWERS, refusal
 
 EVENT = "question.created"
@@ -42,10 +54,11 @@ class AskedQuestion:
 async def queue_question_created(
     *, session: AsyncSession, settings: Settings, question: AskedQuestion
 ) -> int:
-    """Queue the emails about a new question in the caller's transaction; how many (none without an SMTP
-    server, or for people without an address or who turned email off)."""
+    """Queue the notifications of a new question in the caller's transaction: emails (with an SMTP server,
+    to people with an address who did not turn email off) and the team's channels; how many."""
+    queued = await _queue_channels(session, settings, question)
     if settings.smtp_url is None:
-        return 0
+        return queued
     members = (
         await session.execute(
             select(User, Membership.role)
@@ -69,7 +82,7 @@ async def queue_question_created(
         is None
     ]
     if not readers:
-        return 0
+        return queued
     message = question_message(
         server=question.server,
         target=question.target,
@@ -77,12 +90,59 @@ async def queue_question_created(
         text=question.message,
         policy=_policy_words(question),
         left=question.expires_at - utcnow(),
-        link=f"{settings.base_url.rstrip('/')}/elicitations/{question.id}",
+        link=_link(settings, question),
     )
     give_up = utcnow() + timedelta(hours=settings.notify_give_up_hours)
     for user in readers:
         session.add(_email(question, user, message, give_up))
-    return len(readers)
+    return queued + len(readers)
+
+
+async def _queue_channels(session: AsyncSession, settings: Settings, question: AskedQuestion) -> int:
+    if question.mode in OWNER_ONLY_MODES:  # the owner's alone: never to a whole team
+        return 0
+    channels = await channels_for(session, question.team_id, EVENT)
+    if not channels:
+        return 0
+    owner = await session.get(User, question.owner_id)
+    now = utcnow()
+    facts = QuestionFacts(
+        id=question.id,
+        server=inert(question.server, MAX_NAME),
+        target=inert(question.target, MAX_NAME),
+        owner=inert(owner.name if owner is not None else "someone", MAX_NAME),
+        mode=question.mode,
+        text=inert(question.message, MAX_MESSAGE),
+        policy=_policy_words(question),
+        expires_at=question.expires_at.isoformat(),
+        left=time_left(question.expires_at - now),
+        link=_link(settings, question),
+    )
+    bodies = {
+        "slack": slack_question(facts),
+        "teams": teams_question(facts),
+        "webhook": webhook_question(facts, now.isoformat()),
+    }
+    for channel in channels:
+        session.add(
+            Delivery(
+                team_id=question.team_id,
+                event=EVENT,
+                subject_id=question.id,
+                channel=channel.kind,
+                recipient=channel.id,
+                content_json=json.dumps({"body": bodies[channel.kind]}),
+                status="pending",
+                attempts=0,
+                not_before=now,
+                give_up_at=now + timedelta(hours=settings.notify_give_up_hours),
+            )
+        )
+    return len(channels)
+
+
+def _link(settings: Settings, question: AskedQuestion) -> str:
+    return f"{settings.base_url.rstrip('/')}/elicitations/{question.id}"
 
 
 def _email(question: AskedQuestion, user: User, message: Message, give_up: datetime) -> Delivery:

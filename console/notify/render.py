@@ -60,3 +60,112 @@ def question_message(
         "<p>The link opens the console; answering there needs you to be signed in.</p>"
     )
     return Message(subject=subject, text=plain, html=markup)
+
+
+@dataclass(frozen=True)
+class QuestionFacts:
+    """A new question as a team channel shows it (its words already inert)."""
+
+    id: str
+    server: str
+    target: str
+    owner: str
+    mode: str
+    text: str
+    policy: str
+    expires_at: str  # ISO 8601
+    left: str
+    link: str
+
+
+def slack_escape(text: str) -> str:
+    """Slack mrkdwn: &, < and > are its control characters (links, mentions)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+TEAMS_MARKDOWN = set("\\`*_{}[]()#+-!|>~<")
+
+
+def teams_escape(text: str) -> str:
+    """Adaptive Card text is Markdown: every character that could format or link is escaped."""
+    return "".join(f"\\{c}" if c in TEAMS_MARKDOWN else c for c in text)
+
+
+def slack_question(facts: QuestionFacts) -> dict[str, object]:
+    """A Slack incoming-webhook message (Block Kit), with `text` as the notification's fallback."""
+    e = slack_escape
+    heading = f"{facts.server}: a question for {facts.owner}'s call to {facts.target}"
+    return {
+        "text": e(heading),
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{e(heading)}*"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"&gt; {e(facts.text)}"}},
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": e(f"{facts.policy} Time left: {facts.left}.")}],
+            },
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "text": {"type": "plain_text", "text": "Open the question"},
+                        "url": facts.link,
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def teams_question(facts: QuestionFacts) -> dict[str, object]:
+    """A Microsoft Teams incoming-webhook message carrying an Adaptive Card."""
+    e = teams_escape
+    card = {
+        "type": "AdaptiveCard",
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "version": "1.4",
+        "body": [
+            {
+                "type": "TextBlock",
+                "text": e(f"{facts.server}: a question for {facts.owner}'s call to {facts.target}"),
+                "weight": "Bolder",
+                "wrap": True,
+            },
+            {"type": "TextBlock", "text": e(facts.text), "wrap": True},
+            {
+                "type": "TextBlock",
+                "text": e(f"{facts.policy} Time left: {facts.left}."),
+                "wrap": True,
+                "isSubtle": True,
+            },
+        ],
+        "actions": [{"type": "Action.OpenUrl", "title": "Open the question", "url": facts.link}],
+    }
+    return {
+        "type": "message",
+        "attachments": [{"contentType": "application/vnd.microsoft.card.adaptive", "content": card}],
+    }
+
+
+WEBHOOK_VERSION = 1
+
+
+def webhook_question(facts: QuestionFacts, created_at: str) -> dict[str, object]:
+    """The `question.created` event of a signed webhook (schema version 1, in the README)."""
+    return {
+        "type": "question.created",
+        "version": WEBHOOK_VERSION,
+        "timestamp": created_at,
+        "data": {
+            "question": {
+                "id": facts.id,
+                "mode": facts.mode,
+                "message": facts.text,
+                "policy": facts.policy,
+                "expires_at": facts.expires_at,
+                "page": facts.link,
+            },
+            "call": {"server": facts.server, "tool": facts.target, "owner": facts.owner},
+        },
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -18,8 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
 from console.db import utcnow
-from console.notify.mail import Mailer, MailFailed
-from console.notify.models import Delivery
+from console.mcp.sealed import Outbound
+from console.notify.failed import DeliveryFailed
+from console.notify.hooks import post_to_channel
+from console.notify.mail import Mailer
+from console.notify.models import Channel, Delivery
 from console.notify.render import Message
 
 BATCH = 50
@@ -35,7 +39,15 @@ def backoff(attempts: int) -> timedelta:
     return min(wait, MAX_BACKOFF)
 
 
-async def deliver_due(*, factory: async_sessionmaker[AsyncSession], mailer: Mailer, now: datetime) -> int:
+@dataclass(frozen=True)
+class Carriers:
+    """What sending needs: the SMTP server (None: no email) and the key that opens channels' URLs."""
+
+    mailer: Mailer | None
+    outbound: Outbound
+
+
+async def deliver_due(*, factory: async_sessionmaker[AsyncSession], carriers: Carriers, now: datetime) -> int:
     """Send every delivery due at `now`; how many went out."""
     async with factory() as session:
         due = (
@@ -57,9 +69,9 @@ async def deliver_due(*, factory: async_sessionmaker[AsyncSession], mailer: Mail
             if claimed is None:
                 continue
             try:
-                await mailer.send(claimed.recipient, Message(**json.loads(claimed.content_json)))
-            except MailFailed as failed:
-                _failed(session, claimed, str(failed), now)
+                await _send(session, carriers, claimed, now)
+            except DeliveryFailed as failed:
+                _failed(session, claimed, str(failed), now, final=failed.final)
             else:
                 claimed.status, claimed.sent_at, claimed.last_error = "sent", now, None
                 sent += 1
@@ -80,9 +92,22 @@ async def _claim(session: AsyncSession, delivery_id: str, now: datetime) -> Deli
     return await session.get(Delivery, delivery_id, populate_existing=True)
 
 
-def _failed(session: AsyncSession, delivery: Delivery, reason: str, now: datetime) -> None:
+async def _send(session: AsyncSession, carriers: Carriers, delivery: Delivery, now: datetime) -> None:
+    if delivery.channel != "email":
+        channel = await session.get(Channel, delivery.recipient)
+        outbound = carriers.outbound
+        await post_to_channel(
+            channel, delivery, cipher=outbound.cipher, allow_private=outbound.allow_private, now=now
+        )
+        return
+    if carriers.mailer is None:
+        raise DeliveryFailed("no SMTP server is set up (CONSOLE_SMTP_URL)")
+    await carriers.mailer.send(delivery.recipient, Message(**json.loads(delivery.content_json)))
+
+
+def _failed(session: AsyncSession, delivery: Delivery, reason: str, now: datetime, *, final: bool) -> None:
     delivery.last_error = reason
-    if now + backoff(delivery.attempts) < delivery.give_up_at:
+    if not final and now + backoff(delivery.attempts) < delivery.give_up_at:
         delivery.not_before = now + backoff(delivery.attempts)
         return
     delivery.status = "failed"
@@ -110,17 +135,17 @@ class Notifier:
         self,
         *,
         factory: async_sessionmaker[AsyncSession],
-        mailer: Mailer,
+        carriers: Carriers,
         wait_for_change: Callable[[float], Awaitable[None]],
         changed: Callable[[], None],
     ) -> None:
         self._factory = factory
-        self._mailer = mailer
+        self._carriers = carriers
         self._wait = wait_for_change
         self._changed = changed
 
     async def run(self) -> None:
         while True:
-            if await deliver_due(factory=self._factory, mailer=self._mailer, now=utcnow()):
+            if await deliver_due(factory=self._factory, carriers=self._carriers, now=utcnow()):
                 self._changed()
             await self._wait(POLL_SECONDS)

@@ -1,4 +1,4 @@
-"""People's email addresses and the notification outbox.
+"""People's email addresses, teams' notification channels and the notification outbox.
 
 Revision ID: 0024
 Revises: 0023
@@ -49,9 +49,28 @@ def upgrade() -> None:
     )
     op.create_index("ix_notify_delivery_due", "notify_delivery", ["status", "not_before"], unique=False)
     op.create_index(op.f("ix_notify_delivery_team_id"), "notify_delivery", ["team_id"], unique=False)
+    op.create_table(
+        "notify_channel",
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.Column("team_id", sa.String(length=32), nullable=False),
+        sa.Column("kind", sa.String(length=10), nullable=False),
+        sa.Column("sealed_url", sa.Text(), nullable=False),
+        sa.Column("host", sa.String(length=300), nullable=False),
+        sa.Column("events_json", sa.Text(), nullable=False),
+        sa.Column("sealed_secret", sa.Text(), nullable=True),
+        sa.Column("internal", sa.Boolean(), server_default=sa.false(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["team_id"], ["identity_team.id"], name=op.f("fk_notify_channel_team_id_identity_team")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_notify_channel")),
+    )
+    op.create_index(op.f("ix_notify_channel_team_id"), "notify_channel", ["team_id"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_notify_channel_team_id"), table_name="notify_channel")
+    op.drop_table("notify_channel")
     op.drop_index(op.f("ix_notify_delivery_team_id"), table_name="notify_delivery")
     op.drop_index("ix_notify_delivery_due", table_name="notify_delivery")
     op.drop_table("notify_delivery")

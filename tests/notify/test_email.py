@@ -27,9 +27,10 @@ from sqlalchemy import select
 from console.db import utcnow
 from console.identity.emails import set_email
 from console.identity.models import User
+from console.mcp.sealed import Outbound
 from console.notify.mail import Mailer
 from console.notify.models import Delivery
-from console.notify.sender import FIRST_BACKOFF, deliver_due
+from console.notify.sender import FIRST_BACKOFF, Carriers, deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
 from tests.policies.setup import set_policy
 from tests.processes import ServerProcess, start_http_server
@@ -92,9 +93,9 @@ async def with_addresses(console: Console) -> None:
 
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
-    mailer = Mailer.of(console.app.state.settings)
-    assert mailer is not None
-    return await deliver_due(factory=console.app.state.factory, mailer=mailer, now=utcnow() + when)
+    settings = console.app.state.settings
+    carriers = Carriers(Mailer.of(settings), Outbound.of(settings))
+    return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
 
 
 async def deliveries(console: Console) -> list[Delivery]:
@@ -234,7 +235,8 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
             assert again.status_code == 409  # it is queued already
         # The mail server is back (here: at another address); the queued delivery goes out.
         working = Mailer(host="127.0.0.1", port=urlsplit(smtp.url).port or 0, tls=False, sender=SENDER)
-        sent = await deliver_due(factory=console.app.state.factory, mailer=working, now=utcnow())
+        carriers = Carriers(working, Outbound.of(console.app.state.settings))
+        sent = await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow())
         assert sent >= 1
         assert ADDRESSES["lead"] in [to[0] for to, _ in received(sink_folder)]
         resent = await console.audit_payloads("notification_resent")

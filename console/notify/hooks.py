@@ -1,0 +1,73 @@
+"""Posting to a team's chat or webhook channel: JSON over HTTPS, to public addresses only unless the
+channel is internal (or the settings allow private addresses), bounded in time and in the answer read.
+A webhook is signed per the Standard Webhooks specification (`webhook-id` is the delivery's id, the same
+on every retry; `webhook-timestamp`; `webhook-signature`, HMAC-SHA256 with the channel's secret)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import httpx2
+from standardwebhooks import Webhook
+
+from console.identity.credentials import CredentialCipher, SecretMissing
+from console.mcp.addresses import public_only_transport
+from console.notify.channels import secret_binding, url_binding
+from console.notify.failed import DeliveryFailed
+from console.notify.models import Channel, Delivery
+from console.oauth.http import CappedTransport
+
+TIMEOUT_SECONDS = 10.0
+MAX_ANSWER_BYTES = 64 * 1024
+
+
+async def post_to_channel(
+    channel: Channel | None,
+    delivery: Delivery,
+    *,
+    cipher: CredentialCipher,
+    allow_private: bool,
+    now: datetime,
+) -> None:
+    """Raises:
+    DeliveryFailed: not accepted (a 2xx answer) this time; final when the channel is gone.
+    """
+    if channel is None:
+        raise DeliveryFailed("the channel was removed", final=True)
+    try:
+        url = cipher.open_bound(channel.sealed_url, url_binding(channel.id))
+        secret = (
+            cipher.open_bound(channel.sealed_secret, secret_binding(channel.id))
+            if channel.sealed_secret
+            else None
+        )
+    except SecretMissing:
+        raise DeliveryFailed(
+            "the channel's URL cannot be opened (the console secret changed)", final=True
+        ) from None
+    body = json.dumps(json.loads(delivery.content_json)["body"])
+    headers = {"Content-Type": "application/json", "User-Agent": "approval-console"}
+    if secret is not None:
+        headers |= {
+            "webhook-id": delivery.id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": Webhook(secret).sign(delivery.id, now, body),
+        }
+    inner = (
+        httpx2.AsyncHTTPTransport(trust_env=False)
+        if channel.internal or allow_private
+        else public_only_transport()
+    )
+    try:
+        async with httpx2.AsyncClient(
+            transport=CappedTransport(inner, MAX_ANSWER_BYTES),
+            timeout=TIMEOUT_SECONDS,
+            follow_redirects=False,
+        ) as http:
+            response = await http.post(url, content=body.encode(), headers=headers)
+    except httpx2.HTTPError as exc:
+        said = str(exc).replace(url, channel.host)[:200]  # a chat webhook's URL is itself a secret
+        raise DeliveryFailed(f"{channel.host}: {type(exc).__name__}: {said}") from None
+    if not 200 <= response.status_code < 300:
+        raise DeliveryFailed(f"{channel.host} answered HTTP {response.status_code}")

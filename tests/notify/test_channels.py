@@ -1,0 +1,207 @@
+"""A team's chat and webhook channels, delivered to a real HTTP receiver process (tests/servers/http_sink.py):
+Slack Block Kit and Teams Adaptive Card payloads of the expected shape with the server's words escaped, a
+webhook signed per Standard Webhooks (checked with the `standardwebhooks` library, and refused when one
+byte changes), retries after the receiver failed, nothing of a link question, and the URL rules.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from standardwebhooks import Webhook, WebhookVerificationError
+
+from console.db import utcnow
+from console.errors import InvalidInput
+from console.identity import authenticate_token
+from console.mcp.sealed import Outbound
+from console.notify.channels import add_channel
+from console.notify.mail import Mailer
+from console.notify.models import Delivery
+from console.notify.sender import Carriers, deliver_due
+from tests.harness import TEAM, Console, Mrtr, promote, running_console
+from tests.processes import ServerProcess, start_http_server
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[2]
+SINK = str(REPO / "tests" / "servers" / "http_sink.py")
+HOSTILE = "<script>x</script> <!channel> [click](https://evil.example) *bold*"
+
+
+@pytest.fixture
+def inbox(tmp_path: Path) -> Path:
+    return tmp_path / "received"
+
+
+def sink(tmp_path: Path, folder: Path, **env: str) -> Any:
+    return start_http_server([sys.executable, SINK, str(folder)], env, tmp_path / "sink.txt", ("--port", "0"))
+
+
+@pytest.fixture
+def receiver(tmp_path: Path, inbox: Path) -> Iterator[ServerProcess]:
+    with sink(tmp_path, inbox) as process:
+        yield process
+
+
+def requests(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """The requests the receiver accepted, by path."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(folder.glob("*.json")):
+        kept = json.loads(path.read_text())
+        found.setdefault(kept["path"], []).append(kept)
+    return found
+
+
+async def add(console: Console, kind: str, url: str, **kw: Any) -> str | None:
+    """An operator registers the channel (on this machine, so internal); its secret, for a webhook."""
+    async with console.app.state.factory() as session:
+        added = await add_channel(
+            session=session,
+            cipher=Outbound.of(console.app.state.settings).cipher,
+            by=None,
+            team_name=TEAM,
+            kind=kind,
+            url=url,
+            internal=True,
+            **kw,
+        )
+    return added.secret
+
+
+async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
+    settings = console.app.state.settings
+    carriers = Carriers(Mailer.of(settings), Outbound.of(settings))
+    return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
+
+
+def texts(node: Any) -> list[str]:
+    """Every "text" string anywhere in a payload."""
+    if isinstance(node, dict):
+        return [v for k, v in node.items() if k == "text" and isinstance(v, str)] + [
+            t for v in node.values() for t in texts(v)
+        ]
+    if isinstance(node, list):
+        return [t for v in node for t in texts(v)]
+    return []
+
+
+async def test_slack_teams_and_a_signed_webhook_get_the_new_question_with_the_servers_words_inert(
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+        await add(console, "slack", f"{receiver.url}/slack")
+        await add(console, "teams", f"{receiver.url}/teams")
+        secret = await add(console, "webhook", f"{receiver.url}/hook")
+        assert secret is not None and secret.startswith("whsec_")  # noqa: PT018
+        call = await console.call("mrtr", "hostile", {"payload": HOSTILE})
+        [question] = call["pending"]
+        link = f"http://console.test/elicitations/{question['id']}"
+        assert await send_due(console) == 3
+        got = requests(inbox)
+
+        [slack] = got["/slack"]
+        message = json.loads(slack["body"])
+        assert [b["type"] for b in message["blocks"]] == ["section", "section", "context", "actions"]
+        assert message["text"] == "mrtr: a question for dev's call to hostile"
+        assert message["blocks"][3]["elements"][0]["url"] == link
+        said = message["blocks"][1]["text"]["text"]
+        assert said == (
+            "&gt; Hostile: &lt;script&gt;x&lt;/script&gt; &lt;!channel&gt; "
+            "[click](https://evil.example) *bold*"
+        )
+        assert not any("<" in t for t in texts(message))  # no Slack link or mention can be formed
+
+        [teams] = got["/teams"]
+        card = json.loads(teams["body"])["attachments"][0]
+        assert card["contentType"] == "application/vnd.microsoft.card.adaptive"
+        content = card["content"]
+        assert (content["type"], content["version"]) == ("AdaptiveCard", "1.4")
+        assert content["actions"] == [{"type": "Action.OpenUrl", "title": "Open the question", "url": link}]
+        assert content["body"][1]["text"] == (
+            "Hostile: \\<script\\>x\\</script\\> \\<\\!channel\\> "
+            "\\[click\\]\\(https://evil.example\\) \\*bold\\*"
+        )
+
+        [hook] = got["/hook"]
+        headers = {k.lower(): v for k, v in hook["headers"].items()}
+        event = Webhook(secret).verify(hook["body"], headers)
+        assert event["type"] == "question.created"
+        assert event["version"] == 1
+        assert event["data"]["question"]["id"] == question["id"]
+        assert event["data"]["question"]["message"] == f"Hostile: {HOSTILE}"
+        assert event["data"]["question"]["page"] == link
+        assert event["data"]["call"] == {"server": "mrtr", "tool": "hostile", "owner": "dev"}
+        tampered = hook["body"].replace('"version": 1', '"version": 2')
+        with pytest.raises(WebhookVerificationError):
+            Webhook(secret).verify(tampered, headers)
+        with pytest.raises(WebhookVerificationError):
+            Webhook("whsec_" + "A" * 44).verify(hook["body"], headers)
+
+
+async def test_a_link_question_never_reaches_a_team_channel(
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+        await add(console, "slack", f"{receiver.url}/slack")
+        call = await console.call("mrtr", "form_and_url", {"message": "Connect your account"})
+        questions = {q["key"]: q["id"] for q in call["pending"]}
+        assert await send_due(console) == 1
+        [slack] = requests(inbox)["/slack"]
+        assert questions["approve"] in slack["body"]
+        assert questions["connect"] not in slack["body"]
+        assert "connect.example.com" not in slack["body"]
+
+
+async def test_a_receiver_that_fails_gets_the_same_message_again_later(
+    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path, inbox: Path
+) -> None:
+    with sink(tmp_path, inbox, HTTP_SINK_FAIL_FIRST="1") as failing:
+        async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+            secret = await add(console, "webhook", f"{failing.url}/hook")
+            assert secret is not None
+            await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+            assert await send_due(console) == 0
+            async with console.app.state.factory() as session:
+                [delivery] = (await session.execute(select(Delivery))).scalars().all()
+            assert (delivery.status, delivery.attempts) == ("pending", 1)
+            assert delivery.last_error == f"{failing.url.removeprefix('http://')} answered HTTP 503"
+            assert await send_due(console, timedelta(seconds=10)) == 0  # not due yet
+            assert await send_due(console, timedelta(seconds=31)) == 1
+            [hook] = requests(inbox)["/hook"]
+            headers = {k.lower(): v for k, v in hook["headers"].items()}
+            assert headers["webhook-id"] == delivery.id  # the same message, as the receiver deduplicates
+            Webhook(secret).verify(hook["body"], headers)
+
+
+async def test_a_channel_url_must_be_https_on_a_public_address_unless_an_operator_says_internal(
+    database_url: str,
+) -> None:
+    async with running_console(database_url, {}, notifier=False) as console:
+        await promote(console, "lead", role="admin")
+        async with console.app.state.factory() as session:
+            admin = (await authenticate_token(session=session, token=console.tokens["lead"])).viewer
+            cipher = Outbound.of(console.app.state.settings).cipher
+
+            async def refused(url: str, **kw: Any) -> dict[str, str]:
+                with pytest.raises(InvalidInput) as caught:
+                    await add_channel(
+                        session=session, cipher=cipher, by=admin, team_name=TEAM, kind="slack", url=url, **kw
+                    )
+                return caught.value.fields
+
+            # An admin's `internal` is ignored: only an operator may point a channel at this machine.
+            assert await refused("http://hooks.example.com/x", internal=True) == {
+                "url": "an https URL (http only for an internal channel)"
+            }
+            assert "loopback" in (await refused("https://127.0.0.1/hook", internal=True))["url"]
+            assert await refused("ftp://hooks.example.com/x") == {"url": "an https URL"}
+            assert await refused("https://93.184.216.34/x", events=["question.created"]) == {
+                "events": "only for a webhook"
+            }
