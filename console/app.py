@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import session_info
+from console.calls.notices import still_pending
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
@@ -104,7 +105,7 @@ def create_app(
                     if notifier:
                         sender = Notifier(
                             factory=app.state.factory,
-                            carriers=Carriers(Mailer.of(settings), Outbound.of(settings)),
+                            carriers=Carriers(Mailer.of(settings), Outbound.of(settings), still_pending),
                             wait_for_change=app.state.signals.wait_for_change,
                             changed=app.state.signals.something_changed,
                         )

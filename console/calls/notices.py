@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation, call_target
@@ -29,3 +30,9 @@ async def announce(
             target=target,
         )
         await queue_question_created(session=session, settings=settings, question=asked)
+
+
+async def still_pending(session: AsyncSession, question_id: str) -> bool:
+    """Whether the question still waits for an answer (its reminders go out only then)."""
+    status = (await session.execute(select(Elicitation.status).where(Elicitation.id == question_id))).scalar()
+    return status == "pending"

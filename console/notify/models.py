@@ -10,12 +10,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
 
-STATUSES = ("pending", "sent", "failed")
+STATUSES = ("pending", "sent", "failed", "dropped")
 
 
 class Delivery(Base):
     """Status: pending (due at `not_before`; each attempt pushes it later) -> sent, or failed once
-    `give_up_at` passed. `content_json` is the message as rendered when it was queued."""
+    `give_up_at` passed, or dropped (a reminder of a question answered before it was due).
+    `content_json` is the message as rendered when it was queued."""
 
     __tablename__ = "notify_delivery"
     __table_args__ = (Index("ix_notify_delivery_due", "status", "not_before"),)

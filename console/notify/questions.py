@@ -1,7 +1,9 @@
 """`question.created`: an email to each person who may answer a new question under its policy — and to
-nobody else: a link or connect question only to its owner. The message names the server, the tool, who
-asks for whom, the server's message (untrusted: escaped, cut short), the policy in words, the time left
-and a link to the question's page. The link opens the page; answering still needs sign-in there.
+nobody else: a link or connect question only to its owner — and reminders to the same people once half
+its time is gone and 15 minutes before it expires, unless it was answered by then. The message names the
+server, the tool, who asks for whom, the server's message (untrusted: escaped, cut short), the policy in
+words, the time left and a link to the question's page. The link opens the page; answering still needs
+sign-in there.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from console.notify.render import (
 from console.policies.rules import OWNER_ONLY_MODES, WHO_ANSWERS, refusal
 
 EVENT = "question.created"
+REMINDER = "question.reminder"  # sent only while the question is still pending
+FINAL_REMINDER = timedelta(minutes=15)
+MIN_REMINDER_GAP = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -83,19 +88,33 @@ async def queue_question_created(
     ]
     if not readers:
         return queued
-    message = question_message(
-        server=question.server,
-        target=question.target,
-        owner=owner,
-        text=question.message,
-        policy=_policy_words(question),
-        left=question.expires_at - utcnow(),
-        link=_link(settings, question),
-    )
-    give_up = utcnow() + timedelta(hours=settings.notify_give_up_hours)
-    for user in readers:
-        session.add(_email(question, user, message, give_up))
-    return queued + len(readers)
+    now = utcnow()
+    sends = [(EVENT, now), *((REMINDER, at) for at in reminder_times(now, question.expires_at))]
+    for event, at in sends:
+        message = question_message(
+            server=question.server,
+            target=question.target,
+            owner=owner,
+            text=question.message,
+            policy=_policy_words(question),
+            left=question.expires_at - at,
+            link=_link(settings, question),
+            reminder=event == REMINDER,
+        )
+        give_up = at + timedelta(hours=settings.notify_give_up_hours)
+        for user in readers:
+            session.add(_email(question, user, message, event, at, give_up))
+    return queued + len(readers) * len(sends)
+
+
+def reminder_times(now: datetime, expires_at: datetime) -> list[datetime]:
+    """When to remind of a question asked `now`: once half its time is gone, and 15 minutes before it
+    expires — each only if it comes at least a minute after the one before."""
+    times: list[datetime] = []
+    for at in sorted((now + (expires_at - now) / 2, expires_at - FINAL_REMINDER)):
+        if at - (times[-1] if times else now) >= MIN_REMINDER_GAP:
+            times.append(at)
+    return times
 
 
 async def _queue_channels(session: AsyncSession, settings: Settings, question: AskedQuestion) -> int:
@@ -145,11 +164,13 @@ def _link(settings: Settings, question: AskedQuestion) -> str:
     return f"{settings.base_url.rstrip('/')}/elicitations/{question.id}"
 
 
-def _email(question: AskedQuestion, user: User, message: Message, give_up: datetime) -> Delivery:
+def _email(
+    question: AskedQuestion, user: User, message: Message, event: str, at: datetime, give_up: datetime
+) -> Delivery:
     assert user.email is not None  # noqa: S101  # readers have one
     return Delivery(
         team_id=question.team_id,
-        event=EVENT,
+        event=event,
         subject_id=question.id,
         channel="email",
         user_id=user.id,
@@ -157,7 +178,7 @@ def _email(question: AskedQuestion, user: User, message: Message, give_up: datet
         content_json=json.dumps(message.as_dict()),
         status="pending",
         attempts=0,
-        not_before=utcnow(),
+        not_before=at,
         give_up_at=give_up,
     )
 

@@ -28,7 +28,7 @@ def inert(text: str, limit: int) -> str:
 
 
 def time_left(left: timedelta) -> str:
-    minutes = max(0, int(left.total_seconds() // 60))
+    minutes = max(0, round(left.total_seconds() / 60))
     if minutes < 60:
         return f"{minutes} minute{'s' if minutes != 1 else ''}"
     hours, minutes = divmod(minutes, 60)
@@ -38,14 +38,23 @@ def time_left(left: timedelta) -> str:
 
 
 def question_message(
-    *, server: str, target: str, owner: str, text: str, policy: str, left: timedelta, link: str
+    *,
+    server: str,
+    target: str,
+    owner: str,
+    text: str,
+    policy: str,
+    left: timedelta,
+    link: str,
+    reminder: bool = False,
 ) -> Message:
     server, target = inert(server, MAX_NAME), inert(target, MAX_NAME)
     owner, said = inert(owner, MAX_NAME), inert(text, MAX_MESSAGE)
     remaining = time_left(left)
-    subject = f"{server}: a question for {owner}'s call to {target}"
+    subject = f"{'Reminder: ' if reminder else ''}{server}: a question for {owner}'s call to {target}"
+    still = "Still waiting for an answer. " if reminder else ""
     plain = (
-        f"{server} asks, for {owner}'s agent calling {target}:\n\n"
+        f"{still}{server} asks, for {owner}'s agent calling {target}:\n\n"
         f"  {said}\n\n"
         f"{policy}\nTime left: {remaining}.\n\n"
         f"Open the question: {link}\n"
@@ -53,7 +62,8 @@ def question_message(
     )
     e = html.escape
     markup = (
-        f"<p><strong>{e(server)}</strong> asks, for {e(owner)}'s agent calling <code>{e(target)}</code>:</p>"
+        f"<p>{e(still)}<strong>{e(server)}</strong> asks, for {e(owner)}'s agent calling "
+        f"<code>{e(target)}</code>:</p>"
         f"<blockquote>{e(said)}</blockquote>"
         f"<p>{e(policy)}<br>Time left: {e(remaining)}.</p>"
         f'<p><a href="{e(link)}">Open the question</a></p>'

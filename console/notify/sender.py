@@ -1,6 +1,7 @@
 """Sending the notification outbox. Each due delivery is claimed on its own (its `not_before` moves a lease
 ahead, so another process skips it), sent, and marked sent; a failed attempt waits longer each time
-(30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and audited. Sending runs
+(30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and audited. A reminder
+whose question was answered meanwhile is dropped. Sending runs
 apart from answering and resuming: a channel that is down only delays its own messages.
 
 `deliver_due(now=…)` does one pass at a given time (tests drive the clock with it); `Notifier` runs passes
@@ -24,6 +25,7 @@ from console.notify.failed import DeliveryFailed
 from console.notify.hooks import post_to_channel
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
+from console.notify.questions import REMINDER
 from console.notify.render import Message
 
 BATCH = 50
@@ -39,12 +41,17 @@ def backoff(attempts: int) -> timedelta:
     return min(wait, MAX_BACKOFF)
 
 
+StillAsked = Callable[[AsyncSession, str], Awaitable[bool]]
+
+
 @dataclass(frozen=True)
 class Carriers:
-    """What sending needs: the SMTP server (None: no email) and the key that opens channels' URLs."""
+    """What sending needs: the SMTP server (None: no email), the key that opens channels' URLs, and how
+    to tell whether a question is still waiting (a reminder of an answered one is dropped)."""
 
     mailer: Mailer | None
     outbound: Outbound
+    still_asked: StillAsked | None = None
 
 
 async def deliver_due(*, factory: async_sessionmaker[AsyncSession], carriers: Carriers, now: datetime) -> int:
@@ -68,6 +75,10 @@ async def deliver_due(*, factory: async_sessionmaker[AsyncSession], carriers: Ca
             claimed = await _claim(session, delivery_id, now)
             if claimed is None:
                 continue
+            if await _answered_before(session, carriers, claimed):
+                claimed.status = "dropped"
+                await session.commit()
+                continue
             try:
                 await _send(session, carriers, claimed, now)
             except DeliveryFailed as failed:
@@ -90,6 +101,13 @@ async def _claim(session: AsyncSession, delivery_id: str, now: datetime) -> Deli
         return None
     await session.commit()
     return await session.get(Delivery, delivery_id, populate_existing=True)
+
+
+async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: Delivery) -> bool:
+    """Whether the delivery is a reminder of a question no longer waiting."""
+    if delivery.event != REMINDER or carriers.still_asked is None:
+        return False
+    return not await carriers.still_asked(session, delivery.subject_id)
 
 
 async def _send(session: AsyncSession, carriers: Carriers, delivery: Delivery, now: datetime) -> None:

@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import select
 from standardwebhooks import Webhook, WebhookVerificationError
 
+from console.calls.notices import still_pending
 from console.db import utcnow
 from console.errors import InvalidInput
 from console.identity import authenticate_token
@@ -77,7 +78,7 @@ async def add(console: Console, kind: str, url: str, **kw: Any) -> str | None:
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
     settings = console.app.state.settings
-    carriers = Carriers(Mailer.of(settings), Outbound.of(settings))
+    carriers = Carriers(Mailer.of(settings), Outbound.of(settings), still_pending)
     return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
 
 

@@ -24,6 +24,7 @@ import anyio
 import pytest
 from sqlalchemy import select
 
+from console.calls.notices import still_pending
 from console.db import utcnow
 from console.identity.emails import set_email
 from console.identity.models import User
@@ -94,13 +95,18 @@ async def with_addresses(console: Console) -> None:
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
     settings = console.app.state.settings
-    carriers = Carriers(Mailer.of(settings), Outbound.of(settings))
+    carriers = Carriers(Mailer.of(settings), Outbound.of(settings), still_pending)
     return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
 
 
 async def deliveries(console: Console) -> list[Delivery]:
     async with console.app.state.factory() as session:
         return list((await session.execute(select(Delivery).order_by(Delivery.created_at))).scalars())
+
+
+async def created(console: Console) -> list[Delivery]:
+    """The deliveries announcing a question (not its reminders)."""
+    return [d for d in await deliveries(console) if d.event == "question.created"]
 
 
 def mail_settings(url: str) -> dict[str, Any]:
@@ -146,7 +152,7 @@ async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
         assert f'<a href="http://console.test/elicitations/{questions["connect"]}">' in markup
 
         assert await send_due(console) == 0  # each goes once
-        assert {d.status for d in await deliveries(console)} == {"sent"}
+        assert {d.status for d in await deliveries(console) if d.event == "question.created"} == {"sent"}
 
 
 async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visible_failure(
@@ -164,7 +170,7 @@ async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visi
     ) as console:
         await with_addresses(console)
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
-        [delivery] = [d for d in await deliveries(console) if d.recipient == ADDRESSES["lead"]]
+        [delivery] = [d for d in await created(console) if d.recipient == ADDRESSES["lead"]]
 
         tried: list[tuple[int, str]] = []
         for seconds in (0, 10, 31, 60, 92, 150):
@@ -211,7 +217,7 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
         await with_addresses(console)
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         await send_due(console)
-        [failed] = [d for d in await deliveries(console) if d.recipient == ADDRESSES["lead"]]
+        [failed] = [d for d in await created(console) if d.recipient == ADDRESSES["lead"]]
         assert failed.status == "failed"
         page = f"/admin/teams/{TEAM}/notifications"
         await promote(console, "lead2", role="admin")
@@ -235,7 +241,7 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
             assert again.status_code == 409  # it is queued already
         # The mail server is back (here: at another address); the queued delivery goes out.
         working = Mailer(host="127.0.0.1", port=urlsplit(smtp.url).port or 0, tls=False, sender=SENDER)
-        carriers = Carriers(working, Outbound.of(console.app.state.settings))
+        carriers = Carriers(working, Outbound.of(console.app.state.settings), still_pending)
         sent = await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow())
         assert sent >= 1
         assert ADDRESSES["lead"] in [to[0] for to, _ in received(sink_folder)]
@@ -295,3 +301,39 @@ async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
         assert [to for to, _ in received(sink_folder)] == [[ADDRESSES["dev"]]]  # the owner only
         changed = await console.audit_payloads("email_notifications_set")
         assert changed == [{"user": "lead", "on": False, "via": "session"}]
+
+
+async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unless_answered(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+) -> None:
+    async with running_console(
+        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
+    ) as console:
+        await with_addresses(console)
+        await set_policy(console, "team", expiry_minutes=60, answerers="approvers")
+        first = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        second = await console.call("mrtr", "two_rounds", {"topic": "beta"})
+        assert await send_due(console) == 2  # lead, for each question
+        assert await send_due(console, timedelta(minutes=29)) == 0
+
+        assert await send_due(console, timedelta(minutes=30, seconds=5)) == 2
+        reminders = received(sink_folder)[2:]
+        assert {m["Subject"] for _, m in reminders} == {
+            "Reminder: mrtr: a question for dev's call to two_rounds"
+        }
+        text, _ = parts(reminders[0][1])
+        assert text.startswith("Still waiting for an answer.")
+        assert "Time left: 30 minutes." in text
+
+        answered = await console.answer(first["pending"][0]["id"], "accept", {"name": "ada"})
+        assert answered.status_code == 200, answered.text
+        assert await send_due(console, timedelta(minutes=45, seconds=5)) == 1  # the second question only
+        [(to, last)] = received(sink_folder)[4:]
+        assert to == [ADDRESSES["lead"]]
+        assert f"/elicitations/{second['pending'][0]['id']}" in parts(last)[0]
+        assert "Time left: 15 minutes." in parts(last)[0]
+        asked = {first["pending"][0]["id"], second["pending"][0]["id"]}  # the answer's next round asks anew
+        reminded = [
+            d for d in await deliveries(console) if d.event == "question.reminder" and d.subject_id in asked
+        ]
+        assert sorted(d.status for d in reminded) == ["dropped", "sent", "sent", "sent"]
