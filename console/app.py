@@ -26,6 +26,7 @@ from console.notify.sender import Carriers, Notifier
 from console.resources import STATIC
 from console.web import (
     admin,
+    admin_notify,
     admin_servers,
     api,
     api_docs,
@@ -66,6 +67,7 @@ WEB_ROUTERS = (
     policies.router,
     admin.router,
     admin_servers.router,
+    admin_notify.router,
     audit.router,
 )
 

@@ -1,5 +1,4 @@
-"""Admin pages for teams: the teams you manage, a team's members, every API token of the team, and its
-notifications."""
+"""Admin pages for teams: the teams you manage, a team's members, and every API token of the team."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from console.identity.team_tokens import revoke_team_token, team_tokens
 from console.identity.teams import add_member, administered_teams, change_role, new_team, remove_member
 from console.mcp.admin import team_overview
 from console.mcp.registry import describe_server
-from console.notify.admin import send_again, team_deliveries
 from console.policies.service import list_rules
 from console.web.admin_roots import roots_context, save_roots_form
 from console.web.auth import CsrfUser, WebUser
@@ -143,25 +141,3 @@ async def tokens(team_name: str, request: Request, session: DbSession, user: Web
 async def revoke(team_name: str, token_id: str, session: DbSession, user: CsrfUser) -> Response:
     await revoke_team_token(session=session, by=user.viewer, team_name=team_name, token_id=token_id)
     return RedirectResponse(team_url(team_name, "/tokens"), status_code=303)
-
-
-@router.get("/admin/teams/{team_name}/notifications")
-async def notifications(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
-    rows = await team_deliveries(session=session, by=user.viewer, team_name=team_name)
-    context = {"user": user, "team": team_name, "base": team_url(team_name), "deliveries": rows}
-    return render(request, "admin/notifications.html", context)
-
-
-@router.post("/admin/teams/{team_name}/notifications/{delivery_id}/resend")
-async def resend(
-    team_name: str, delivery_id: str, request: Request, session: DbSession, user: CsrfUser
-) -> Response:
-    await send_again(
-        session=session,
-        by=user.viewer,
-        team_name=team_name,
-        delivery_id=delivery_id,
-        give_up_hours=request.app.state.settings.notify_give_up_hours,
-    )
-    request.app.state.signals.something_changed()  # the notifier looks again
-    return RedirectResponse(team_url(team_name, f"/notifications#delivery-{delivery_id}"), status_code=303)

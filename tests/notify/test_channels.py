@@ -26,7 +26,7 @@ from console.notify.channels import add_channel
 from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import Carriers, deliver_due
-from tests.harness import TEAM, Console, Mrtr, promote, running_console
+from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
 from tests.processes import ServerProcess, start_http_server
 
 pytestmark = pytest.mark.anyio
@@ -206,3 +206,55 @@ async def test_a_channel_url_must_be_https_on_a_public_address_unless_an_operato
             assert await refused("https://93.184.216.34/x", events=["question.created"]) == {
                 "events": "only for a webhook"
             }
+
+
+async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_cannot(
+    database_url: str,
+) -> None:
+    async with running_console(database_url, {}, notifier=False) as console:
+        await promote(console, "lead", role="admin")
+        page = f"/admin/teams/{TEAM}/notifications"
+        async with signed_in(console, "lead") as admin:
+            added = await admin.client.post(
+                f"/admin/teams/{TEAM}/channels",
+                data={"csrf_token": admin.csrf, "kind": "webhook", "url": "https://93.184.216.34/hook"},
+            )
+            assert added.status_code == 200, added.text
+            secret = text(one(html(added), "#channel-secret"))
+            assert secret.startswith("whsec_")
+            again = await admin.client.get(page)
+            assert secret not in again.text  # shown once
+            [row] = html(again).select("#channel-list tbody tr")
+            assert [text(td) for td in row.select("td")[:3]] == [
+                "webhook",
+                "93.184.216.34",
+                "question.created",
+            ]
+
+            refused = await admin.client.post(
+                f"/admin/teams/{TEAM}/channels",
+                data={"csrf_token": admin.csrf, "kind": "slack", "url": "https://10.0.0.5/hook"},
+            )
+            assert refused.status_code == 422, refused.text
+            assert "private" in text(one(html(refused), "#channel-url ~ .field-error"))
+
+            async with signed_in(console, "dev") as member:
+                assert (await member.client.get(page)).status_code == 403
+                tried = await member.client.post(
+                    f"/admin/teams/{TEAM}/channels",
+                    data={"csrf_token": member.csrf, "kind": "slack", "url": "https://93.184.216.36/x"},
+                )
+                assert tried.status_code == 403
+                removal = str(one(row, "form").get("action"))
+                assert (
+                    await member.client.post(removal, data={"csrf_token": member.csrf})
+                ).status_code == 403
+
+            removed = await admin.client.post(
+                str(one(row, "form").get("action")), data={"csrf_token": admin.csrf}
+            )
+            assert removed.status_code == 303, removed.text
+            assert not html(await admin.client.get(page)).select("#channel-list")
+        actions = [p["kind"] for p in await console.audit_payloads("channel_added")]
+        assert actions == ["webhook"]
+        assert [p["kind"] for p in await console.audit_payloads("channel_removed")] == ["webhook"]

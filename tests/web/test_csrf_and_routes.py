@@ -29,6 +29,8 @@ from console.identity.models import Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
+from console.mcp.sealed import Outbound
+from console.notify.channels import add_channel, team_channels
 from console.notify.models import Delivery
 from console.oauth.grants import Terms, Tokens, holds_grant, save_grant
 from console.oauth.hints import SignInHint
@@ -492,6 +494,45 @@ async def notification_settings_target(console: Console, who: Browser) -> Target
     return Target("/notifications", {}, happened)
 
 
+async def _channel_hosts(console: Console) -> list[str]:
+    async with console.app.state.factory() as session:
+        return [c.host for c in await team_channels(session=session, by=None, team_name=TEAM)]
+
+
+async def add_channel_target(console: Console, who: Browser) -> Target:
+    """A team admin adds a chat channel."""
+    await promote(console, "lead", role="admin")
+
+    async def happened() -> bool:
+        return "93.184.216.34" in await _channel_hosts(console)
+
+    return Target(
+        f"/admin/teams/{TEAM}/channels",
+        {"kind": "slack", "url": "https://93.184.216.34/hooks/x"},
+        happened,
+        done=(200,),  # the page shows what was added (a webhook's secret, once)
+    )
+
+
+async def remove_channel_target(console: Console, who: Browser) -> Target:
+    """A team admin removes a channel."""
+    await promote(console, "lead", role="admin")
+    async with console.app.state.factory() as session:
+        added = await add_channel(
+            session=session,
+            cipher=Outbound.of(console.app.state.settings).cipher,
+            by=None,
+            team_name=TEAM,
+            kind="webhook",
+            url="https://93.184.216.35/hook",
+        )
+
+    async def happened() -> bool:
+        return "93.184.216.35" not in await _channel_hosts(console)
+
+    return Target(f"/admin/teams/{TEAM}/channels/{added.channel.id}/remove", {}, happened)
+
+
 async def add_server_target(console: Console, who: Browser) -> Target:
     await promote(console, "lead", role="admin")
     name = f"srv-{secrets.token_hex(4)}"
@@ -597,6 +638,8 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/admin/teams/{team_name}/members/{user_name}/remove": ("lead", remove_member_target),
     "/admin/teams/{team_name}/tokens/{token_id}/revoke": ("lead", revoke_team_token_target),
     "/admin/teams/{team_name}/notifications/{delivery_id}/resend": ("lead", resend_delivery_target),
+    "/admin/teams/{team_name}/channels": ("lead", add_channel_target),
+    "/admin/teams/{team_name}/channels/{channel_id}/remove": ("lead", remove_channel_target),
     "/admin/teams/{team_name}/servers": ("lead", add_server_target),
     "/admin/teams/{team_name}/servers/{server_name}": ("lead", edit_server_target),
     "/admin/teams/{team_name}/servers/{server_name}/disable": ("lead", disable_server_target),
@@ -654,6 +697,7 @@ async def test_every_post_route_does_nothing_when_signed_out(database_url: str, 
             "server_id": new_id(),
             "token_id": new_id(),
             "delivery_id": new_id(),
+            "channel_id": new_id(),
             "rule_id": new_id(),
         }
         async with signed_in(console, "lead") as lead, browser(console) as anonymous:
