@@ -12,7 +12,8 @@ import email
 import json
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from email.message import EmailMessage
 from email.policy import default
@@ -84,6 +85,14 @@ def about(message: EmailMessage, questions: dict[str, str]) -> str:
     return key
 
 
+def closed_port() -> int:
+    """A loopback port where nothing listens (it was bound for a moment and let go)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        port: int = taken.getsockname()[1]
+    return port
+
+
 async def with_addresses(console: Console) -> None:
     async with console.app.state.factory() as session:
         for name, address in ADDRESSES.items():
@@ -113,13 +122,20 @@ def mail_settings(url: str) -> dict[str, Any]:
     return {"smtp_url": url, "mail_from": SENDER}
 
 
+@asynccontextmanager
+async def mailing(database_url: str, mrtr: Mrtr, smtp_url: str, **settings: Any) -> AsyncIterator[Console]:
+    """A console emailing through `smtp_url` (sent when the test says), everyone with an address."""
+    async with running_console(
+        database_url, {"mrtr": mrtr.spec}, notifier=False, **mail_settings(smtp_url), **settings
+    ) as console:
+        await with_addresses(console)
+        yield console
+
+
 async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
-    async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
-    ) as console:
-        await with_addresses(console)
+    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         call = await console.call("mrtr", "form_and_url", {"message": HOSTILE})
         questions = {q["key"]: q["id"] for q in call["pending"]}
         assert await send_due(console) == 3
@@ -158,17 +174,10 @@ async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
 async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visible_failure(
     database_url: str, mrtr_stdio: Mrtr
 ) -> None:
-    with socket.socket() as closed:  # a port where nothing listens once this block ends
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    async with running_console(
-        database_url,
-        {"mrtr": mrtr_stdio.spec},
-        notifier=False,
-        notify_give_up_hours=0.05,  # three minutes
-        **mail_settings(f"smtp://127.0.0.1:{port}"),
-    ) as console:
-        await with_addresses(console)
+    port = closed_port()
+    async with mailing(
+        database_url, mrtr_stdio, f"smtp://127.0.0.1:{port}", notify_give_up_hours=0.05
+    ) as console:  # give up after three minutes
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         [delivery] = [d for d in await created(console) if d.recipient == ADDRESSES["lead"]]
 
@@ -204,17 +213,10 @@ async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visi
 async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_cannot(
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    async with running_console(
-        database_url,
-        {"mrtr": mrtr_stdio.spec},
-        notifier=False,
-        notify_give_up_hours=0.001,  # the first failure is the last
-        **mail_settings(f"smtp://127.0.0.1:{port}"),
-    ) as console:
-        await with_addresses(console)
+    port = closed_port()
+    async with mailing(
+        database_url, mrtr_stdio, f"smtp://127.0.0.1:{port}", notify_give_up_hours=0.001
+    ) as console:  # give up at the first failure
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         await send_due(console)
         [failed] = [d for d in await created(console) if d.recipient == ADDRESSES["lead"]]
@@ -264,10 +266,7 @@ async def test_the_console_sends_by_itself_when_a_question_arrives(
 async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_alone(
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
-    async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
-    ) as console:
-        await with_addresses(console)
+    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(
             console, "tool", server="mrtr", tool="complete_now", gate=True, answerers="approvers"
         )
@@ -285,10 +284,7 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
 async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
-    async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
-    ) as console:
-        await with_addresses(console)
+    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         async with signed_in(console, "lead") as lead:
             page = html(await lead.client.get("/notifications"))
             assert text(one(page, "#email-address")) == ADDRESSES["lead"]
@@ -306,10 +302,7 @@ async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
 async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unless_answered(
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
-    async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, **mail_settings(smtp.url)
-    ) as console:
-        await with_addresses(console)
+    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(console, "team", expiry_minutes=60, answerers="approvers")
         first = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         second = await console.call("mrtr", "two_rounds", {"topic": "beta"})
