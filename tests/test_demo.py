@@ -8,10 +8,12 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
 import pytest
+from bs4 import Tag
 
 from console.demo.seed import new_passwords
 from tests.harness import form_fields, html, one, text
@@ -22,6 +24,7 @@ CONSOLE = [sys.executable, "-m", "console.cli"]
 USERS = {"dev", "lead", "ops", "admin"}
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ")
 GIT = shutil.which("git")
+MAIL_SECONDS = 20.0
 
 
 def demo_env() -> dict[str, str]:
@@ -114,6 +117,47 @@ def test_dev_connects_team_notes_from_the_waiting_call_and_it_completes_with_dev
                 headers=agent,
             )
             assert again.json()["status"] == "completed", again.text
+
+
+def mail_of(browser: httpx.Client, wanted: str) -> list[Tag]:
+    """The messages on the signed-in person's mailbox page, once one holds `wanted` (the demo's mail
+    server is another process: its mailbox is read again until then, bounded)."""
+    deadline = time.monotonic() + MAIL_SECONDS
+    while True:
+        page = browser.get("/demo/mailbox")
+        assert page.status_code == 200, page.text
+        messages = html(page).select("article.mail")
+        if any(wanted in str(m) for m in messages) or time.monotonic() > deadline:
+            return messages
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_the_approvers_find_the_deploy_question_in_their_demo_mailbox_and_the_requester_does_not(
+    tmp_path: Path,
+) -> None:
+    with running_demo(CONSOLE, tmp_path, demo_env()) as demo:
+        banner = "\n".join(demo.banner)
+        assert f"each user reads their mail at {demo.url}/demo/mailbox" in banner
+        deploy = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
+        assert deploy, banner
+        deploy_path = httpx.URL(deploy.group(1)).path
+        with (
+            httpx.Client(base_url=demo.url, timeout=30) as lead,
+            httpx.Client(base_url=demo.url, timeout=30) as dev,
+        ):
+            sign_in(lead, "lead", demo.passwords["lead"])
+            sign_in(dev, "dev", demo.passwords["dev"])
+            subject = "deployer: a question for dev's call to deploy"
+            mails = [m for m in mail_of(lead, deploy_path) if text(one(m, ".mail-subject")) == subject]
+            opened = {str(a["href"]) for m in mails for a in m.select("a")}
+            assert deploy_path in opened, [text(m) for m in mails]
+            assert lead.get(deploy_path).status_code == 200
+            # dev asked for it and may not approve it (no self-approval): none of it in dev's mail.
+            notes = "notes: a question for dev's call to whoami"
+            devs = [text(one(m, ".mail-subject")) for m in mail_of(dev, notes)]
+            assert notes in devs
+            assert subject not in devs
 
 
 @pytest.mark.slow

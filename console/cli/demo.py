@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import signal
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,15 @@ from console.audit.signing import new_private_key_text
 from console.cli.common import Subcommands, add_bind, bind, complain, run_with_session, say
 from console.cli.serve import serve_app
 from console.config import Settings
+from console.demo.mailbox import kept_messages
 from console.demo.seed import new_passwords, question_page, seed_demo
-from console.demo.tracker import running_notes, running_tracker
+from console.demo.tracker import running_mailbox, running_notes, running_tracker
 from console.files import write_private
 
 DEMO_KEY_FILE = "console-demo.secret"
 DEMO_AUDIT_KEY_FILE = "console-demo-audit.key"
+DEMO_MAIL_FOLDER = "console-demo-mail"
+DEMO_SENDER = "console@demo.invalid"
 
 
 def add_demo_commands(sub: Subcommands) -> None:
@@ -41,10 +45,20 @@ def _demo(settings: Settings, args: Any) -> int:
         updates["secret_key"] = demo_secret(Path.cwd() / DEMO_KEY_FILE)
     if settings.audit_signing_key is None and settings.audit_signing_key_file is None:
         updates["audit_signing_key_file"] = str(demo_audit_key(Path.cwd() / DEMO_AUDIT_KEY_FILE))
-    settings = settings.model_copy(update=updates)
     passwords = new_passwords()
-    with running_tracker(passwords) as tracker, running_notes() as notes_url:
+    mail_folder = Path.cwd() / DEMO_MAIL_FOLDER
+    with (
+        running_tracker(passwords) as tracker,
+        running_notes() as notes_url,
+        running_mailbox(mail_folder) as mailbox_url,
+    ):
+        own_mailbox = settings.smtp_url is None  # else email goes where the operator said
+        if own_mailbox:
+            updates |= {"smtp_url": SecretStr(mailbox_url), "mail_from": DEMO_SENDER}
+        settings = settings.model_copy(update=updates)
         app = create_app(settings, demo=True)
+        if own_mailbox:
+            app.state.demo_mailbox = partial(kept_messages, mail_folder)
         host, port = sock.getsockname()[:2]
         if host in ("0.0.0.0", "::"):  # noqa: S104  # bound to every address: the deployer asks on loopback
             host = "127.0.0.1"
@@ -67,7 +81,9 @@ def _demo(settings: Settings, args: Any) -> int:
             notes = seeded.notes_call_id and await question_page(
                 app.state.factory, app.state.signals, seeded.notes_call_id
             )
-            for line in seeded.describe(url, page, gate, notes or None):
+            for line in seeded.describe(
+                url, page, gate, notes or None, mailbox=settings.smtp_url is not None
+            ):
                 say(line)
 
         # uvicorn shuts down on SIGTERM and then raises the signal again; with the default handler

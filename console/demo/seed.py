@@ -35,6 +35,7 @@ JWKS_VARIABLE = "DEPLOY_REQUIRE_APPROVAL_JWKS"
 # dev's agent makes the calls; lead and ops approve; admin runs the team (and the whole console).
 USERS = (("dev", "member"), ("lead", "approver"), ("ops", "approver"), ("admin", "admin"))
 SITE_ADMINS = ("admin",)
+MAIL_DOMAIN = "demo.invalid"
 # The demo's production deploy policy: two approvers, not the requester, signed in within 5 minutes.
 DEPLOY_POLICY = {"required_approvals": 2, "no_self_approval": True, "step_up_minutes": 5}
 # A deploy that names production waits at an approval gate under that policy, before the deployer hears
@@ -61,7 +62,13 @@ class Seeded:
     notes_call_id: str | None = None
 
     def describe(
-        self, url: str, deploy_page: str, gate_page: str, notes_page: str | None = None
+        self,
+        url: str,
+        deploy_page: str,
+        gate_page: str,
+        notes_page: str | None = None,
+        *,
+        mailbox: bool = False,
     ) -> Iterator[str]:
         """The banner; `deploy_page`, `gate_page` and `notes_page` are the paths of the deploys' questions
         and of the notes call's connect question (see `question_page`)."""
@@ -85,6 +92,8 @@ class Seeded:
                 "(sign in as dev and press Connect; you sign in there with any name): "
                 f"{url}{notes_page}"
             )
+        if mailbox:
+            yield f"  the approvers were emailed: each user reads their mail at {url}/demo/mailbox"
         yield f"  try: curl -s -H 'Authorization: Bearer {self.dev_token}' {url}/api/v1/elicitations"
         yield "Press Ctrl+C to stop."
 
@@ -167,7 +176,13 @@ async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, 
     else:
         user.password_hash = hash_password(password)
     user.site_admin = name in SITE_ADMINS
+    user.email = user.email or demo_address(name)
     await session.commit()
+
+
+def demo_address(name: str) -> str:
+    """Where the demo's notifications to `name` go: the demo's own mailbox takes every address."""
+    return f"{name}@{MAIL_DOMAIN}"
 
 
 async def _ensure_deployer(

@@ -1,5 +1,5 @@
-"""Running the demo's own MCP servers beside `console demo`: the connect demo server (the "Example
-Tracker") and Team notes, behind OAuth."""
+"""Running the demo's own servers beside `console demo`: the connect demo server (the "Example Tracker"),
+Team notes (behind OAuth), and the mailbox its notification emails go to."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 START_SECONDS = 30.0
 
@@ -40,10 +41,19 @@ def running_notes() -> Iterator[str]:
 
 
 @contextmanager
-def _running(module: str, port_option: str, env: Mapping[str, str] | None = None) -> Iterator[str]:
+def running_mailbox(folder: Path) -> Iterator[str]:
+    """Start the demo's mailbox (console/demo/mailbox.py) keeping messages in `folder`; its smtp:// URL."""
+    with _running("console.demo.mailbox", "--port", args=(str(folder),)) as url:
+        yield url
+
+
+@contextmanager
+def _running(
+    module: str, port_option: str, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
+) -> Iterator[str]:
     """Our own server module, run with our own interpreter on port 0, until the block ends; its URL."""
     process = subprocess.Popen(  # noqa: S603  # our own module, with our own interpreter
-        [sys.executable, "-m", module, port_option, "0"], stdout=subprocess.PIPE, env=env
+        [sys.executable, "-m", module, *args, port_option, "0"], stdout=subprocess.PIPE, env=env
     )
     try:
         yield _listening_url(process)

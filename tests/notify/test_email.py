@@ -1,6 +1,7 @@
-"""Email notifications of new questions, through a real SMTP server process (tests/servers/smtp_sink.py,
-aiosmtpd): the people who may answer get one, nobody else does; what a server wrote arrives inert; a
-server that is down gets retries with growing waits, then a visible failure, and answering goes on.
+"""Email notifications of new questions, through a real SMTP server process (the demo's mailbox,
+console/demo/mailbox.py: aiosmtpd): the people who may answer get one, nobody else does; what a server
+wrote arrives inert; a server that is down gets retries with growing waits, then a visible failure, and
+answering goes on.
 
 The outbox is sent with `deliver_due(now=…)`, the clock the test drives; the last test lets the console's
 own notifier send.
@@ -39,8 +40,6 @@ from tests.processes import ServerProcess, start_http_server
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
-SINK = str(REPO / "tests" / "servers" / "smtp_sink.py")
 SENDER = "console@example.test"
 ADDRESSES = {name: f"{name}@example.test" for name in ("dev", "lead", "lead2", "viewer", "outsider")}
 HOSTILE = '<script>alert("x")</script> <a href="https://evil.example">click</a>\x1b[31m'
@@ -56,7 +55,10 @@ def sink_folder(tmp_path: Path) -> Path:
 @pytest.fixture
 def smtp(tmp_path: Path, sink_folder: Path) -> Iterator[ServerProcess]:
     with start_http_server(
-        [sys.executable, SINK, str(sink_folder)], {}, tmp_path / "smtp.txt", ("--port", "0")
+        [sys.executable, "-m", "console.demo.mailbox", str(sink_folder)],
+        {},
+        tmp_path / "smtp.txt",
+        ("--port", "0"),
     ) as sink:
         yield sink
 
