@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from benchmarks import procs
+from benchmarks.channels import three_channels
 from benchmarks.setup import TEAM, database, seed
 
 WAIT = 30.0
@@ -93,12 +94,14 @@ class Agent:
 
 @asynccontextmanager
 async def console_with_agent(
-    kind: str, work: Path, postgres_url: str, server_url: str
+    kind: str, work: Path, postgres_url: str, server_url: str, *, channels: bool = False
 ) -> AsyncIterator[tuple[Agent, procs.Proc]]:
     """A fresh database of `kind` with `server_url` registered as `bench`, `console serve` on it, and
-    the agent's API client."""
-    async with database(kind, work, postgres_url) as url:
+    the agent's API client; with `channels`, the team notifies three channels, one of them down."""
+    async with database(kind, work, postgres_url) as url, AsyncExitStack() as stack:
         token = await seed(url, {"bench": server_url})
+        if channels:
+            await stack.enter_async_context(three_channels(url, work, procs.SECRET_KEY))
         with procs.console(url, work) as console:
             agent = Agent(console.url, token)
             try:

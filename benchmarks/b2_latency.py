@@ -1,4 +1,6 @@
-"""B2 answer-to-resume latency: from the answer request returning to the resume arriving at the server."""
+"""B2 answer-to-resume latency: from the answer request returning to the resume arriving at the server,
+without and with three notification channels (one of them down) in the same run: a channel must never
+slow answering and resuming, so the ratio of the two medians should stay near 1."""
 
 from __future__ import annotations
 
@@ -23,9 +25,11 @@ async def arrivals(server_url: str) -> dict[str, float]:
     return found
 
 
-async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
+async def _one_database(
+    kind: str, work: Path, sizes: Sizes, postgres_url: str, channels: bool
+) -> dict[str, Any]:
     with procs.mcp_server(work) as server:
-        async with console_with_agent(kind, work, postgres_url, server.url) as (agent, _):
+        async with console_with_agent(kind, work, postgres_url, server.url, channels=channels) as (agent, _):
             run_id = await agent.new_run("b2")
             for i in range(sizes.warmup):
                 await agent.round_trip(run_id, "bench", f"warm-{i}")
@@ -49,22 +53,42 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
-    return {kind: await _one_database(kind, work, sizes, postgres_url) for kind in kinds}
+    results: dict[str, Any] = {}
+    for kind in kinds:
+        plain = await _one_database(kind, work, sizes, postgres_url, channels=False)
+        notified = await _one_database(kind, work, sizes, postgres_url, channels=True)
+        ratio = notified["from_answer_sent_s"]["p50"] / plain["from_answer_sent_s"]["p50"]
+        results[kind] = {"plain": plain, "channels": notified, "channels_ratio_p50": ratio}
+    return results
 
 
 def render(result: dict[str, Any]) -> str:
     rows = []
     for kind, found in result.items():
-        for label, key in (
-            ("answer returned", "from_answer_returned_s"),
-            ("answer sent", "from_answer_sent_s"),
-        ):
-            values = found[key]
-            rows.append(
-                [kind, label, ms(values["p50"]), ms(values["p95"]), ms(values["p99"]), found["samples"]]
-            )
-    return table(
-        "B2 answer-to-resume latency (resume timestamped at the MCP server, ms)",
-        ["database", "measured from", "p50", "p95", "p99", "n"],
-        rows,
+        for setup in ("plain", "channels"):
+            for label, key in (
+                ("answer returned", "from_answer_returned_s"),
+                ("answer sent", "from_answer_sent_s"),
+            ):
+                values = found[setup][key]
+                shown = "none" if setup == "plain" else "3, one down"
+                rows.append(
+                    [
+                        kind,
+                        shown,
+                        label,
+                        ms(values["p50"]),
+                        ms(values["p95"]),
+                        ms(values["p99"]),
+                        found[setup]["samples"],
+                    ]
+                )
+    ratios = ", ".join(f"{kind} {found['channels_ratio_p50']:.2f}" for kind, found in result.items())
+    return (
+        table(
+            "B2 answer-to-resume latency (resume timestamped at the MCP server, ms)",
+            ["database", "channels", "measured from", "p50", "p95", "p99", "n"],
+            rows,
+        )
+        + f"\nwith channels / without, p50 from the answer sent: {ratios}"
     )

@@ -18,6 +18,7 @@ import psutil
 
 START_TIMEOUT = 60.0
 REPO = Path(__file__).resolve().parent.parent  # `python -m benchmarks.…` resolves from here
+SECRET_KEY = "benchmark-secret-key-0123456789-abcdefghij"  # noqa: S105  # a throwaway key for benchmark databases
 
 
 @dataclass
@@ -106,7 +107,7 @@ def console(database_url: str, work: Path, **env: str) -> Iterator[Proc]:
     settings = {
         "CONSOLE_DATABASE_URL": database_url,
         "CONSOLE_ENV": "dev",
-        "CONSOLE_SECRET_KEY": "benchmark-secret-key-0123456789-abcdefghij",
+        "CONSOLE_SECRET_KEY": SECRET_KEY,
         **env,
     }
     argv = [sys.executable, "-m", "console.cli", "serve", "--port", "0"]
