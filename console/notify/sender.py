@@ -1,8 +1,8 @@
-"""Sending the notification outbox. Each due delivery is claimed on its own (its `not_before` moves a lease
-ahead, so another process skips it), sent, and marked sent; a failed attempt waits longer each time
-(30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and audited. A reminder
-whose question was answered meanwhile is dropped. Sending runs
-apart from answering and resuming: a channel that is down only delays its own messages.
+"""Sending the notification outbox. The due deliveries are claimed together (their `not_before` moves a
+lease ahead, so another process skips them), sent side by side, and marked sent; a failed attempt waits
+longer each time (30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and
+audited. A reminder whose question was answered meanwhile is dropped. Sending runs apart from answering
+and resuming: a channel that is down only delays its own messages.
 
 `deliver_due(now=…)` does one pass at a given time (tests drive the clock with it); `Notifier` runs passes
 whenever something changed, and at least every few seconds.
@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import anyio
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -22,7 +23,7 @@ from console.audit import SYSTEM, record_event
 from console.db import utcnow
 from console.mcp.sealed import Outbound
 from console.notify.failed import DeliveryFailed
-from console.notify.hooks import post_to_channel
+from console.notify.hooks import ChannelClients, post_to_channel
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
 from console.notify.questions import REMINDER
@@ -54,53 +55,85 @@ class Carriers:
     still_asked: StillAsked | None = None
 
 
-async def deliver_due(*, factory: async_sessionmaker[AsyncSession], carriers: Carriers, now: datetime) -> int:
-    """Send every delivery due at `now`; how many went out."""
+async def deliver_due(
+    *,
+    factory: async_sessionmaker[AsyncSession],
+    carriers: Carriers,
+    now: datetime,
+    clients: ChannelClients | None = None,
+) -> int:
+    """Send every delivery due at `now` (posts on `clients`, else on clients made for this pass); how many
+    went out."""
+    if clients is None:
+        own = ChannelClients()
+        try:
+            return await deliver_due(factory=factory, carriers=carriers, now=now, clients=own)
+        finally:
+            await own.aclose()
+    # One transaction claims the batch and one records how it went: the sends between touch no database,
+    # so answering and resuming never wait on the notifier for a write.
     async with factory() as session:
-        due = (
-            (
-                await session.execute(
-                    select(Delivery.id)
-                    .where(Delivery.status == "pending", Delivery.not_before <= now)
-                    .order_by(Delivery.not_before)
-                    .limit(BATCH)
-                )
-            )
-            .scalars()
-            .all()
-        )
-    sent = 0
-    for delivery_id in due:
-        async with factory() as session:
-            claimed = await _claim(session, delivery_id, now)
-            if claimed is None:
+        batch = await _claim_due(session, carriers, now)
+    outcomes: dict[str, DeliveryFailed | None] = {}
+
+    async def send(delivery: Delivery, channel: Channel | None) -> None:
+        try:
+            await _send(carriers, clients, delivery, channel, now)
+        except DeliveryFailed as failed:
+            outcomes[delivery.id] = failed
+        else:
+            outcomes[delivery.id] = None
+
+    async with anyio.create_task_group() as tasks:
+        for delivery, channel in batch:
+            tasks.start_soon(send, delivery, channel)
+    if not outcomes:
+        return 0
+    async with factory() as session:
+        for delivery_id, failed in outcomes.items():
+            done = await session.get(Delivery, delivery_id)
+            if done is None:
                 continue
-            if await _answered_before(session, carriers, claimed):
-                claimed.status = "dropped"
-                await session.commit()
-                continue
-            try:
-                await _send(session, carriers, claimed, now)
-            except DeliveryFailed as failed:
-                _failed(session, claimed, str(failed), now, final=failed.final)
+            if failed is None:
+                done.status, done.sent_at, done.last_error = "sent", now, None
             else:
-                claimed.status, claimed.sent_at, claimed.last_error = "sent", now, None
-                sent += 1
-            await session.commit()
-    return sent
+                _failed(session, done, str(failed), now, final=failed.final)
+        await session.commit()
+    return sum(1 for failed in outcomes.values() if failed is None)
 
 
-async def _claim(session: AsyncSession, delivery_id: str, now: datetime) -> Delivery | None:
-    claimed = await session.execute(
-        update(Delivery)
-        .where(Delivery.id == delivery_id, Delivery.status == "pending", Delivery.not_before <= now)
-        .values(not_before=now + LEASE, attempts=Delivery.attempts + 1)
+async def _claim_due(
+    session: AsyncSession, carriers: Carriers, now: datetime
+) -> list[tuple[Delivery, Channel | None]]:
+    """The deliveries due at `now`, claimed (their `not_before` a lease ahead, one attempt more), each with
+    its channel; reminders of questions answered meanwhile are dropped instead. Commits."""
+    due = (
+        select(Delivery.id)
+        .where(Delivery.status == "pending", Delivery.not_before <= now)
+        .order_by(Delivery.not_before)
+        .limit(BATCH)
     )
-    if claimed.rowcount != 1:  # type: ignore[attr-defined]  # a CursorResult for an UPDATE
-        await session.rollback()
-        return None
+    claim = (
+        update(Delivery)
+        .where(
+            Delivery.id.in_(due.scalar_subquery()), Delivery.status == "pending", Delivery.not_before <= now
+        )
+        .values(not_before=now + LEASE, attempts=Delivery.attempts + 1)
+        .returning(Delivery.id)
+    )
+    claimed_ids = (await session.execute(claim)).scalars().all()
+    batch: list[tuple[Delivery, Channel | None]] = []
+    for delivery_id in claimed_ids:
+        delivery = await session.get(Delivery, delivery_id, populate_existing=True)
+        if delivery is None:
+            continue
+        if await _answered_before(session, carriers, delivery):
+            delivery.status = "dropped"
+            continue
+        channel = await session.get(Channel, delivery.recipient) if delivery.channel != "email" else None
+        batch.append((delivery, channel))
     await session.commit()
-    return await session.get(Delivery, delivery_id, populate_existing=True)
+    return batch
 
 
 async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: Delivery) -> bool:
@@ -110,12 +143,18 @@ async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: 
     return not await carriers.still_asked(session, delivery.subject_id)
 
 
-async def _send(session: AsyncSession, carriers: Carriers, delivery: Delivery, now: datetime) -> None:
+async def _send(
+    carriers: Carriers, clients: ChannelClients, delivery: Delivery, channel: Channel | None, now: datetime
+) -> None:
     if delivery.channel != "email":
-        channel = await session.get(Channel, delivery.recipient)
         outbound = carriers.outbound
         await post_to_channel(
-            channel, delivery, cipher=outbound.cipher, allow_private=outbound.allow_private, now=now
+            channel,
+            delivery,
+            cipher=outbound.cipher,
+            allow_private=outbound.allow_private,
+            clients=clients,
+            now=now,
         )
         return
     if carriers.mailer is None:
@@ -163,7 +202,15 @@ class Notifier:
         self._changed = changed
 
     async def run(self) -> None:
-        while True:
-            if await deliver_due(factory=self._factory, carriers=self._carriers, now=utcnow()):
-                self._changed()
-            await self._wait(POLL_SECONDS)
+        clients = ChannelClients()
+        try:
+            while True:
+                now = utcnow()
+                if await deliver_due(
+                    factory=self._factory, carriers=self._carriers, now=now, clients=clients
+                ):
+                    self._changed()
+                await self._wait(POLL_SECONDS)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await clients.aclose()
