@@ -1,7 +1,8 @@
 """Sending the notification outbox. The due deliveries are claimed together (their `not_before` moves a
 lease ahead, so another process skips them), sent side by side, and marked sent; a failed attempt waits
 longer each time (30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and
-audited. A reminder whose question was answered meanwhile is dropped. Sending runs apart from answering
+audited. A reminder whose question was answered meanwhile, or an email to someone who has turned email
+off since, is dropped. Sending runs apart from answering
 and resuming: a channel that is down only delays its own messages.
 
 `deliver_due(now=…)` does one pass at a given time (tests drive the clock with it); `Notifier` runs passes
@@ -21,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
 from console.db import utcnow
+from console.identity.models import User
 from console.mcp.sealed import Outbound
 from console.notify.failed import DeliveryFailed
 from console.notify.hooks import ChannelClients, post_to_channel
@@ -127,13 +129,21 @@ async def _claim_due(
         delivery = await session.get(Delivery, delivery_id, populate_existing=True)
         if delivery is None:
             continue
-        if await _answered_before(session, carriers, delivery):
+        if await _answered_before(session, carriers, delivery) or await _email_turned_off(session, delivery):
             delivery.status = "dropped"
             continue
         channel = await session.get(Channel, delivery.recipient) if delivery.channel != "email" else None
         batch.append((delivery, channel))
     await session.commit()
     return batch
+
+
+async def _email_turned_off(session: AsyncSession, delivery: Delivery) -> bool:
+    """Whether the delivery is an email to someone who turned email off since it was queued."""
+    if delivery.channel != "email" or delivery.user_id is None:
+        return False
+    person = await session.get(User, delivery.user_id)
+    return person is not None and not person.email_notifications
 
 
 async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: Delivery) -> bool:

@@ -26,9 +26,10 @@ import anyio
 import pytest
 from sqlalchemy import select
 
+from console.audit import SYSTEM
 from console.calls.notices import still_pending
 from console.db import utcnow
-from console.identity.emails import set_email
+from console.identity.emails import set_email, set_email_notifications
 from console.identity.models import User
 from console.mcp.sealed import Outbound
 from console.notify.mail import Mailer
@@ -305,14 +306,18 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
     database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
-        await set_policy(console, "team", expiry_minutes=60, answerers="approvers")
+        await set_policy(console, "team", expiry_minutes=60)
         first = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         second = await console.call("mrtr", "two_rounds", {"topic": "beta"})
-        assert await send_due(console) == 2  # lead, for each question
+        assert await send_due(console) == 4  # dev (the owner) and lead, for each question
         assert await send_due(console, timedelta(minutes=29)) == 0
+        async with console.app.state.factory() as session:  # dev turns email off: the rest of dev's stops
+            dev = (await session.execute(select(User).where(User.name == "dev"))).scalar_one()
+            await set_email_notifications(session=session, actor=SYSTEM, user_id=dev.id, on=False)
 
-        assert await send_due(console, timedelta(minutes=30, seconds=5)) == 2
-        reminders = received(sink_folder)[2:]
+        assert await send_due(console, timedelta(minutes=30, seconds=5)) == 2  # lead's only
+        reminders = received(sink_folder)[4:]
+        assert [to for to, _ in reminders] == [[ADDRESSES["lead"]]] * 2
         assert {m["Subject"] for _, m in reminders} == {
             "Reminder: mrtr: a question for dev's call to two_rounds"
         }
@@ -323,7 +328,7 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
         answered = await console.answer(first["pending"][0]["id"], "accept", {"name": "ada"})
         assert answered.status_code == 200, answered.text
         assert await send_due(console, timedelta(minutes=45, seconds=5)) == 1  # the second question only
-        [(to, last)] = received(sink_folder)[4:]
+        [(to, last)] = received(sink_folder)[6:]
         assert to == [ADDRESSES["lead"]]
         assert f"/elicitations/{second['pending'][0]['id']}" in parts(last)[0]
         assert "Time left: 15 minutes." in parts(last)[0]
@@ -331,4 +336,5 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
         reminded = [
             d for d in await deliveries(console) if d.event == "question.reminder" and d.subject_id in asked
         ]
-        assert sorted(d.status for d in reminded) == ["dropped", "sent", "sent", "sent"]
+        # lead: both half-time reminders and the second question's last one; the rest dropped.
+        assert sorted(d.status for d in reminded) == ["dropped"] * 5 + ["sent"] * 3
