@@ -73,15 +73,7 @@ async def enterprise_grant(
         )
         await session.commit()
         return None
-    terms = Terms(
-        issuer=found.auth_server.issuer,
-        token_endpoint=found.auth_server.token_endpoint,
-        revocation_endpoint=found.auth_server.revocation_endpoint,
-        resource=found.resource,
-        client_id=client.client_id,
-        client_source=client.source,
-        auth_method=client.auth_method,
-    )
+    terms = Terms.of(found, client)
     await save_grant(
         session=session,
         cipher=outbound.cipher,

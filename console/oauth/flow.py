@@ -125,16 +125,7 @@ async def begin(
         url, _ = oauth.create_authorization_url(
             found.auth_server.authorization_endpoint, state=state, code_verifier=verifier, **extra
         )
-    terms = Terms(
-        issuer=found.auth_server.issuer,
-        token_endpoint=found.auth_server.token_endpoint,
-        revocation_endpoint=found.auth_server.revocation_endpoint,
-        resource=found.resource,
-        client_id=client.client_id,
-        client_source=client.source,
-        auth_method=client.auth_method,
-        client_row=client.row_id,
-    )
+    terms = Terms.of(found, client)
     dpop_key = new_key() if found.auth_server.dpop else None
     plan = _Plan(
         verifier, terms, scope, found.auth_server.iss_parameter, redirect, client.client_secret, dpop_key

@@ -30,6 +30,7 @@ from console.mcp.dpop import DPoPTransport
 from console.mcp.models import McpServer
 from console.mcp.sealed import open_oauth_client
 from console.oauth.clients import ClientIdentity, registered_secret
+from console.oauth.discovery import Discovered
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import TIMEOUT_SECONDS, Reach
 from console.oauth.models import OAuthClient
@@ -71,6 +72,21 @@ class Terms:
     client_source: str  # pre_registered | metadata_document | registered
     auth_method: str
     client_row: str | None = None  # the oauth_client row of a registered client
+
+    @classmethod
+    def of(cls, found: Discovered, client: ClientIdentity) -> Terms:
+        """The terms of a grant from `found`'s authorization server to `client`."""
+        auth = found.auth_server
+        return cls(
+            issuer=auth.issuer,
+            token_endpoint=auth.token_endpoint,
+            revocation_endpoint=auth.revocation_endpoint,
+            resource=found.resource,
+            client_id=client.client_id,
+            client_source=client.source,
+            auth_method=client.auth_method,
+            client_row=client.row_id,
+        )
 
 
 def oauth_client(
