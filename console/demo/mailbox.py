@@ -52,7 +52,6 @@ class Keep:
 class Kept:
     """A message as the mailbox page shows it."""
 
-    to: list[str]
     subject: str
     date: str
     text: str
@@ -70,7 +69,7 @@ def kept_messages(folder: Path, address: str) -> list[Kept]:
             assert isinstance(message, EmailMessage)  # noqa: S101  # the default policy's class
             body = message.get_body(("plain",))
             text = str(body.get_content()) if body is not None else ""
-            shown.append(Kept(kept["to"], str(message["Subject"] or ""), str(message["Date"] or ""), text))
+            shown.append(Kept(str(message["Subject"] or ""), str(message["Date"] or ""), text))
         if len(shown) >= MAX_SHOWN:
             break
     return shown

@@ -10,8 +10,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
 
-STATUSES = ("pending", "sent", "failed", "dropped")
-
 
 class Delivery(Base):
     """Status: pending (due at `not_before`; each attempt pushes it later) -> sent, or failed once

@@ -110,16 +110,23 @@ async def _claim_due(
     """The deliveries due at `now`, claimed (their `not_before` a lease ahead, one attempt more), each with
     its channel; reminders of questions answered meanwhile are dropped instead. Commits."""
     due = (
-        select(Delivery.id)
-        .where(Delivery.status == "pending", Delivery.not_before <= now)
-        .order_by(Delivery.not_before)
-        .limit(BATCH)
+        (
+            await session.execute(
+                select(Delivery.id)
+                .where(Delivery.status == "pending", Delivery.not_before <= now)
+                .order_by(Delivery.not_before)
+                .limit(BATCH)
+            )
+        )
+        .scalars()
+        .all()
     )
+    if not due:  # the common pass: a read only, so it never takes the write lock from answering
+        await session.commit()
+        return []
     claim = (
         update(Delivery)
-        .where(
-            Delivery.id.in_(due.scalar_subquery()), Delivery.status == "pending", Delivery.not_before <= now
-        )
+        .where(Delivery.id.in_(due), Delivery.status == "pending", Delivery.not_before <= now)
         .values(not_before=now + LEASE, attempts=Delivery.attempts + 1)
         .returning(Delivery.id)
     )
