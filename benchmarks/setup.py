@@ -57,7 +57,7 @@ async def seed(database_url: str, servers: dict[str, str]) -> str:
         async with session_factory(engine)() as session:
             await create_team(session=session, name=TEAM)
             await create_user(session=session, name=AGENT, team_name=TEAM, role="member", password=PASSWORD)
-            token = await create_token(session=session, user_name=AGENT, team_name=TEAM)
+            token = (await create_token(session=session, user_name=AGENT, team_name=TEAM)).token
             for name, url in servers.items():
                 await create_server(
                     session=session,

@@ -11,7 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import session_info
-from console.calls.notices import still_pending
+from console.calls.fanout import carriers_for
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
@@ -20,9 +20,8 @@ from console.gateway.endpoint import METHODS, PATH, Gateway
 from console.identity.attester import attester_from
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
-from console.mcp.sealed import Outbound, seal_plain_values
-from console.notify.mail import Mailer
-from console.notify.sender import Carriers, Notifier
+from console.mcp.sealed import seal_plain_values
+from console.notify.sender import Notifier
 from console.resources import STATIC
 from console.web import (
     admin,
@@ -109,7 +108,7 @@ def create_app(
                     if notifier:
                         sender = Notifier(
                             factory=app.state.factory,
-                            carriers=Carriers(Mailer.of(settings), Outbound.of(settings), still_pending),
+                            carriers=carriers_for(settings),
                             wait_for_change=app.state.signals.wait_for_change,
                             changed=app.state.signals.something_changed,
                         )

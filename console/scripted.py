@@ -93,7 +93,7 @@ class ScriptedConsole:
         async with self.factory() as session:
             await create_team(session=session, name=TEAM)
             await create_user(session=session, name=MEMBER, team_name=TEAM, role="member")
-            token = await create_token(session=session, user_name=MEMBER, team_name=TEAM)
+            token = (await create_token(session=session, user_name=MEMBER, team_name=TEAM)).token
             await create_server(
                 session=session,
                 by=None,

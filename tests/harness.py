@@ -89,7 +89,10 @@ async def seed(
                 await create_user(
                     session=session, name=name, team_name=team, role=role, password=f"{name}-pw-1"
                 )
-                tokens[name] = await create_token(session=session, user_name=name, team_name=team)
+                issued = await create_token(
+                    session=session, user_name=name, team_name=team, cipher=CredentialCipher(secret_key)
+                )
+                tokens[name] = issued.token
             for name, spec in servers.items():
                 await register_server(session, name, spec, secret_key=secret_key)
     finally:
@@ -142,9 +145,12 @@ class Console:
         who: str = "dev",
         run_id: str | None = None,
         wait: float = WAIT,
+        callback_url: str | None = None,
     ) -> httpx.Response:
         run_id = run_id or await self.new_run(who)
-        body = {"server": server, "method": method, "params": params}
+        body: dict[str, Any] = {"server": server, "method": method, "params": params}
+        if callback_url is not None:
+            body["callback_url"] = callback_url
         return await self.client.post(
             f"/api/v1/runs/{run_id}/calls", params={"wait": wait}, json=body, headers=self.auth(who)
         )

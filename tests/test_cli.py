@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from console.cli.servers import printable
 from console.demo.tracker import running_tracker
+from console.notify.channels import EVENTS
 from tests.harness import MRTR_SERVER, SECRET_KEY
 from tests.processes import read_lines
 
@@ -54,12 +55,21 @@ def test_cli_sets_up_a_team_with_users_tokens_and_servers(database_url: str, tmp
     ok("teams", "add", "platform")
     ok("users", "add", "alice", "--team", "platform", "--role", "approver", "--password", "pw-alice-123")
     ok("users", "add", "bob", "--team", "platform", "--role", "member")
-    token = ok("tokens", "create", "bob", "--team", "platform")
+    created = console("tokens", "create", "bob", "--team", "platform", url=database_url, cwd=tmp_path)
+    token = created.stdout
     assert re.fullmatch(r"mcpc_[A-Za-z0-9_-]{43}\n", token)  # only the token, nothing else
+    [first_secret] = re.findall(
+        r"webhook secret \(signs callbacks; shown once\): (whsec_\S+)", created.stderr
+    )
     [listed] = ok("tokens", "list", "bob").splitlines()
     token_id, team, name, *_rest, state = listed.split("\t")
     assert (team, name, state) == ("platform", "cli", "active")
     assert token.strip() not in listed
+    rotated = ok("tokens", "webhook-secret", token_id).strip()
+    assert rotated.startswith("whsec_") and rotated != first_secret  # noqa: PT018
+    nothing = console("tokens", "webhook-secret", "no-such-token", url=database_url, cwd=tmp_path)
+    assert nothing.returncode == 1
+    assert nothing.stderr.strip() == "error: no live token 'no-such-token'"
     assert ok("tokens", "revoke", token_id) == f"token {token_id} revoked\n"
     assert ok("tokens", "list", "bob").split("\t")[-1].startswith("revoked")
     ok(
@@ -311,7 +321,7 @@ def test_cli_adds_lists_and_removes_a_teams_channels_and_shows_a_webhook_secret_
     listed = console("notify", "list", "platform", url=sqlite_url, cwd=tmp_path)
     rows = [line.split("\t") for line in listed.stdout.splitlines()]
     assert [(r[1], r[2], r[3]) for r in rows] == [
-        ("webhook", "93.184.216.34", "question.created"),
+        ("webhook", "93.184.216.34", ",".join(EVENTS)),  # no --events: all of them
         ("slack", "93.184.216.34", "question.created"),
     ]
     assert secret not in listed.stdout and "/services/" not in listed.stdout  # noqa: PT018
@@ -324,7 +334,7 @@ def test_cli_adds_lists_and_removes_a_teams_channels_and_shows_a_webhook_secret_
         cwd=tmp_path,
     )
     assert wrong.returncode == 1
-    assert wrong.stderr.strip().splitlines()[-1].endswith("events: nope: not one of question.created")
+    assert wrong.stderr.strip().splitlines()[-1].endswith(f"events: nope: not one of {', '.join(EVENTS)}")
     removed = console("notify", "remove", "platform", rows[1][0], url=sqlite_url, cwd=tmp_path)
     assert removed.returncode == 0, removed.stderr
     after = console("notify", "list", "platform", url=sqlite_url, cwd=tmp_path)

@@ -94,7 +94,14 @@ async def open_gate(
     session.add(question)
     call.status, call.updated_at = "awaiting_input", utcnow()
     await session.flush()
-    await announce(session=session, settings=settings, call=call, server=server, questions=[question])
+    await announce(
+        session=session,
+        settings=settings,
+        call=call,
+        server=server,
+        questions=[question],
+        policy=resolved.policy,
+    )
     rule = gate_rule(resolved.applied) or {}
     record_event(
         session=session,

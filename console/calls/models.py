@@ -77,6 +77,12 @@ class Call(Base):
     # The latest log messages its server sent while the call's requests were out (dispatch/logs.py):
     # {"entries": [{level, logger, message, at}, ...], "dropped": n}.
     logs_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # Where the console POSTs the call when it needs input, finishes or fails, signed with the webhook
+    # secret of the API token that started it (console/calls/notices.py).
+    callback_url: Mapped[str | None] = mapped_column(Text, default=None)
+    callback_token_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    # Whether the call ever asked a person (a question was created for it): its end is then announced.
+    asked_people: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     @property
     def progress(self) -> dict[str, Any] | None:

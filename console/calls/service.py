@@ -17,6 +17,7 @@ from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.gates import open_gate, waiting_at_gate
 from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
+from console.calls.notices import call_ended_by_id
 from console.calls.rawjson import member_text
 from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
@@ -25,6 +26,7 @@ from console.db import new_id, utcnow
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
+from console.identity.models import ApiToken
 from console.identity.viewer import OUTSIDER
 from console.mcp.connection import ListedTool
 from console.mcp.endpoint import Endpoint, McpRequest
@@ -32,6 +34,8 @@ from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import server_by_name
 from console.mcp.sealed import Outbound
+from console.notify.channels import MAX_URL as MAX_CALLBACK_URL
+from console.notify.channels import url_problem
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 ABANDONABLE = ("awaiting_input", "interrupted")
@@ -149,7 +153,7 @@ async def start_call(
     """
     if len(body_text.encode()) > settings.max_params_bytes:
         raise PayloadTooLarge(f"call body is larger than {settings.max_params_bytes} bytes")
-    server_name, method, params_text, params = _parse_call_body(body_text)
+    server_name, method, params_text, params, callback_url = _parse_call_body(body_text)
     run = await session.get(Run, run_id)
     if run is None:
         raise NotFound(f"no run {run_id!r}")
@@ -168,6 +172,8 @@ async def start_call(
         reason = "only the run's owner can start calls in it"
         await _refuse_run(session, principal.viewer, run, "start_call", reason)
         raise Forbidden(reason)
+    if callback_url is not None:
+        await _check_callback(session, principal, callback_url, settings)
     server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
     try:
         endpoint = await endpoint_for_owner(
@@ -219,6 +225,8 @@ async def start_call(
         tool_annotations_json=None if annotations is None else json.dumps(annotations),
         relayed_json=json.dumps(sorted(relayed)) if relayed else None,
         people_sample=resolved.policy.sampling,
+        callback_url=callback_url,
+        callback_token_id=principal.token_id if callback_url is not None else None,
     )
     session.add(call)
     record_event(
@@ -287,15 +295,38 @@ async def _listed_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, na
     return tool
 
 
-def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:
+async def _check_callback(session: AsyncSession, principal: Principal, url: str, settings: Settings) -> None:
+    """Raises InvalidInput (`callback_url`) unless callbacks to `url` can be sent and signed."""
+    problem = await url_problem(url, internal=settings.allow_private_server_urls)
+    if problem is not None:
+        raise InvalidInput("the callback URL cannot be used", {"callback_url": problem})
+    token = await session.get(ApiToken, principal.token_id) if principal.token_id else None
+    if token is None:
+        raise InvalidInput("no callbacks here", {"callback_url": "only a call made with an API token"})
+    if token.sealed_webhook_secret is None:
+        raise InvalidInput(
+            "no webhook secret",
+            {
+                "callback_url": "this token has no webhook secret to sign callbacks: give it one "
+                "(the API tokens page, or `console tokens webhook-secret`)"
+            },
+        )
+
+
+def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any], str | None]:
     body = parse_json(body_text, "call")
     if not isinstance(body, dict):
         raise InvalidInput("invalid call", {"body": "must be a JSON object"})
     params_text = member_text(body_text, "params")
     errors: dict[str, str] = {}
     server, method, params = body.get("server"), body.get("method"), body.get("params")
+    callback_url = body.get("callback_url")
     if not isinstance(server, str) or not server:
         errors["server"] = "is required"
+    if callback_url is not None and (
+        not isinstance(callback_url, str) or len(callback_url) > MAX_CALLBACK_URL
+    ):
+        errors["callback_url"] = f"an https URL of at most {MAX_CALLBACK_URL} characters"
     if method not in METHODS:
         errors["method"] = f"must be one of {', '.join(METHODS)}"
     if not isinstance(params, dict) or params_text is None:
@@ -304,7 +335,7 @@ def _parse_call_body(body_text: str) -> tuple[str, str, str, dict[str, Any]]:
         errors.update(_check_params(method, params))
     if errors or params_text is None:
         raise InvalidInput("invalid call", errors)
-    return str(server), str(method), params_text, cast(dict[str, Any], params)
+    return str(server), str(method), params_text, cast(dict[str, Any], params), callback_url
 
 
 def _check_params(method: str, params: dict[str, Any]) -> dict[str, str]:
@@ -384,6 +415,7 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
         raise Conflict(
             f"call is {view.call.status}; only waiting or interrupted calls, and tasks, can be abandoned"
         )
+    call_ended_by_id(session, call_id, "abandoned")
     await session.execute(
         update(Elicitation)
         .where(Elicitation.call_id == call_id, Elicitation.status == "pending")

@@ -79,6 +79,14 @@ def add_policy_commands(sub: Subcommands) -> None:
     setting.add_argument(
         "--step-up-minutes", type=int, metavar="M", help="accepting needs a sign-in this recent"
     )
+    setting.add_argument(
+        "--escalate-after", type=int, metavar="M", help="a question unanswered after M minutes is escalated"
+    )
+    setting.add_argument(
+        "--escalate-to",
+        metavar="WHO",
+        help="whom an escalation emails: role:approver, role:admin, or user names separated by commas",
+    )
     setting.set_defaults(handler=_set)
 
     removing = policies.add_parser("remove", help="remove a rule by its id (its fields inherit again)")
@@ -138,6 +146,8 @@ def _set(settings: Settings, args: argparse.Namespace) -> int:
                 "gate": args.gate,
                 "allow_edit": args.allow_edit,
                 "sampling": args.sampling,
+                "escalate_after_minutes": args.escalate_after,
+                "escalate_to": args.escalate_to,
             },
         )
         return rule.id

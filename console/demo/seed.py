@@ -136,7 +136,9 @@ async def seed_demo(
     for earlier in await list_tokens(session=session, user_name="dev"):
         if (earlier.team, earlier.name, earlier.revoked_at) == (TEAM, DEMO_AGENT_LABEL, None):
             await revoke_token(session=session, actor=SYSTEM, token_id=earlier.id)  # the last run's
-    token = await create_token(session=session, user_name="dev", team_name=TEAM, name=DEMO_AGENT_LABEL)
+    token = (
+        await create_token(session=session, user_name="dev", team_name=TEAM, name=DEMO_AGENT_LABEL)
+    ).token
     call_id = await _ensure_waiting(session, token, settings, "deployer", RELEASE, "Release auth-service")
     gated_call_id = await _ensure_waiting(
         session, token, settings, "deployer", GATED_RELEASE, "Release billing to production"

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
 from console.calls.declared import policy_of_call, relayed_of
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.notices import announce
+from console.calls.notices import announce, call_ended
 from console.calls.questions import keep_policy, request_digest, shown_digest
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
@@ -47,7 +47,7 @@ async def record_reply(
     if job.round_id is not None:
         await _set_round_status(session, job.round_id, "answered")
     if isinstance(reply, Complete):
-        end_call(call, "completed", result=reply.result)
+        end_call(session, call, "completed", result=reply.result)
         record_event(
             session=session,
             actor=SYSTEM,
@@ -195,7 +195,7 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
 
 def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:
     """End the call as failed with `error` (a JSON-RPC-style error object) and say so in the audit log."""
-    end_call(call, "failed", error=error)
+    end_call(session, call, "failed", error=error)
     record_event(
         session=session,
         actor=SYSTEM,
@@ -210,7 +210,7 @@ def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dic
 def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob, reason: str) -> None:
     """The request went out but its outcome is unknown: a person decides whether to send it again."""
     job.status = "interrupted"
-    end_call(call, "interrupted", error={"message": reason})
+    end_call(session, call, "interrupted", error={"message": reason})
     record_event(
         session=session,
         actor=SYSTEM,
@@ -237,10 +237,13 @@ async def _may_restart(session: AsyncSession, call: Call, round_: CallRound) -> 
     return bool(human)
 
 
-def end_call(call: Call, status: str, *, result: Any = None, error: Any = None) -> None:
+def end_call(
+    session: AsyncSession, call: Call, status: str, *, result: Any = None, error: Any = None
+) -> None:
     call.status, call.updated_at = status, utcnow()
     call.result_json = json.dumps(result) if result is not None else None
     call.error_json = json.dumps(error) if error is not None else None
+    call_ended(session, call)
 
 
 async def _set_round_status(session: AsyncSession, round_id: str, status: str) -> None:
@@ -263,7 +266,10 @@ async def open_round(
 ) -> CallRound | None:
     if call.round >= settings.round_cap:
         end_call(
-            call, "abandoned", error={"message": f"gave up after {settings.round_cap} rounds (round cap)"}
+            session,
+            call,
+            "abandoned",
+            error={"message": f"gave up after {settings.round_cap} rounds (round cap)"},
         )
         record_event(
             session=session,
@@ -362,7 +368,9 @@ async def open_round(
         await _reapply(session, call, job.restart_of, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
     asked = [row for row in rows if row.status == "pending"]
-    await announce(session=session, settings=settings, call=call, server=server, questions=asked)
+    await announce(
+        session=session, settings=settings, call=call, server=server, questions=asked, policy=policy
+    )
     return round_
 
 

@@ -80,7 +80,7 @@ async def record_task_reply(
             raise McpProtocolError("the server answered about another task")
         _show_status(call, reply)
         if reply.status == "completed":
-            end_call(call, "completed", result=reply.result)
+            end_call(session, call, "completed", result=reply.result)
             _record_task_event(session, call, "call_completed", reply, result=reply.result)
         elif reply.status == "failed":
             failed = reply.error or {"message": reply.message or "the task failed"}

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import AgentRequest, Call, Elicitation
+from console.calls.notices import call_ended_by_id
 from console.calls.tasks import cancel_task_of
 
 
@@ -21,11 +22,13 @@ async def abandon_waiting_call(
 ) -> None:
     """Abandon the call (if it still waits) and supersede what else its round waits for; the audit log
     names the request (`key`) and why. The caller commits."""
-    await session.execute(
+    abandoned = await session.execute(
         update(Call)
         .where(Call.id == call_id, Call.status == "awaiting_input")
         .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": reason}))
     )
+    if abandoned.rowcount == 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
+        call_ended_by_id(session, call_id, "abandoned")
     await close_pending(session=session, rounds=[round_id], status="superseded", now=now)
     await cancel_task_of(session=session, call_id=call_id)
     record_event(

@@ -26,6 +26,7 @@ from console.calls.models import (
     Elicitation,
     Signature,
 )
+from console.calls.notices import question_answered
 from console.calls.questions import canonical_json
 from console.db import utcnow
 from console.elicitations.connects import check_connected, pass_connect
@@ -157,6 +158,7 @@ async def _decide(
     if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         await session.rollback()
         await _raise_already_decided(session, elicitation.id)
+    question_answered(session, elicitation)
     record_event(
         session=session,
         actor=viewer.actor,

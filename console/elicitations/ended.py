@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound
+from console.calls.notices import call_ended
 from console.db import utcnow
 
 
@@ -19,6 +20,7 @@ def end_at_console_round(
     `call_<status>` event carrying the same. The caller commits."""
     round_.status = "answered"
     call.status, call.updated_at, call.error_json = status, utcnow(), json.dumps(error)
+    call_ended(session, call)
     record_event(
         session=session,
         actor=actor,

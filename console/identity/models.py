@@ -65,6 +65,8 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
     revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    # The `whsec_…` secret that signs callbacks to calls this token starts, sealed, bound to the token.
+    sealed_webhook_secret: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 class WebSession(Base):

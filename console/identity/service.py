@@ -11,9 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, Actor, record_event
 from console.db import flush_unique, utcnow
 from console.errors import InvalidInput, NotFound, Unauthorized
+from console.identity.credentials import CredentialCipher
 from console.identity.models import ROLES, ApiToken, Membership, Team, User
 from console.identity.passwords import hash_password, token_hash
-from console.identity.tokens import issue_token
+from console.identity.tokens import IssuedToken, issue_token
 from console.identity.viewer import Viewer
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -95,8 +96,16 @@ async def create_user(
     return user
 
 
-async def create_token(*, session: AsyncSession, user_name: str, team_name: str, name: str = "cli") -> str:
-    """Create an API token for the user in the team and return it; only its hash is stored.
+async def create_token(
+    *,
+    session: AsyncSession,
+    user_name: str,
+    team_name: str,
+    name: str = "cli",
+    cipher: CredentialCipher | None = None,
+) -> IssuedToken:
+    """Create an API token for the user in the team and return it (only its hash is stored), with its
+    webhook secret when a ready `cipher` seals it.
 
     Raises:
         NotFound: no such user or team, or the user is not a member of the team.
@@ -108,7 +117,9 @@ async def create_token(*, session: AsyncSession, user_name: str, team_name: str,
     membership = await membership_of(session, user.id, team.id)
     if membership is None:
         raise NotFound(f"{user_name} is not a member of {team_name}")
-    return await issue_token(session=session, actor=SYSTEM, user_id=user.id, team_id=team.id, name=name)
+    return await issue_token(
+        session=session, actor=SYSTEM, user_id=user.id, team_id=team.id, name=name, cipher=cipher
+    )
 
 
 async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:

@@ -1,7 +1,13 @@
-"""API tokens as their owners manage them: issue one (shown once), list them, revoke one."""
+"""API tokens as their owners manage them: issue one (shown once), list them, revoke one.
+
+Each token also gets a webhook secret (`whsec_…`, Standard Webhooks), shown once as well, that signs the
+callbacks to the calls it starts; it is sealed (the console's secret key opens it, bound to the token)
+and can be replaced at any time (`rotate_webhook_secret`)."""
 
 from __future__ import annotations
 
+import base64
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,10 +17,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import Actor, record_event
 from console.db import utcnow
 from console.errors import InvalidInput, NotFound
+from console.identity.credentials import CredentialCipher
 from console.identity.models import ApiToken, Team, User
 from console.identity.passwords import new_token_secret, token_hash
 
 MAX_NAME = 100
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: str
+    webhook_secret: str | None  # None when no console secret key is set (no callbacks then)
+
+
+def webhook_secret_binding(token_id: str) -> str:
+    return f"api-token:{token_id}:webhook-secret"
+
+
+def new_webhook_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 @dataclass(frozen=True)
@@ -27,8 +48,17 @@ class TokenInfo:
     revoked_at: datetime | None
 
 
-async def issue_token(*, session: AsyncSession, actor: Actor, user_id: str, team_id: str, name: str) -> str:
-    """A new token for the user in the team (they must be a member); returns the secret, stored only hashed.
+async def issue_token(
+    *,
+    session: AsyncSession,
+    actor: Actor,
+    user_id: str,
+    team_id: str,
+    name: str,
+    cipher: CredentialCipher | None = None,
+) -> IssuedToken:
+    """A new token for the user in the team (they must be a member): the secret, stored only hashed, and
+    its webhook secret, stored sealed (with a `cipher` that is ready).
 
     Raises:
         InvalidInput: empty or overlong name.
@@ -40,6 +70,10 @@ async def issue_token(*, session: AsyncSession, actor: Actor, user_id: str, team
     token = ApiToken(user_id=user_id, team_id=team_id, name=name, token_hash=token_hash(secret))
     session.add(token)
     await session.flush()
+    webhook_secret = None
+    if cipher is not None and cipher.ready:
+        webhook_secret = new_webhook_secret()
+        token.sealed_webhook_secret = cipher.seal_bound(webhook_secret, webhook_secret_binding(token.id))
     record_event(
         session=session,
         actor=actor,
@@ -47,6 +81,38 @@ async def issue_token(*, session: AsyncSession, actor: Actor, user_id: str, team
         subject_type="token",
         subject_id=token.id,
         payload={"user": user_id, "team": team_id, "name": name},
+    )
+    await session.commit()
+    return IssuedToken(secret, webhook_secret)
+
+
+async def rotate_webhook_secret(
+    *,
+    session: AsyncSession,
+    actor: Actor,
+    cipher: CredentialCipher,
+    token_id: str,
+    owner_id: str | None = None,
+) -> str:
+    """A new webhook secret for a live token (with `owner_id`, only that user's own), replacing the old one
+    at once; returns it. Commits.
+
+    Raises:
+        NotFound: no such live token (for that owner). SecretMissing: no console secret key.
+    """
+    token = await session.get(ApiToken, token_id)
+    if token is None or token.revoked_at is not None or owner_id not in (None, token.user_id):
+        await session.rollback()
+        raise NotFound(f"no live token {token_id!r}")
+    secret = new_webhook_secret()
+    token.sealed_webhook_secret = cipher.seal_bound(secret, webhook_secret_binding(token.id))
+    record_event(
+        session=session,
+        actor=actor,
+        action="token_webhook_secret_rotated",
+        subject_type="token",
+        subject_id=token.id,
+        payload={"user": token.user_id, "name": token.name},
     )
     await session.commit()
     return secret

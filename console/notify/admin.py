@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,7 +25,9 @@ class DeliveryRow:
     id: str
     event: str
     channel: str
-    to: str  # the person's name (their address stays on their account), or the channel's host
+    # The person's name (their address stays on their account), the channel's host, or for a callback
+    # the agent's host.
+    to: str
     status: str
     attempts: int
     last_error: str | None
@@ -55,7 +58,7 @@ async def team_deliveries(*, session: AsyncSession, by: Viewer | None, team_name
             d.id,
             d.event,
             d.channel,
-            name or host or "—",
+            _to(d, name, host),
             d.status,
             d.attempts,
             d.last_error,
@@ -64,6 +67,12 @@ async def team_deliveries(*, session: AsyncSession, by: Viewer | None, team_name
         )
         for d, name, host in rows
     ]
+
+
+def _to(delivery: Delivery, name: str | None, host: str | None) -> str:
+    if delivery.channel == "callback":  # the agent's URL may carry its own secret: the host alone
+        return f"{name or 'someone'}'s agent at {urlsplit(delivery.recipient).netloc}"
+    return name or host or "—"
 
 
 async def send_again(

@@ -27,7 +27,9 @@ from console.mcp.addresses import url_refusal
 from console.notify.models import Channel
 
 KINDS = ("slack", "teams", "webhook")
-EVENTS = ("question.created",)  # what a webhook may subscribe to
+# What a webhook may subscribe to (all of them unless it names some); chat channels get new questions.
+EVENTS = ("question.created", "question.answered", "call.completed", "call.failed", "call.interrupted")
+CHAT_EVENTS = ("question.created",)
 MAX_URL = 2000
 
 
@@ -73,7 +75,7 @@ async def add_channel(
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     if kind not in KINDS:
         raise InvalidInput("unknown channel", {"kind": f"one of {', '.join(KINDS)}"})
-    wanted = events or list(EVENTS)
+    wanted = events or list(EVENTS if kind == "webhook" else CHAT_EVENTS)
     if kind != "webhook" and events:
         raise InvalidInput("chat channels get new questions", {"events": "only for a webhook"})
     unknown = [e for e in wanted if e not in EVENTS]
@@ -82,7 +84,7 @@ async def add_channel(
             "unknown event", {"events": f"{', '.join(unknown)}: not one of {', '.join(EVENTS)}"}
         )
     internal = internal and by is None
-    problem = await _url_problem(url.strip(), internal)
+    problem = await url_problem(url.strip(), internal)
     if problem is not None:
         raise InvalidInput("the channel's URL cannot be used", {"url": problem})
     channel = Channel(
@@ -161,10 +163,12 @@ def _row(channel: Channel) -> ChannelRow:
     )
 
 
-async def _url_problem(url: str, internal: bool) -> str | None:
+async def url_problem(url: str, internal: bool) -> str | None:
+    """Why `url` cannot receive notifications (a channel's, or an agent's callback URL), or None; an
+    internal one may be http and on a private address."""
     parts = urlsplit(url)
     if len(url) > MAX_URL or not parts.hostname or parts.scheme not in ("https", "http"):
         return "an https URL"
     if parts.scheme != "https" and not internal:
-        return "an https URL (http only for an internal channel)"
+        return "an https URL (plain http only on an internal address)"
     return None if internal else await url_refusal(url)

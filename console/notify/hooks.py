@@ -1,17 +1,22 @@
 """Posting to a team's chat or webhook channel: JSON over HTTPS, to public addresses only unless the
 channel is internal (or the settings allow private addresses), bounded in time and in the answer read.
-A webhook is signed per the Standard Webhooks specification (`webhook-id` is the delivery's id, the same
-on every retry; `webhook-timestamp`; `webhook-signature`, HMAC-SHA256 with the channel's secret)."""
+A callback to an agent goes to the URL it gave with its call. A webhook or callback is signed per the
+Standard Webhooks specification (`webhook-id` is the delivery's id, the same on every retry;
+`webhook-timestamp`; `webhook-signature`, HMAC-SHA256 with the channel's secret, or for a callback the
+webhook secret of the token that started the call)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 import httpx2
 from standardwebhooks import Webhook
 
 from console.identity.credentials import CredentialCipher, SecretMissing
+from console.identity.tokens import webhook_secret_binding
 from console.mcp.addresses import public_only_transport
 from console.notify.channels import secret_binding, url_binding
 from console.notify.failed import DeliveryFailed
@@ -45,6 +50,15 @@ class ChannelClients:
         self._clients.clear()
 
 
+@dataclass(frozen=True)
+class CallbackTarget:
+    """What a callback to an agent is signed with: the webhook secret of the token that started the call."""
+
+    token_id: str
+    sealed_secret: str | None
+    live: bool  # the token is not revoked
+
+
 async def post_to_channel(
     channel: Channel | None,
     delivery: Delivery,
@@ -70,6 +84,42 @@ async def post_to_channel(
         raise DeliveryFailed(
             "the channel's URL cannot be opened (the console secret changed)", final=True
         ) from None
+    private_ok = channel.internal or allow_private
+    await _post(url, channel.host, delivery, secret, clients.client(private_ok=private_ok), now)
+
+
+async def post_callback(
+    target: CallbackTarget | None,
+    delivery: Delivery,
+    *,
+    cipher: CredentialCipher,
+    allow_private: bool,
+    clients: ChannelClients,
+    now: datetime,
+) -> None:
+    """POST to the callback URL the agent gave (`delivery.recipient`), signed with its token's secret.
+
+    Raises:
+        DeliveryFailed: not accepted this time; final when the token was revoked or has no secret.
+    """
+    if target is None or not target.live:
+        raise DeliveryFailed("the token that started the call was revoked", final=True)
+    if target.sealed_secret is None:
+        raise DeliveryFailed("the token that started the call has no webhook secret", final=True)
+    try:
+        secret = cipher.open_bound(target.sealed_secret, webhook_secret_binding(target.token_id))
+    except SecretMissing:
+        raise DeliveryFailed(
+            "the token's webhook secret cannot be opened (the console secret changed)", final=True
+        ) from None
+    url = delivery.recipient
+    host = urlsplit(url).netloc
+    await _post(url, host, delivery, secret, clients.client(private_ok=allow_private), now)
+
+
+async def _post(
+    url: str, host: str, delivery: Delivery, secret: str | None, http: httpx2.AsyncClient, now: datetime
+) -> None:
     body = json.dumps(json.loads(delivery.content_json)["body"])
     headers = {"Content-Type": "application/json", "User-Agent": "approval-console"}
     if secret is not None:
@@ -78,11 +128,10 @@ async def post_to_channel(
             "webhook-timestamp": str(int(now.timestamp())),
             "webhook-signature": Webhook(secret).sign(delivery.id, now, body),
         }
-    http = clients.client(private_ok=channel.internal or allow_private)
     try:
         response = await http.post(url, content=body.encode(), headers=headers)
     except httpx2.HTTPError as exc:
-        said = str(exc).replace(url, channel.host)[:200]  # a chat webhook's URL is itself a secret
-        raise DeliveryFailed(f"{channel.host}: {type(exc).__name__}: {said}") from None
+        said = str(exc).replace(url, host)[:200]  # a chat webhook's URL is itself a secret
+        raise DeliveryFailed(f"{host}: {type(exc).__name__}: {said}") from None
     if not 200 <= response.status_code < 300:
-        raise DeliveryFailed(f"{channel.host} answered HTTP {response.status_code}")
+        raise DeliveryFailed(f"{host} answered HTTP {response.status_code}")

@@ -23,7 +23,7 @@ class Delivery(Base):
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"), index=True)
     event: Mapped[str] = mapped_column(String(40))  # e.g. question.created
     subject_id: Mapped[str] = mapped_column(String(32))  # the question or call it is about
-    channel: Mapped[str] = mapped_column(String(20))  # email
+    channel: Mapped[str] = mapped_column(String(20))  # email | slack | teams | webhook | callback
     user_id: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     recipient: Mapped[str] = mapped_column(Text)  # the address
     content_json: Mapped[str] = mapped_column(Text)
@@ -33,6 +33,23 @@ class Delivery(Base):
     give_up_at: Mapped[datetime] = mapped_column(UtcDateTime())
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
     sent_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Notice(Base):
+    """Something people or agents may be told of (a call ended or needs input, a question was answered),
+    written in the transaction that did it. The notifier turns each into deliveries, one per recipient,
+    on its next pass (console/calls/notices.py says who gets what), so the request that caused it reads
+    nothing more for it."""
+
+    __tablename__ = "notify_notice"
+    __table_args__ = (Index("ix_notify_notice_pending", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    event: Mapped[str] = mapped_column(String(40))  # e.g. call.completed
+    subject_id: Mapped[str] = mapped_column(String(32))  # the call, or the question answered
+    call_id: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(10), default="pending")  # pending -> expanded
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

@@ -1,6 +1,8 @@
 """`question.created`: an email to each person who may answer a new question under its policy — and to
 nobody else: a link or connect question only to its owner — and reminders to the same people once half
-its time is gone and 15 minutes before it expires, unless it was answered by then. The message names the
+its time is gone and 15 minutes before it expires, unless it was answered by then. Where the policy
+escalates, the people of its escalation group who may answer it get `question.escalated` once it has
+waited that long (if it still waits, and only before it expires). The message names the
 server, the tool, who asks for whom, the server's message (untrusted: escaped, cut short), the policy in
 words, the time left and a link to the question's page. The link opens the page; answering still needs
 sign-in there.
@@ -32,10 +34,12 @@ from console.notify.render import (
     time_left,
     webhook_question,
 )
-from console.policies.rules import OWNER_ONLY_MODES, WHO_ANSWERS, refusal
+from console.policies.rules import OWNER_ONLY_MODES, WHO_ANSWERS, Escalation, refusal
 
 EVENT = "question.created"
 REMINDER = "question.reminder"  # sent only while the question is still pending
+ESCALATED = "question.escalated"  # likewise
+WHILE_PENDING = (REMINDER, ESCALATED)
 FINAL_REMINDER = timedelta(minutes=15)
 MIN_REMINDER_GAP = timedelta(minutes=1)
 
@@ -54,6 +58,7 @@ class AskedQuestion:
     expires_at: datetime
     server: str
     target: str  # the tool (or method) the call is for
+    escalation: Escalation | None = None
 
 
 async def queue_question_created(
@@ -89,8 +94,18 @@ async def queue_question_created(
     if not readers:
         return queued
     now = utcnow()
-    sends = [(EVENT, now), *((REMINDER, at) for at in reminder_times(now, question.expires_at))]
-    for event, at in sends:
+    sends = [
+        (EVENT, now, readers),
+        *((REMINDER, at, readers) for at in reminder_times(now, question.expires_at)),
+    ]
+    escalation = question.escalation
+    if escalation is not None and question.mode not in OWNER_ONLY_MODES:
+        at = now + timedelta(minutes=escalation.after_minutes)
+        roles = {user.id: role for user, role in members}
+        group = [u for u in readers if u.name in escalation.users or roles[u.id] == escalation.role]
+        if group and at < question.expires_at:
+            sends.append((ESCALATED, at, group))
+    for event, at, people in sends:
         message = question_message(
             server=question.server,
             target=question.target,
@@ -99,12 +114,13 @@ async def queue_question_created(
             policy=_policy_words(question),
             left=question.expires_at - at,
             link=_link(settings, question),
-            reminder=event == REMINDER,
+            kind=event,
         )
         give_up = at + timedelta(hours=settings.notify_give_up_hours)
-        for user in readers:
+        for user in people:
             session.add(_email(question, user, message, event, at, give_up))
-    return queued + len(readers) * len(sends)
+        queued += len(people)
+    return queued
 
 
 def reminder_times(now: datetime, expires_at: datetime) -> list[datetime]:

@@ -37,6 +37,15 @@ def time_left(left: timedelta) -> str:
     return f"{hours // 24} days"
 
 
+FOLLOW_UPS = {
+    "question.reminder": ("Reminder: ", "Still waiting for an answer. "),
+    "question.escalated": (
+        "Escalated: ",
+        "Nobody has answered this yet, so the team's policy sends it to you too. ",
+    ),
+}
+
+
 def question_message(
     *,
     server: str,
@@ -46,13 +55,14 @@ def question_message(
     policy: str,
     left: timedelta,
     link: str,
-    reminder: bool = False,
+    kind: str = "question.created",
 ) -> Message:
+    """`kind` is question.created, question.reminder or question.escalated."""
     server, target = inert(server, MAX_NAME), inert(target, MAX_NAME)
     owner, said = inert(owner, MAX_NAME), inert(text, MAX_MESSAGE)
     remaining = time_left(left)
-    subject = f"{'Reminder: ' if reminder else ''}{server}: a question for {owner}'s call to {target}"
-    still = "Still waiting for an answer. " if reminder else ""
+    prefix, still = FOLLOW_UPS.get(kind, ("", ""))
+    subject = f"{prefix}{server}: a question for {owner}'s call to {target}"
     plain = (
         f"{still}{server} asks, for {owner}'s agent calling {target}:\n\n"
         f"  {said}\n\n"
@@ -163,19 +173,97 @@ WEBHOOK_VERSION = 1
 
 def webhook_question(facts: QuestionFacts, created_at: str) -> dict[str, object]:
     """The `question.created` event of a signed webhook (schema version 1, in the README)."""
-    return {
-        "type": "question.created",
-        "version": WEBHOOK_VERSION,
-        "timestamp": created_at,
-        "data": {
-            "question": {
-                "id": facts.id,
-                "mode": facts.mode,
-                "message": facts.text,
-                "policy": facts.policy,
-                "expires_at": facts.expires_at,
-                "page": facts.link,
-            },
-            "call": {"server": facts.server, "tool": facts.target, "owner": facts.owner},
-        },
+    question = {
+        "id": facts.id,
+        "mode": facts.mode,
+        "message": facts.text,
+        "policy": facts.policy,
+        "expires_at": facts.expires_at,
+        "page": facts.link,
     }
+    call = {"server": facts.server, "tool": facts.target, "owner": facts.owner}
+    return webhook_event("question.created", created_at, {"question": question, "call": call})
+
+
+ENDINGS = {
+    "completed": "completed",
+    "declined": "was declined at its approval gate",
+    "cancelled": "was cancelled",
+    "failed": "failed",
+    "abandoned": "was abandoned",
+    "interrupted": "was interrupted",
+}
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """A call as its events tell of it (its words already inert)."""
+
+    id: str
+    run_id: str
+    server: str
+    target: str
+    owner: str
+    status: str
+    error: str | None  # the error's message, if the call ended with one
+    link: str  # the run's page
+
+
+def call_facts_json(facts: CallFacts) -> dict[str, object]:
+    return {
+        "id": facts.id,
+        "run_id": facts.run_id,
+        "server": facts.server,
+        "tool": facts.target,
+        "owner": facts.owner,
+        "status": facts.status,
+        "error": facts.error,
+        "page": facts.link,
+    }
+
+
+def call_ended_message(facts: CallFacts) -> Message:
+    """The email that tells a requester how their call ended."""
+    ended = ENDINGS.get(facts.status, facts.status)
+    subject = f"{facts.server}: your call to {facts.target} {ended}"
+    why = f"\n\n  {facts.error}" if facts.error else ""
+    next_step = (
+        "\nIts outcome is unknown: open the run to send it again or abandon it.\n"
+        if facts.status == "interrupted"
+        else ""
+    )
+    plain = (
+        f"Your agent's call to {facts.target} on {facts.server} {ended}.{why}\n{next_step}\n"
+        f"The run: {facts.link}\n"
+    )
+    e = html.escape
+    markup = (
+        f"<p>Your agent's call to <code>{e(facts.target)}</code> on <strong>{e(facts.server)}</strong> "
+        f"{e(ended)}.</p>"
+        + (f"<blockquote>{e(facts.error)}</blockquote>" if facts.error else "")
+        + (f"<p>{e(next_step.strip())}</p>" if next_step else "")
+        + f'<p><a href="{e(facts.link)}">Open the run</a></p>'
+    )
+    return Message(subject=subject, text=plain, html=markup)
+
+
+def answered_message(facts: CallFacts, *, who: str, status: str, question: str) -> Message:
+    """The email that tells a requester someone answered a question of their call."""
+    said = inert(question, MAX_MESSAGE)
+    subject = f"{facts.server}: {who} {status} a question of your call to {facts.target}"
+    plain = (
+        f"{who} {status} a question of your agent's call to {facts.target} on {facts.server}:\n\n"
+        f"  {said}\n\nThe run: {facts.link}\n"
+    )
+    e = html.escape
+    markup = (
+        f"<p>{e(who)} {e(status)} a question of your agent's call to <code>{e(facts.target)}</code> on "
+        f"<strong>{e(facts.server)}</strong>:</p><blockquote>{e(said)}</blockquote>"
+        f'<p><a href="{e(facts.link)}">Open the run</a></p>'
+    )
+    return Message(subject=subject, text=plain, html=markup)
+
+
+def webhook_event(event: str, created_at: str, data: dict[str, object]) -> dict[str, object]:
+    """Any event of a signed webhook or a callback: schema version 1, in the README."""
+    return {"type": event, "version": WEBHOOK_VERSION, "timestamp": created_at, "data": data}

@@ -22,13 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
 from console.db import utcnow
-from console.identity.models import User
+from console.identity.models import ApiToken, User
 from console.mcp.sealed import Outbound
 from console.notify.failed import DeliveryFailed
-from console.notify.hooks import ChannelClients, post_to_channel
+from console.notify.hooks import CallbackTarget, ChannelClients, post_callback, post_to_channel
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
-from console.notify.questions import REMINDER
+from console.notify.questions import WHILE_PENDING
 from console.notify.render import Message
 
 BATCH = 50
@@ -45,16 +45,22 @@ def backoff(attempts: int) -> timedelta:
 
 
 StillAsked = Callable[[AsyncSession, str], Awaitable[bool]]
+Expand = Callable[[AsyncSession, datetime], Awaitable[int]]
 
 
 @dataclass(frozen=True)
 class Carriers:
-    """What sending needs: the SMTP server (None: no email), the key that opens channels' URLs, and how
-    to tell whether a question is still waiting (a reminder of an answered one is dropped)."""
+    """What sending needs: the SMTP server (None: no email), the key that opens channels' URLs, how to
+    tell whether a question is still waiting (a reminder of an answered one is dropped), and how to turn
+    the pending notices into deliveries (in the session given, which it commits; how many it turned)."""
 
     mailer: Mailer | None
     outbound: Outbound
     still_asked: StillAsked | None = None
+    expand: Expand | None = None
+
+
+Target = Channel | CallbackTarget | None
 
 
 async def deliver_due(
@@ -72,23 +78,26 @@ async def deliver_due(
             return await deliver_due(factory=factory, carriers=carriers, now=now, clients=own)
         finally:
             await own.aclose()
+    if carriers.expand is not None:
+        async with factory() as session:
+            await carriers.expand(session, now)
     # One transaction claims the batch and one records how it went: the sends between touch no database,
     # so answering and resuming never wait on the notifier for a write.
     async with factory() as session:
         batch = await _claim_due(session, carriers, now)
     outcomes: dict[str, DeliveryFailed | None] = {}
 
-    async def send(delivery: Delivery, channel: Channel | None) -> None:
+    async def send(delivery: Delivery, target: Target) -> None:
         try:
-            await _send(carriers, clients, delivery, channel, now)
+            await _send(carriers, clients, delivery, target, now)
         except DeliveryFailed as failed:
             outcomes[delivery.id] = failed
         else:
             outcomes[delivery.id] = None
 
     async with anyio.create_task_group() as tasks:
-        for delivery, channel in batch:
-            tasks.start_soon(send, delivery, channel)
+        for delivery, target in batch:
+            tasks.start_soon(send, delivery, target)
     if not outcomes:
         return 0
     async with factory() as session:
@@ -106,9 +115,10 @@ async def deliver_due(
 
 async def _claim_due(
     session: AsyncSession, carriers: Carriers, now: datetime
-) -> list[tuple[Delivery, Channel | None]]:
+) -> list[tuple[Delivery, Target]]:
     """The deliveries due at `now`, claimed (their `not_before` a lease ahead, one attempt more), each with
-    its channel; reminders of questions answered meanwhile are dropped instead. Commits."""
+    its channel or callback token; reminders of questions answered meanwhile are dropped instead.
+    Commits."""
     due = (
         (
             await session.execute(
@@ -131,7 +141,7 @@ async def _claim_due(
         .returning(Delivery.id)
     )
     claimed_ids = (await session.execute(claim)).scalars().all()
-    batch: list[tuple[Delivery, Channel | None]] = []
+    batch: list[tuple[Delivery, Target]] = []
     for delivery_id in claimed_ids:
         delivery = await session.get(Delivery, delivery_id, populate_existing=True)
         if delivery is None:
@@ -139,10 +149,21 @@ async def _claim_due(
         if await _answered_before(session, carriers, delivery) or await _email_turned_off(session, delivery):
             delivery.status = "dropped"
             continue
-        channel = await session.get(Channel, delivery.recipient) if delivery.channel != "email" else None
-        batch.append((delivery, channel))
+        batch.append((delivery, await _target(session, delivery)))
     await session.commit()
     return batch
+
+
+async def _target(session: AsyncSession, delivery: Delivery) -> Target:
+    if delivery.channel == "email":
+        return None
+    if delivery.channel == "callback":
+        token_id = json.loads(delivery.content_json).get("token")
+        token = await session.get(ApiToken, token_id) if token_id else None
+        if token is None:
+            return None
+        return CallbackTarget(token.id, token.sealed_webhook_secret, live=token.revoked_at is None)
+    return await session.get(Channel, delivery.recipient)
 
 
 async def _email_turned_off(session: AsyncSession, delivery: Delivery) -> bool:
@@ -154,19 +175,31 @@ async def _email_turned_off(session: AsyncSession, delivery: Delivery) -> bool:
 
 
 async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: Delivery) -> bool:
-    """Whether the delivery is a reminder of a question no longer waiting."""
-    if delivery.event != REMINDER or carriers.still_asked is None:
+    """Whether the delivery is a reminder or an escalation of a question no longer waiting."""
+    if delivery.event not in WHILE_PENDING or carriers.still_asked is None:
         return False
     return not await carriers.still_asked(session, delivery.subject_id)
 
 
 async def _send(
-    carriers: Carriers, clients: ChannelClients, delivery: Delivery, channel: Channel | None, now: datetime
+    carriers: Carriers, clients: ChannelClients, delivery: Delivery, target: Target, now: datetime
 ) -> None:
+    outbound = carriers.outbound
+    if delivery.channel == "callback":
+        assert not isinstance(target, Channel)  # noqa: S101  # _target gives a callback its token
+        await post_callback(
+            target,
+            delivery,
+            cipher=outbound.cipher,
+            allow_private=outbound.allow_private,
+            clients=clients,
+            now=now,
+        )
+        return
     if delivery.channel != "email":
-        outbound = carriers.outbound
+        assert not isinstance(target, CallbackTarget)  # noqa: S101  # _target gives a channel its row
         await post_to_channel(
-            channel,
+            target,
             delivery,
             cipher=outbound.cipher,
             allow_private=outbound.allow_private,

@@ -40,6 +40,8 @@ class PolicyRule(Base):
     gate: Mapped[bool | None] = mapped_column(Boolean, default=None)
     allow_edit: Mapped[bool | None] = mapped_column(Boolean, default=None)
     sampling: Mapped[bool | None] = mapped_column(Boolean, default=None)
+    escalate_after_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
+    escalate_to: Mapped[str | None] = mapped_column(String(300), default=None)  # rules.ESCALATION_GROUPS
     condition: Mapped[str | None] = mapped_column(Text, default=None)  # console/policies/conditions.py
     updated_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
@@ -56,4 +58,6 @@ class PolicyRule(Base):
             "gate": self.gate,
             "allow_edit": self.allow_edit,
             "sampling": self.sampling,
+            "escalate_after_minutes": self.escalate_after_minutes,
+            "escalate_to": self.escalate_to,
         }

@@ -42,9 +42,50 @@ class Policy:
     gate: bool = False  # a tool call waits for approval before anything is sent
     allow_edit: bool = False  # approvers of a gate may change the arguments
     sampling: bool = False  # people answer the server's sampling requests (the console says it samples)
+    # A question still unanswered after this many minutes is sent to `escalate_to` (see Escalation).
+    escalate_after_minutes: int | None = None
+    escalate_to: str | None = None
+
+    @property
+    def escalation(self) -> Escalation | None:
+        """Whom to tell, and when, of a question nobody answered; None unless both are set."""
+        if self.escalate_after_minutes is None or self.escalate_to is None:
+            return None
+        return Escalation.parse(self.escalate_to, self.escalate_after_minutes)
 
 
 POLICY_FIELDS = tuple(f.name for f in fields(Policy))
+MAX_ESCALATE_TO = 300
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """`escalate_to` is `role:approver` or `role:admin` (the team's members with that role) or a
+    comma-separated list of user names. Only those of them who may answer the question are told."""
+
+    after_minutes: int
+    role: str | None = None
+    users: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, after_minutes: int) -> Escalation | None:
+        """None when `text` names no group (check_values says why)."""
+        text = text.strip()
+        if text.startswith("role:"):
+            role = text.removeprefix("role:")
+            return cls(after_minutes, role=role) if role in ANSWERING_ROLES else None
+        names = tuple(name.strip() for name in text.split(","))
+        if not text or len(text) > MAX_ESCALATE_TO or not all(_plain_name(n) for n in names):
+            return None
+        return cls(after_minutes, users=names)
+
+    def words(self) -> str:
+        group = f"the team's {self.role}s" if self.role else ", ".join(self.users)
+        return f"Unanswered after {_duration(self.after_minutes)}, it is escalated to {group}."
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and all(ch.isprintable() and not ch.isspace() for ch in name)
 
 
 class RuleLike(Protocol):
@@ -79,6 +120,7 @@ def check_values(values: Mapping[str, Any]) -> dict[str, str]:
         "required_approvals": (1, MAX_APPROVALS),
         "expiry_minutes": (1, MAX_EXPIRY_MINUTES),
         "step_up_minutes": (1, MAX_STEP_UP_MINUTES),
+        "escalate_after_minutes": (1, MAX_EXPIRY_MINUTES),
     }
     for name, (low, high) in bounds.items():
         value = values.get(name)
@@ -90,6 +132,12 @@ def check_values(values: Mapping[str, Any]) -> dict[str, str]:
         flag = values.get(name)
         if flag is not None and not isinstance(flag, bool):
             errors[name] = "must be true or false"
+    group = values.get("escalate_to")
+    if group is not None and (not isinstance(group, str) or Escalation.parse(group, 1) is None):
+        errors["escalate_to"] = (
+            f"role:{' or role:'.join(ANSWERING_ROLES)}, or user names separated by commas "
+            f"(at most {MAX_ESCALATE_TO} characters)"
+        )
     if answerers == "owner" and (values.get("required_approvals") or 1) > 1:
         errors["required_approvals"] = "only one person can answer when only the owner may answer"
     if answerers == "owner" and values.get("no_self_approval"):
@@ -290,6 +338,8 @@ def describe(policy: Policy, default_expiry_minutes: float, *, expiry_abandons: 
         lines.append(_expiry(minutes, policy.expiry_action))
     if policy.step_up_minutes is not None:
         lines.append(_step_up(policy.step_up_minutes))
+    if policy.escalation is not None:
+        lines.append(policy.escalation.words())
     return lines
 
 
@@ -317,6 +367,14 @@ def describe_rule(settings: Mapping[str, Any]) -> list[str]:
         lines.append(f"When it expires unanswered, it is answered {action}.")
     if settings.get("step_up_minutes") is not None:
         lines.append(_step_up(settings["step_up_minutes"]))
+    after, group = settings.get("escalate_after_minutes"), settings.get("escalate_to")
+    escalation = Escalation.parse(group, after) if after is not None and group is not None else None
+    if escalation is not None:
+        lines.append(escalation.words())
+    elif after is not None:
+        lines.append(f"Unanswered after {_duration(after)}, it is escalated.")
+    elif group is not None:
+        lines.append(f"Escalations go to {group}.")
     return lines
 
 

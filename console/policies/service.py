@@ -13,11 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import Actor, record_event
 from console.db import utcnow
 from console.errors import InvalidInput, NotFound
+from console.identity.models import Membership, User
 from console.mcp.models import McpServer
 from console.policies.conditions import ConditionError, parse
 from console.policies.models import SCOPES, PolicyRule
 from console.policies.rules import (
     POLICY_FIELDS,
+    Escalation,
     Policy,
     check_values,
     combine,
@@ -151,6 +153,8 @@ async def save_rule(
             parse(condition)
         except ConditionError as exc:
             errors["when"] = str(exc)
+    if "escalate_to" not in errors:
+        await _check_escalation_users(session, team_id, values.get("escalate_to"), errors)
     key = await _scope_key(session, team_id, scope, server_id, tool_pattern, errors)
     if condition is not None:
         key += ":when:" + hashlib.sha256(condition.encode()).hexdigest()[:32]
@@ -207,6 +211,28 @@ async def remove_rule(*, session: AsyncSession, actor: Actor, team_id: str, rule
     )
     await session.delete(rule)
     await session.commit()
+
+
+async def _check_escalation_users(
+    session: AsyncSession, team_id: str, group: Any, errors: dict[str, str]
+) -> None:
+    escalation = Escalation.parse(group, 1) if isinstance(group, str) else None
+    if escalation is None or not escalation.users:
+        return
+    members = set(
+        (
+            await session.execute(
+                select(User.name)
+                .join(Membership, Membership.user_id == User.id)
+                .where(Membership.team_id == team_id, User.name.in_(escalation.users))
+            )
+        )
+        .scalars()
+        .all()
+    )
+    strangers = [name for name in escalation.users if name not in members]
+    if strangers:
+        errors["escalate_to"] = f"not members of this team: {', '.join(strangers)}"
 
 
 async def _scope_key(

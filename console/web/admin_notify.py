@@ -54,6 +54,8 @@ async def notifications(team_name: str, request: Request, session: DbSession, us
 async def add(team_name: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
     fields = await form_fields(request, kind=20, url=2000)
     kind, url = fields.get("kind", ""), fields.get("url", "")
+    # A webhook's ticked events (none ticked: all of them); a chat channel's are fixed.
+    ticked = [str(e)[:40] for e in (await request.form()).getlist("events")][: len(EVENTS)]
     try:
         added = await add_channel(
             session=session,
@@ -62,10 +64,11 @@ async def add(team_name: str, request: Request, session: DbSession, user: CsrfUs
             team_name=team_name,
             kind=kind,
             url=url,
+            events=ticked if kind == "webhook" else None,
         )
     except InvalidInput as refused:
         await session.rollback()
-        extra = {"errors": refused.fields, "entered": {"kind": kind, "url": url}}
+        extra = {"errors": refused.fields, "entered": {"kind": kind, "url": url, "events": ticked}}
         return await _page(request, session, user, team_name, extra=extra, status=422)
     return await _page(request, session, user, team_name, extra={"added": added})
 

@@ -9,6 +9,7 @@ import anyio
 from fastapi import APIRouter, Query, Request, Response
 
 from console.calls import service as calls
+from console.calls.objects import CallOut
 from console.dispatch import follow
 from console.elicitations import decisions
 from console.elicitations import service as questions
@@ -18,7 +19,6 @@ from console.web.deps import DbSession, PrincipalDep, SettingsDep, json_body, re
 from console.web.schemas import (
     AnswerIn,
     CallIn,
-    CallOut,
     QuestionOut,
     QuestionPage,
     RunIn,
@@ -119,7 +119,9 @@ async def abandon_call(
 ) -> CallOut:
     await calls.abandon_call(session=session, viewer=principal.viewer, call_id=call_id)
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
-    return CallOut.of(view, base_url=request.app.state.settings.base_url)
+    return CallOut.of(
+        view.call, server=view.server, pending=view.pending, base_url=request.app.state.settings.base_url
+    )
 
 
 @router.post("/calls/{call_id}/resend", response_model=CallOut)
@@ -127,7 +129,9 @@ async def resend_call(call_id: str, request: Request, session: DbSession, princi
     await calls.resend_interrupted(session=session, viewer=principal.viewer, call_id=call_id)
     request.app.state.signals.work_available()
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
-    return CallOut.of(view, base_url=request.app.state.settings.base_url)
+    return CallOut.of(
+        view.call, server=view.server, pending=view.pending, base_url=request.app.state.settings.base_url
+    )
 
 
 async def _call_response(
@@ -152,7 +156,9 @@ async def _call_response(
         unsettled_since=unsettled_since,
     )
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
-    return CallOut.of(view, base_url=request.app.state.settings.base_url)
+    return CallOut.of(
+        view.call, server=view.server, pending=view.pending, base_url=request.app.state.settings.base_url
+    )
 
 
 @router.get("/elicitations", response_model=QuestionPage)

@@ -18,7 +18,7 @@ from console.web.deps import DbSession
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
-NUMBERS = ("required_approvals", "expiry_minutes", "step_up_minutes")
+NUMBERS = ("required_approvals", "expiry_minutes", "step_up_minutes", "escalate_after_minutes")
 
 
 @router.get("/admin/teams/{team_name}/policies")
@@ -94,6 +94,7 @@ def _values(posted: dict[str, str]) -> dict[str, Any]:
         "gate": {"": None, "gate": True, "no_gate": False}.get(posted.get("gate", "")),
         "allow_edit": {"": None, "allow": True, "forbid": False}.get(posted.get("allow_edit", "")),
         "sampling": {"": None, "people": True, "none": False}.get(posted.get("sampling", "")),
+        "escalate_to": posted.get("escalate_to") or None,
     }
     choices = {
         "no_self_approval": ("", "forbid", "allow"),

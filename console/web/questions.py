@@ -247,12 +247,17 @@ def _gate_form(view: QuestionView, kept: dict[str, Any] | None) -> dict[str, Any
 async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView) -> dict[str, Any]:
     """Why the viewer may (or may not) answer, the policy in words, and the approvals so far."""
     e = view.elicitation
+    applied: dict[str, Any] = {}  # what the rules set, later layers winning: the escalation's terms
+    for layer in view.policy.get("applied", []):
+        applied.update(layer.get("set", {}))
     policy = Policy(
         answerers=e.answerers,
         no_self_approval=e.no_self_approval,
         required_approvals=e.required_approvals,
         expiry_action=e.expiry_action,
         step_up_minutes=e.step_up_minutes,
+        escalate_after_minutes=applied.get("escalate_after_minutes"),
+        escalate_to=applied.get("escalate_to"),
     )
     refusal = decisions.answer_refusal(user.viewer, e)
     step_up = None

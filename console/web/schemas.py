@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from console.calls.models import Run
-from console.calls.service import CallView
+from console.calls.objects import kind_of
 from console.elicitations.service import QuestionView
 
 
@@ -41,92 +41,11 @@ class CallIn(BaseModel):
     server: str
     method: Literal["tools/call", "prompts/get", "resources/read"]
     params: dict[str, Any]
-
-
-def kind_of(mode: str) -> Literal["elicitation", "gate", "connect"]:
-    """Who asks: the console (a gate, a connect) or the server."""
-    return mode if mode in ("gate", "connect") else "elicitation"  # type: ignore[return-value]
-
-
-class PendingOut(BaseModel):
-    id: str
-    key: str
-    kind: Literal["elicitation", "gate", "connect"] = Field(
-        description='"gate": the console asks before sending (a policy gate); "connect": the owner must '
-        'connect their account at the server (OAuth) before it is sent; "elicitation": the server asks'
+    callback_url: str | None = Field(
+        default=None,
+        description="where the console POSTs the call (signed with the token's webhook secret) when it "
+        "needs input, completes, fails or is interrupted; https on a public address",
     )
-    mode: Literal["form", "url", "gate", "sampling", "connect"]
-    message: str
-    answer_url: str
-
-
-class ProgressOut(BaseModel):
-    progress: float | None
-    total: float | None = None
-    message: str | None = None
-    at: datetime
-
-
-class LogOut(BaseModel):
-    level: str
-    logger: str | None = None
-    message: str = Field(description="the server's data as text (JSON when it was not a string), capped")
-    at: datetime
-
-
-class CallOut(BaseModel):
-    id: str
-    run_id: str
-    server: str
-    method: str
-    params: Any
-    status: str
-    round: int
-    result: Any = None
-    error: Any = None
-    pending: list[PendingOut]
-    progress: ProgressOut | None = Field(
-        default=None, description="the latest progress the server reported for the call's requests"
-    )
-    logs: list[LogOut] = Field(
-        default_factory=list,
-        description="the newest log messages the server sent while the call's requests were out (at most "
-        "50, oldest first; CONSOLE_CALL_LOG_LEVEL)",
-    )
-    logs_dropped: int = Field(default=0, description="older log messages no longer kept")
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def of(cls, view: CallView, *, base_url: str) -> CallOut:
-        call = view.call
-        return cls(
-            id=call.id,
-            run_id=call.run_id,
-            server=view.server,
-            method=call.method,
-            params=json.loads(call.params_json),
-            status=call.status,
-            round=call.round,
-            result=json.loads(call.result_json) if call.result_json else None,
-            error=json.loads(call.error_json) if call.error_json else None,
-            pending=[
-                PendingOut(
-                    id=p.id,
-                    key=p.key,
-                    kind=kind_of(p.mode),
-                    mode=p.mode,  # type: ignore[arg-type]  # stored as one of its Literal's values
-                    message=p.message,
-                    answer_url=f"{base_url}/elicitations/{p.id}",
-                )
-                for p in view.pending
-            ],
-            progress=ProgressOut.model_validate(call.progress) if call.progress_json else None,
-            logs=[LogOut.model_validate(entry) for entry in call.logs["entries"]],
-            logs_dropped=call.logs["dropped"],
-            created_at=call.created_at,
-            updated_at=call.updated_at,
-        )
 
 
 class PolicyOut(BaseModel):

@@ -1,4 +1,5 @@
-"""The API tokens page: people create tokens for their agents (shown once), see when each was used, revoke."""
+"""The API tokens page: people create tokens for their agents (shown once, with the webhook secret that signs
+callbacks), see when each was used, give one a new webhook secret, revoke."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import InvalidInput
-from console.identity.tokens import issue_token, list_tokens, revoke_token
+from console.identity.tokens import IssuedToken, issue_token, list_tokens, revoke_token, rotate_webhook_secret
+from console.mcp.sealed import Outbound
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, form_fields
 from console.web.templating import render
@@ -19,13 +21,13 @@ async def _page(
     session: DbSession,
     user: WebUser,
     *,
-    new_token: str | None = None,
+    new: IssuedToken | None = None,
     error: str | None = None,
     status: int = 200,
 ) -> Response:
     tokens = await list_tokens(session=session, user_name=user.viewer.user_name)
     teams = sorted(user.viewer.team_names.items(), key=lambda item: item[1])
-    context = {"user": user, "tokens": tokens, "teams": teams, "new_token": new_token, "error": error}
+    context = {"user": user, "tokens": tokens, "teams": teams, "new": new, "error": error}
     return render(request, "tokens/index.html", context, status=status)
 
 
@@ -45,15 +47,33 @@ async def create(
     if team not in user.viewer.roles:
         return await _page(request, session, user, error="choose one of your teams", status=422)
     try:
-        secret = await issue_token(
-            session=session, actor=user.viewer.actor, user_id=user.viewer.user_id, team_id=team, name=name
+        issued = await issue_token(
+            session=session,
+            actor=user.viewer.actor,
+            user_id=user.viewer.user_id,
+            team_id=team,
+            name=name,
+            cipher=Outbound.of(request.app.state.settings).cipher,
         )
     except InvalidInput as exc:
         return await _page(
             request, session, user, error=next(iter(exc.fields.values()), exc.message), status=422
         )
     # The one and only time the secret is shown: this response, never stored, never redirected.
-    return await _page(request, session, user, new_token=secret)
+    return await _page(request, session, user, new=issued)
+
+
+@router.post("/tokens/{token_id}/webhook-secret")
+async def new_webhook_secret(token_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+    secret = await rotate_webhook_secret(
+        session=session,
+        actor=user.viewer.actor,
+        cipher=Outbound.of(request.app.state.settings).cipher,
+        token_id=token_id,
+        owner_id=user.viewer.user_id,
+    )
+    # Shown once, like a new token's.
+    return await _page(request, session, user, new=IssuedToken("", secret))
 
 
 @router.post("/tokens/{token_id}/revoke")

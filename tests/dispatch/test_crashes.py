@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from console.calls.models import Call
+from console.notify.models import Notice
 from tests.harness import SECRET_KEY, running_console, stdio_mrtr
 from tests.policies.setup import set_policy
 from tests.processes import console_process, read_log
@@ -134,6 +135,9 @@ async def test_worker_killed_after_send_marks_the_call_interrupted_without_resen
         assert interrupted["status"] == "interrupted"
         assert "outcome is unknown" in interrupted["error"]["message"]
         assert len(_calls_of(log, "sent")) == 1
+        async with console.app.state.factory() as session:  # its requester is told (console/calls/fanout.py)
+            told = await session.execute(select(Notice.event).where(Notice.call_id == call["id"]))
+            assert told.scalars().all() == ["call.interrupted"]
 
         resent = await console.client.post(f"/api/v1/calls/{call['id']}/resend", headers=console.auth("dev"))
         assert resent.status_code == 200, resent.text

@@ -107,8 +107,8 @@ async def test_a_team_the_claim_no_longer_names_takes_the_users_tokens_for_it_fo
     alice = (await session.execute(select(User).where(User.name == "alice"))).scalar_one()
     await sync_memberships(session=session, user=alice, wanted={"platform": "approver"})
     await session.commit()
-    token = await create_token(session=session, user_name="alice", team_name="platform")
-    kept = await create_token(session=session, user_name="alice", team_name="ops")
+    token = (await create_token(session=session, user_name="alice", team_name="platform")).token
+    kept = (await create_token(session=session, user_name="alice", team_name="ops")).token
     assert (await authenticate_token(session=session, token=token)).role == "approver"
 
     await sync_memberships(session=session, user=alice, wanted={})

@@ -7,8 +7,6 @@ byte changes), retries after the receiver failed, nothing of a link question, an
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,38 +15,21 @@ import pytest
 from sqlalchemy import select
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from console.calls.notices import still_pending
+from console.calls.fanout import carriers_for
 from console.db import utcnow
 from console.errors import InvalidInput
 from console.identity import authenticate_token
 from console.mcp.sealed import Outbound
 from console.notify.channels import add_channel
-from console.notify.mail import Mailer
 from console.notify.models import Delivery
-from console.notify.sender import Carriers, deliver_due
+from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
-from tests.processes import ServerProcess, start_http_server
+from tests.notify.receivers import sink
+from tests.processes import ServerProcess
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
-SINK = str(REPO / "tests" / "servers" / "http_sink.py")
 HOSTILE = "<script>x</script> <!channel> [click](https://evil.example) *bold*"
-
-
-@pytest.fixture
-def inbox(tmp_path: Path) -> Path:
-    return tmp_path / "received"
-
-
-def sink(tmp_path: Path, folder: Path, **env: str) -> Any:
-    return start_http_server([sys.executable, SINK, str(folder)], env, tmp_path / "sink.txt", ("--port", "0"))
-
-
-@pytest.fixture
-def receiver(tmp_path: Path, inbox: Path) -> Iterator[ServerProcess]:
-    with sink(tmp_path, inbox) as process:
-        yield process
 
 
 def requests(folder: Path) -> dict[str, list[dict[str, Any]]]:
@@ -78,7 +59,7 @@ async def add(console: Console, kind: str, url: str, **kw: Any) -> str | None:
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
     settings = console.app.state.settings
-    carriers = Carriers(Mailer.of(settings), Outbound.of(settings), still_pending)
+    carriers = carriers_for(settings)
     return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
 
 
@@ -199,7 +180,7 @@ async def test_a_channel_url_must_be_https_on_a_public_address_unless_an_operato
 
             # An admin's `internal` is ignored: only an operator may point a channel at this machine.
             assert await refused("http://hooks.example.com/x", internal=True) == {
-                "url": "an https URL (http only for an internal channel)"
+                "url": "an https URL (plain http only on an internal address)"
             }
             assert "loopback" in (await refused("https://127.0.0.1/hook", internal=True))["url"]
             assert await refused("ftp://hooks.example.com/x") == {"url": "an https URL"}
@@ -217,7 +198,12 @@ async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_c
         async with signed_in(console, "lead") as admin:
             added = await admin.client.post(
                 f"/admin/teams/{TEAM}/channels",
-                data={"csrf_token": admin.csrf, "kind": "webhook", "url": "https://93.184.216.34/hook"},
+                data={
+                    "csrf_token": admin.csrf,
+                    "kind": "webhook",
+                    "url": "https://93.184.216.34/hook",
+                    "events": ["question.created", "call.failed"],
+                },
             )
             assert added.status_code == 200, added.text
             secret = text(one(html(added), "#channel-secret"))
@@ -228,7 +214,7 @@ async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_c
             assert [text(td) for td in row.select("td")[:3]] == [
                 "webhook",
                 "93.184.216.34",
-                "question.created",
+                "question.created call.failed",
             ]
 
             refused = await admin.client.post(

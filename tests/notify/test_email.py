@@ -9,17 +9,10 @@ own notifier send.
 
 from __future__ import annotations
 
-import email
-import json
 import socket
-import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from email.message import EmailMessage
-from email.policy import default
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -29,56 +22,32 @@ from sqlalchemy import select
 from console.audit import SYSTEM
 from console.calls.notices import still_pending
 from console.db import utcnow
-from console.identity.emails import set_email, set_email_notifications
+from console.identity.emails import set_email_notifications
 from console.identity.models import User
 from console.mcp.sealed import Outbound
 from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import FIRST_BACKOFF, Carriers, deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
+from tests.notify.mail import (
+    ADDRESSES,
+    SENDER,
+    deliveries,
+    mail_settings,
+    mailing,
+    parts,
+    received,
+    send_due,
+    with_addresses,
+)
 from tests.policies.setup import set_policy
-from tests.processes import ServerProcess, start_http_server
+from tests.processes import ServerProcess
 
 pytestmark = pytest.mark.anyio
 
-SENDER = "console@example.test"
-ADDRESSES = {name: f"{name}@example.test" for name in ("dev", "lead", "lead2", "viewer", "outsider")}
 HOSTILE = '<script>alert("x")</script> <a href="https://evil.example">click</a>\x1b[31m'
 URL = "https://connect.example.com/start?flow=abc"  # the link the URL question carries
 WAIT_SECONDS = 20.0
-
-
-@pytest.fixture
-def sink_folder(tmp_path: Path) -> Path:
-    return tmp_path / "mail"
-
-
-@pytest.fixture
-def smtp(tmp_path: Path, sink_folder: Path) -> Iterator[ServerProcess]:
-    with start_http_server(
-        [sys.executable, "-m", "console.demo.mailbox", str(sink_folder)],
-        {},
-        tmp_path / "smtp.txt",
-        ("--port", "0"),
-    ) as sink:
-        yield sink
-
-
-def received(folder: Path) -> list[tuple[list[str], EmailMessage]]:
-    """Each message the SMTP server accepted: its envelope recipients and the message."""
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        kept = json.loads(path.read_text())
-        message = email.message_from_string(kept["data"], policy=default)
-        assert isinstance(message, EmailMessage)
-        found.append((kept["to"], message))
-    return found
-
-
-def parts(message: EmailMessage) -> tuple[str, str]:
-    text, markup = message.get_body(("plain",)), message.get_body(("html",))
-    assert text is not None and markup is not None  # noqa: PT018  # both parts must be there
-    return str(text.get_content()), str(markup.get_content())
 
 
 def about(message: EmailMessage, questions: dict[str, str]) -> str:
@@ -96,43 +65,9 @@ def closed_port() -> int:
     return port
 
 
-async def with_addresses(console: Console) -> None:
-    async with console.app.state.factory() as session:
-        for name, address in ADDRESSES.items():
-            await set_email(session=session, name=name, email=address)
-        lead2 = (await session.execute(select(User).where(User.name == "lead2"))).scalar_one()
-        lead2.email_notifications = False  # turned email off
-        await session.commit()
-
-
-async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
-    settings = console.app.state.settings
-    carriers = Carriers(Mailer.of(settings), Outbound.of(settings), still_pending)
-    return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
-
-
-async def deliveries(console: Console) -> list[Delivery]:
-    async with console.app.state.factory() as session:
-        return list((await session.execute(select(Delivery).order_by(Delivery.created_at))).scalars())
-
-
 async def created(console: Console) -> list[Delivery]:
     """The deliveries announcing a question (not its reminders)."""
     return [d for d in await deliveries(console) if d.event == "question.created"]
-
-
-def mail_settings(url: str) -> dict[str, Any]:
-    return {"smtp_url": url, "mail_from": SENDER}
-
-
-@asynccontextmanager
-async def mailing(database_url: str, mrtr: Mrtr, smtp_url: str, **settings: Any) -> AsyncIterator[Console]:
-    """A console emailing through `smtp_url` (sent when the test says), everyone with an address."""
-    async with running_console(
-        database_url, {"mrtr": mrtr.spec}, notifier=False, **mail_settings(smtp_url), **settings
-    ) as console:
-        await with_addresses(console)
-        yield console
 
 
 async def test_the_people_who_may_answer_get_an_email_and_nobody_else(

@@ -177,7 +177,9 @@ async def ada_signed_in(console: Console) -> AsyncIterator[Browser]:
         page = await ada.client.get("/")
         ada.csrf = form_fields(one(html(page), 'form[action="/logout"]'))["csrf_token"]
         async with console.app.state.factory() as session:
-            console.tokens["ada"] = await create_token(session=session, user_name="ada", team_name=TEAM)
+            console.tokens["ada"] = (
+                await create_token(session=session, user_name="ada", team_name=TEAM)
+            ).token
         yield ada
 
 

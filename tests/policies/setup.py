@@ -75,7 +75,7 @@ async def add_person(console: Console, name: str, role: str) -> None:
     """Another person in the platform team with an API token; signs in with `<name>-pw-1` like the others."""
     async with console.app.state.factory() as session:
         await create_user(session=session, name=name, team_name=TEAM, role=role, password=f"{name}-pw-1")
-        console.tokens[name] = await create_token(session=session, user_name=name, team_name=TEAM)
+        console.tokens[name] = (await create_token(session=session, user_name=name, team_name=TEAM)).token
 
 
 async def set_server_trust(console: Console, server: str, trusted: bool) -> None:

@@ -215,6 +215,19 @@ def test_the_cli_sets_lists_and_removes_rules(database_url: str, tmp_path: Path)
     assert missing.returncode == 1
     assert "no server 'nope' in platform" in missing.stderr
 
+    stranger = run_cli(
+        *("policies", "set", "platform", "--escalate-after", "30", "--escalate-to", "carol"),
+        url=database_url,
+        cwd=tmp_path,
+    )
+    assert stranger.returncode == 1
+    assert stranger.stderr.strip().splitlines()[-1].endswith("escalate_to: not members of this team: carol")
+    ok("policies", "set", "platform", "--escalate-after", "30", "--escalate-to", "role:admin")
+    [team_default] = [row for row in ok("policies", "list", "platform").splitlines() if "Team default" in row]
+    # Replaced: the fields not given inherit.
+    escalating = "escalate_after_minutes=30 escalate_to=role:admin"
+    assert team_default.split("\t")[1:] == ["Team default", escalating]
+
 
 def test_the_cli_gates_calls_that_meet_a_condition_and_refuses_a_bad_one_with_its_position(
     database_url: str, tmp_path: Path

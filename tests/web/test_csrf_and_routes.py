@@ -25,7 +25,7 @@ from console.calls.models import Call, DispatchJob, Run
 from console.db import new_id, utcnow
 from console.identity import team_by_name
 from console.identity.credentials import CredentialCipher
-from console.identity.models import Membership, Team, User, WebSession
+from console.identity.models import ApiToken, Membership, Team, User, WebSession
 from console.identity.tokens import TokenInfo, issue_token, list_tokens
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer
@@ -288,6 +288,31 @@ async def revoke_token_target(console: Console, who: Browser) -> Target:
 
     assert not await happened()
     return Target(f"/tokens/{token_id}/revoke", {}, happened)
+
+
+async def webhook_secret_target(console: Console, who: Browser) -> Target:
+    """Lead gives one of their own API tokens a new webhook secret."""
+    async with console.app.state.factory() as session:
+        lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
+        team_id = (await team_by_name(session=session, name=TEAM)).id
+        cipher = Outbound.of(console.app.state.settings).cipher
+        await issue_token(
+            session=session, actor=SYSTEM, user_id=lead.id, team_id=team_id, name="signing", cipher=cipher
+        )
+    token_id = next(t.id for t in await _tokens_of("lead", console) if t.name == "signing")
+
+    async def sealed() -> str | None:
+        async with console.app.state.factory() as session:
+            token = await session.get(ApiToken, token_id)
+            return token.sealed_webhook_secret if token is not None else None
+
+    before = await sealed()
+
+    async def happened() -> bool:
+        return await sealed() != before
+
+    assert before is not None
+    return Target(f"/tokens/{token_id}/webhook-secret", {}, happened, done=(200,))
 
 
 async def _team_rules(console: Console) -> list[RuleView]:
@@ -628,6 +653,7 @@ TARGETS: dict[str, tuple[str, Callable[[Console, Browser], Awaitable[Target]]]] 
     "/connections/{server_id}/disconnect": ("lead", oauth_disconnect_target),
     "/tokens": ("lead", create_token_target),
     "/tokens/{token_id}/revoke": ("lead", revoke_token_target),
+    "/tokens/{token_id}/webhook-secret": ("lead", webhook_secret_target),
     "/notifications": ("lead", notification_settings_target),
     "/admin/teams/{team_name}/policies": ("lead", save_policy_target),
     "/admin/teams/{team_name}/policies/{rule_id}/remove": ("lead", remove_policy_target),

@@ -1,0 +1,190 @@
+"""Turning notices (console/calls/notices.py) into deliveries, one per recipient, in one transaction per
+batch; the notifier sends them (console/notify/sender.py).
+
+Who is told what:
+- `call.completed`, `call.failed`, `call.interrupted`: the call's requester by email and the team's
+  webhooks that subscribed, when the call asked people something or was interrupted; the call's agent
+  when it gave a callback URL, with the call object as the API returns it.
+- `call.input_required`: the call's agent only (the people who may answer get `question.created`).
+- `question.answered`: the requester by email, unless they answered it themselves, and the team's webhooks
+  that subscribed, unless it was a link or connect question (the owner's alone). Neither is told what
+  was answered, only who decided what.
+A notice is claimed by one process (its status moves from pending to expanded in the same transaction
+that adds its deliveries), so each is fanned out exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from functools import partial
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.calls.models import Call, Elicitation, Run, call_target
+from console.calls.notices import ANSWERED, INPUT_REQUIRED, still_pending
+from console.calls.objects import CallOut
+from console.config import Settings
+from console.identity.models import User
+from console.mcp.models import McpServer
+from console.mcp.sealed import Outbound
+from console.notify.channels import channels_for
+from console.notify.mail import Mailer
+from console.notify.models import Delivery, Notice
+from console.notify.render import (
+    MAX_MESSAGE,
+    MAX_NAME,
+    CallFacts,
+    Message,
+    answered_message,
+    call_ended_message,
+    call_facts_json,
+    inert,
+    webhook_event,
+)
+from console.notify.sender import Carriers
+from console.policies.rules import OWNER_ONLY_MODES
+
+BATCH = 100
+
+
+def carriers_for(settings: Settings) -> Carriers:
+    """What the notifier needs to send the console's notifications under `settings`."""
+    return Carriers(
+        mailer=Mailer.of(settings),
+        outbound=Outbound.of(settings),
+        still_asked=still_pending,
+        expand=partial(expand_notices, settings=settings),
+    )
+
+
+async def expand_notices(session: AsyncSession, now: datetime, *, settings: Settings) -> int:
+    """Fan out the pending notices (at most a batch) and commit; how many."""
+    pending = (
+        (
+            await session.execute(
+                select(Notice.id).where(Notice.status == "pending").order_by(Notice.created_at).limit(BATCH)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    if not pending:
+        await session.commit()
+        return 0
+    claimed = (
+        (
+            await session.execute(
+                update(Notice)
+                .where(Notice.id.in_(pending), Notice.status == "pending")
+                .values(status="expanded")
+                .returning(Notice.id)
+            )
+        )
+        .scalars()
+        .all()
+    )
+    for notice_id in claimed:
+        notice = await session.get(Notice, notice_id)
+        if notice is not None:
+            session.add_all(await _deliveries(session, settings, notice, now))
+    await session.commit()
+    return len(claimed)
+
+
+async def _deliveries(
+    session: AsyncSession, settings: Settings, notice: Notice, now: datetime
+) -> list[Delivery]:
+    call = await session.get(Call, notice.call_id)
+    run = await session.get(Run, call.run_id) if call is not None else None
+    if call is None or run is None:
+        return []
+    server = (await session.execute(select(McpServer.name).where(McpServer.id == call.server_id))).scalar()
+    owner = await session.get(User, run.owner_id)
+    base = settings.base_url.rstrip("/")
+    facts = CallFacts(
+        id=call.id,
+        run_id=run.id,
+        server=inert(server or "a server", MAX_NAME),
+        target=inert(call_target(call.params_json) or call.method, MAX_NAME),
+        owner=inert(owner.name if owner is not None else "someone", MAX_NAME),
+        status=call.status,
+        error=_error_text(call),
+        link=f"{base}/runs/{run.id}",
+    )
+    give_up = now + timedelta(hours=settings.notify_give_up_hours)
+    out: list[Delivery] = []
+
+    def add(channel: str, recipient: str, content: Mapping[str, object], user_id: str | None = None) -> None:
+        out.append(
+            Delivery(
+                team_id=run.team_id,
+                event=notice.event,
+                subject_id=notice.subject_id,
+                channel=channel,
+                user_id=user_id,
+                recipient=recipient,
+                content_json=json.dumps(content),
+                status="pending",
+                attempts=0,
+                not_before=now,
+                give_up_at=give_up,
+            )
+        )
+
+    def email(message: Message) -> None:
+        if settings.smtp_url is not None and owner is not None and owner.email and owner.email_notifications:
+            add("email", owner.email, message.as_dict(), owner.id)
+
+    async def webhooks(data: dict[str, object]) -> None:
+        for channel in await channels_for(session, run.team_id, notice.event):
+            add(channel.kind, channel.id, {"body": webhook_event(notice.event, now.isoformat(), data)})
+
+    if notice.event == ANSWERED:
+        question = await session.get(Elicitation, notice.subject_id)
+        if question is None or question.decided_by is None:
+            return []
+        who = (await session.execute(select(User.name).where(User.id == question.decided_by))).scalar()
+        who = inert(who or "someone", MAX_NAME)
+        if question.decided_by != run.owner_id:
+            email(answered_message(facts, who=who, status=question.status, question=question.message))
+        if question.mode not in OWNER_ONLY_MODES:
+            answered = {
+                "id": question.id,
+                "mode": question.mode,
+                "status": question.status,
+                "decided_by": who,
+                "decided_at": question.decided_at.isoformat() if question.decided_at else None,
+                "page": f"{base}/elicitations/{question.id}",
+            }
+            await webhooks({"question": answered, "call": call_facts_json(facts)})
+        return out
+    if notice.event != INPUT_REQUIRED and (call.asked_people or call.status == "interrupted"):
+        email(call_ended_message(facts))
+        await webhooks({"call": call_facts_json(facts)})
+    if call.callback_url is not None:
+        pending = (
+            (
+                await session.execute(
+                    select(Elicitation)
+                    .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
+                    .order_by(Elicitation.created_at, Elicitation.key)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        body = CallOut.of(call, server=server or "", pending=pending, base_url=base).model_dump(mode="json")
+        envelope = webhook_event(notice.event, now.isoformat(), {"call": body})
+        add("callback", call.callback_url, {"body": envelope, "token": call.callback_token_id}, run.owner_id)
+    return out
+
+
+def _error_text(call: Call) -> str | None:
+    if not call.error_json:
+        return None
+    error = json.loads(call.error_json)
+    message = error.get("message") if isinstance(error, dict) else None
+    return inert(str(message if message is not None else error), MAX_MESSAGE)

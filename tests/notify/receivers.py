@@ -1,0 +1,28 @@
+"""An HTTP receiver process for webhooks and callbacks (tests/servers/http_sink.py), and what it got."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.processes import start_http_server
+
+REPO = Path(__file__).resolve().parents[2]
+SINK = str(REPO / "tests" / "servers" / "http_sink.py")
+
+
+def sink(tmp_path: Path, folder: Path, **env: str) -> Any:
+    """An HTTP receiver keeping what it accepts in `folder` (HTTP_SINK_FAIL_FIRST=n: refusing n first)."""
+    return start_http_server([sys.executable, SINK, str(folder)], env, tmp_path / "sink.txt", ("--port", "0"))
+
+
+def posts(folder: Path) -> list[dict[str, Any]]:
+    """What the receiver accepted, in arrival order, with lower-cased header names."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        kept = json.loads(path.read_text())
+        kept["headers"] = {k.lower(): v for k, v in kept["headers"].items()}
+        found.append(kept)
+    return found
