@@ -61,24 +61,27 @@ def carriers_for(settings: Settings) -> Carriers:
 
 
 async def expand_notices(session: AsyncSession, now: datetime, *, settings: Settings) -> int:
-    """Fan out the pending notices (at most a batch) and commit; how many."""
-    pending = (
+    """Fan out the pending notices (at most a batch) in one transaction; how many."""
+    notices = (
         (
             await session.execute(
-                select(Notice.id).where(Notice.status == "pending").order_by(Notice.created_at).limit(BATCH)
+                select(Notice).where(Notice.status == "pending").order_by(Notice.created_at).limit(BATCH)
             )
         )
         .scalars()
         .all()
     )
-    if not pending:
+    # Everything is read first; the claim and the inserts come last, just before the commit, so that
+    # another process claiming the same notices waits on their rows as briefly as possible.
+    planned = {notice.id: await _deliveries(session, settings, notice, now) for notice in notices}
+    if not planned:
         await session.commit()
         return 0
     claimed = (
         (
             await session.execute(
                 update(Notice)
-                .where(Notice.id.in_(pending), Notice.status == "pending")
+                .where(Notice.id.in_(planned), Notice.status == "pending")
                 .values(status="expanded")
                 .returning(Notice.id)
             )
@@ -86,10 +89,8 @@ async def expand_notices(session: AsyncSession, now: datetime, *, settings: Sett
         .scalars()
         .all()
     )
-    for notice_id in claimed:
-        notice = await session.get(Notice, notice_id)
-        if notice is not None:
-            session.add_all(await _deliveries(session, settings, notice, now))
+    for notice_id in claimed:  # another process may have claimed some meanwhile: they are its
+        session.add_all(planned[notice_id])
     await session.commit()
     return len(claimed)
 

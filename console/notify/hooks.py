@@ -59,8 +59,8 @@ class CallbackTarget:
     live: bool  # the token is not revoked
 
 
-async def post_to_channel(
-    channel: Channel | None,
+async def post(
+    target: Channel | CallbackTarget | None,
     delivery: Delivery,
     *,
     cipher: CredentialCipher,
@@ -68,53 +68,41 @@ async def post_to_channel(
     clients: ChannelClients,
     now: datetime,
 ) -> None:
-    """Raises:
-    DeliveryFailed: not accepted (a 2xx answer) this time; final when the channel is gone.
-    """
-    if channel is None:
-        raise DeliveryFailed("the channel was removed", final=True)
-    try:
-        url = cipher.open_bound(channel.sealed_url, url_binding(channel.id))
-        secret = (
-            cipher.open_bound(channel.sealed_secret, secret_binding(channel.id))
-            if channel.sealed_secret
-            else None
-        )
-    except SecretMissing:
-        raise DeliveryFailed(
-            "the channel's URL cannot be opened (the console secret changed)", final=True
-        ) from None
-    private_ok = channel.internal or allow_private
-    await _post(url, channel.host, delivery, secret, clients.client(private_ok=private_ok), now)
-
-
-async def post_callback(
-    target: CallbackTarget | None,
-    delivery: Delivery,
-    *,
-    cipher: CredentialCipher,
-    allow_private: bool,
-    clients: ChannelClients,
-    now: datetime,
-) -> None:
-    """POST to the callback URL the agent gave (`delivery.recipient`), signed with its token's secret.
+    """POST a delivery to its channel, or for a callback to the URL the agent gave (`delivery.recipient`),
+    signed with its token's webhook secret.
 
     Raises:
-        DeliveryFailed: not accepted this time; final when the token was revoked or has no secret.
+        DeliveryFailed: not accepted (a 2xx answer) this time; final when the channel is gone, or the
+        token that started the call was revoked or has no secret.
     """
-    if target is None or not target.live:
-        raise DeliveryFailed("the token that started the call was revoked", final=True)
-    if target.sealed_secret is None:
-        raise DeliveryFailed("the token that started the call has no webhook secret", final=True)
+    if delivery.channel == "callback":
+        callback = target if isinstance(target, CallbackTarget) else None
+        if callback is None or not callback.live:
+            raise DeliveryFailed("the token that started the call was revoked", final=True)
+        if callback.sealed_secret is None:
+            raise DeliveryFailed("the token that started the call has no webhook secret", final=True)
+        signing = _open(cipher, callback.sealed_secret, webhook_secret_binding(callback.token_id))
+        url = delivery.recipient
+        http = clients.client(private_ok=allow_private)
+        await _post(url, urlsplit(url).netloc, delivery, signing, http, now)
+        return
+    channel = target if isinstance(target, Channel) else None
+    if channel is None:
+        raise DeliveryFailed("the channel was removed", final=True)
+    url = _open(cipher, channel.sealed_url, url_binding(channel.id))
+    sealed = channel.sealed_secret
+    secret = _open(cipher, sealed, secret_binding(channel.id)) if sealed else None
+    http = clients.client(private_ok=channel.internal or allow_private)
+    await _post(url, channel.host, delivery, secret, http, now)
+
+
+def _open(cipher: CredentialCipher, sealed: str, binding: str) -> str:
     try:
-        secret = cipher.open_bound(target.sealed_secret, webhook_secret_binding(target.token_id))
+        return cipher.open_bound(sealed, binding)
     except SecretMissing:
         raise DeliveryFailed(
-            "the token's webhook secret cannot be opened (the console secret changed)", final=True
+            "a sealed URL or secret cannot be opened (the console secret changed)", final=True
         ) from None
-    url = delivery.recipient
-    host = urlsplit(url).netloc
-    await _post(url, host, delivery, secret, clients.client(private_ok=allow_private), now)
 
 
 async def _post(

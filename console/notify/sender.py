@@ -25,7 +25,7 @@ from console.db import utcnow
 from console.identity.models import ApiToken, User
 from console.mcp.sealed import Outbound
 from console.notify.failed import DeliveryFailed
-from console.notify.hooks import CallbackTarget, ChannelClients, post_callback, post_to_channel
+from console.notify.hooks import CallbackTarget, ChannelClients, post
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
 from console.notify.questions import WHILE_PENDING
@@ -36,6 +36,7 @@ LEASE = timedelta(minutes=2)  # a claimed delivery no other process takes meanwh
 FIRST_BACKOFF = timedelta(seconds=30)
 MAX_BACKOFF = timedelta(hours=1)
 POLL_SECONDS = 5.0
+GATHER_SECONDS = 0.2
 
 
 def backoff(attempts: int) -> timedelta:
@@ -184,21 +185,9 @@ async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: 
 async def _send(
     carriers: Carriers, clients: ChannelClients, delivery: Delivery, target: Target, now: datetime
 ) -> None:
-    outbound = carriers.outbound
-    if delivery.channel == "callback":
-        assert not isinstance(target, Channel)  # noqa: S101  # _target gives a callback its token
-        await post_callback(
-            target,
-            delivery,
-            cipher=outbound.cipher,
-            allow_private=outbound.allow_private,
-            clients=clients,
-            now=now,
-        )
-        return
     if delivery.channel != "email":
-        assert not isinstance(target, CallbackTarget)  # noqa: S101  # _target gives a channel its row
-        await post_to_channel(
+        outbound = carriers.outbound
+        await post(
             target,
             delivery,
             cipher=outbound.cipher,
@@ -261,6 +250,9 @@ class Notifier:
                 ):
                     self._changed()
                 await self._wait(POLL_SECONDS)
+                # A change comes in a burst (an answer, then the resume, then the call's end): one pass a
+                # moment later sends it all, after the requests that caused it have been served.
+                await anyio.sleep(GATHER_SECONDS)
         finally:
             with anyio.CancelScope(shield=True):
                 await clients.aclose()

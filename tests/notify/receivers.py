@@ -1,4 +1,5 @@
-"""An HTTP receiver process for webhooks and callbacks (tests/servers/http_sink.py), and what it got."""
+"""An HTTP receiver process for webhooks and callbacks (tests/servers/http_sink.py), what it got, and
+channels that post to it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from console.mcp.sealed import Outbound
+from console.notify.channels import add_channel
+from tests.harness import TEAM, Console
 from tests.processes import start_http_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,3 +30,19 @@ def posts(folder: Path) -> list[dict[str, Any]]:
         kept["headers"] = {k.lower(): v for k, v in kept["headers"].items()}
         found.append(kept)
     return found
+
+
+async def add(console: Console, kind: str, url: str, **kw: Any) -> str | None:
+    """An operator registers the channel (on this machine, so internal); its secret, for a webhook."""
+    async with console.app.state.factory() as session:
+        added = await add_channel(
+            session=session,
+            cipher=Outbound.of(console.app.state.settings).cipher,
+            by=None,
+            team_name=TEAM,
+            kind=kind,
+            url=url,
+            internal=True,
+            **kw,
+        )
+    return added.secret

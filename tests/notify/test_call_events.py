@@ -12,33 +12,15 @@ import pytest
 from sqlalchemy import select
 from standardwebhooks import Webhook
 
-from console.mcp.sealed import Outbound
-from console.notify.channels import add_channel
 from console.notify.models import Notice
-from tests.harness import TEAM, Console, Mrtr
+from tests.harness import Mrtr
 from tests.notify.mail import ADDRESSES, deliveries, mailing, parts, received, send_due
-from tests.notify.receivers import posts
+from tests.notify.receivers import add, posts
 from tests.processes import ServerProcess
 
 pytestmark = pytest.mark.anyio
 
 HOSTILE = '<img src=x onerror="alert(1)">'
-
-
-async def webhook(console: Console, url: str, events: list[str]) -> str:
-    async with console.app.state.factory() as session:
-        added = await add_channel(
-            session=session,
-            cipher=Outbound.of(console.app.state.settings).cipher,
-            by=None,
-            team_name=TEAM,
-            kind="webhook",
-            url=url,
-            events=events,
-            internal=True,
-        )
-    assert added.secret is not None
-    return added.secret
 
 
 def subjects(folder: Path, name: str) -> list[str]:
@@ -54,7 +36,10 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
     inbox: Path,
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
-        secret = await webhook(console, f"{receiver.url}/hook", ["question.answered", "call.completed"])
+        secret = await add(
+            console, "webhook", f"{receiver.url}/hook", events=["question.answered", "call.completed"]
+        )
+        assert secret is not None
         call = await console.call("mrtr", "two_rounds", {"topic": HOSTILE})
         await send_due(console)  # the first question, to dev and lead
         second = await console.answer_and_settle(call, "accept", {"name": "ada"}, who="lead")

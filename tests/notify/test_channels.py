@@ -24,7 +24,7 @@ from console.notify.channels import add_channel
 from console.notify.models import Delivery
 from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
-from tests.notify.receivers import sink
+from tests.notify.receivers import add, sink
 from tests.processes import ServerProcess
 
 pytestmark = pytest.mark.anyio
@@ -39,22 +39,6 @@ def requests(folder: Path) -> dict[str, list[dict[str, Any]]]:
         kept = json.loads(path.read_text())
         found.setdefault(kept["path"], []).append(kept)
     return found
-
-
-async def add(console: Console, kind: str, url: str, **kw: Any) -> str | None:
-    """An operator registers the channel (on this machine, so internal); its secret, for a webhook."""
-    async with console.app.state.factory() as session:
-        added = await add_channel(
-            session=session,
-            cipher=Outbound.of(console.app.state.settings).cipher,
-            by=None,
-            team_name=TEAM,
-            kind=kind,
-            url=url,
-            internal=True,
-            **kw,
-        )
-    return added.secret
 
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:

@@ -29,9 +29,12 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
             assert created.status_code == 200
             secret = one(html(created), "#new-token").get_text()
             assert secret.startswith("mcpc_")
+            signing = one(html(created), "#new-webhook-secret").get_text()
+            assert signing.startswith("whsec_")  # signs callbacks to this token's calls
 
             again = await lead.client.get("/tokens")
             assert secret not in again.text  # shown only in the response that created it
+            assert signing not in again.text
             row = row_named(html(again), "release agent")
             assert [td.get_text(" ", strip=True) for td in row.select("td")][:2] == ["release agent", TEAM]
             assert "never" in row.get_text()
@@ -41,7 +44,7 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
             used = row_named(html(await lead.client.get("/tokens")), "release agent")
             assert "never" not in used.get_text()  # last used is now
 
-            form = one(used, "form")
+            form = one(used, 'form[action$="/revoke"]')
             revoked = await lead.client.post(str(form["action"]), data={"csrf_token": lead.csrf})
             assert revoked.status_code == 303
             assert (await console.client.get("/api/v1/servers", headers=agent)).status_code == 401
