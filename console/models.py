@@ -5,6 +5,7 @@ from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Eli
 from console.db import Base
 from console.identity.models import (
     ApiToken,
+    IdempotentRequest,
     LoginFailure,
     Membership,
     OidcLogin,
@@ -15,7 +16,7 @@ from console.identity.models import (
     WebSession,
 )
 from console.mcp.models import McpServer
-from console.notify.models import Channel, Delivery
+from console.notify.models import Channel, Delivery, Notice
 from console.oauth.models import OAuthAttempt, OAuthClient
 from console.policies.models import PolicyRule
 
@@ -30,9 +31,11 @@ __all__ = [
     "Delivery",
     "DispatchJob",
     "Elicitation",
+    "IdempotentRequest",
     "LoginFailure",
     "McpServer",
     "Membership",
+    "Notice",
     "OAuthAttempt",
     "OAuthClient",
     "OidcLogin",

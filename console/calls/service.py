@@ -26,6 +26,7 @@ from console.db import new_id, utcnow
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
+from console.identity.idempotency import Keyed
 from console.identity.models import ApiToken
 from console.identity.viewer import OUTSIDER
 from console.mcp.connection import ListedTool
@@ -69,9 +70,15 @@ class CallView:
 
 
 async def create_run(
-    *, session: AsyncSession, principal: Principal, team: str, title: str, agent: str
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    team: str,
+    title: str,
+    agent: str,
+    idempotency: Keyed | None = None,
 ) -> Run:
-    """A run owned by the caller, in the caller's team.
+    """A run owned by the caller, in the caller's team (with its idempotency key, if the request has one).
 
     Raises:
         Forbidden: the token belongs to another team, or its user is an auditor there.
@@ -79,7 +86,22 @@ async def create_run(
     if team != principal.team_name:
         raise Forbidden(f"this token acts in team {principal.team_name!r}, not {team!r}")
     run = await open_run(session=session, principal=principal, title=title, agent=agent)
+    if idempotency is not None:
+        idempotency.remember(session, "run", run.id)
     await session.commit()
+    return run
+
+
+async def run_of(*, session: AsyncSession, principal: Principal, run_id: str) -> Run:
+    """A run of the caller's team.
+
+    Raises:
+        NotFound: no such run in the team.
+    """
+    run = await session.get(Run, run_id)
+    await session.commit()  # end the read: on SQLite an open transaction holds the write lock
+    if run is None or run.team_id != principal.team_id:
+        raise NotFound(f"no run {run_id!r}")
     return run
 
 
@@ -135,6 +157,7 @@ async def start_call(
     body_text: str,
     claimed_by: str | None = None,
     relayed: frozenset[str] = frozenset(),
+    idempotency: Keyed | None = None,
 ) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
     A tool call the team's policy gates is recorded awaiting its gate's approval instead, with nothing
@@ -145,7 +168,7 @@ async def start_call(
     is recorded as being sent by that dispatcher, which is then handed the request in memory: a crash
     before it reaches the server leaves the call interrupted (a person sends it again or abandons it),
     never sent twice. `relayed` names the input requests the caller's agent answers itself (sampling,
-    roots: the MCP gateway).
+    roots: the MCP gateway). With `idempotency`, the request's key is kept with the call it made.
 
     Raises:
         PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden (an auditor, or not the
@@ -213,6 +236,8 @@ async def start_call(
                 call_id=twin.id,
                 payload={"server": server_name, "method": method},
             )
+            if idempotency is not None:
+                idempotency.remember(session, "call", twin.id)
             await session.commit()
             return StartedCall(twin, None)
     call = Call(
@@ -229,6 +254,8 @@ async def start_call(
         callback_token_id=principal.token_id if callback_url is not None else None,
     )
     session.add(call)
+    if idempotency is not None:
+        idempotency.remember(session, "call", call.id)
     record_event(
         session=session,
         actor=principal.actor,

@@ -13,6 +13,7 @@ from console.config import Settings
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Claimed, Dispatcher
 from console.identity import Principal, Viewer
+from console.identity.idempotency import Keyed
 from console.mcp.pool import ConnectionPool
 
 DB_POLL_SECONDS = 0.25  # the safety net for changes made by another process, which signals never see
@@ -43,6 +44,7 @@ async def start_and_hand_over(
     body_text: str,
     relayed: frozenset[str] = frozenset(),
     defer_send: bool = False,
+    idempotency: Keyed | None = None,
 ) -> Started:
     """Record the call (`calls.service.start_call`) and give its first send to this process's dispatcher
     when it runs here, else wake whichever dispatcher polls.
@@ -64,6 +66,7 @@ async def start_and_hand_over(
         body_text=body_text,
         claimed_by=None if here is None else here.worker_id,
         relayed=relayed,
+        idempotency=idempotency,
     )
     call_id = started.call.id
     marker = signals.call_marker(call_id)

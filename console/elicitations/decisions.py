@@ -41,6 +41,7 @@ from console.elicitations.sampling import end_if_sampling_refused, sampling_resu
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
+from console.identity.idempotency import Keyed
 from console.identity.models import Membership, User
 from console.identity.sessions import authenticated_at
 from console.identity.viewer import OUTSIDER
@@ -89,8 +90,10 @@ async def answer(
     digest: str | None = None,
     signed_digest: str | None = None,
     reason: str | None = None,
+    idempotency: Keyed | None = None,
 ) -> Decision:
-    """Record one person's decision; when it completes its round, queue exactly one resume.
+    """Record one person's decision; when it completes its round, queue exactly one resume. With
+    `idempotency`, the request's key is kept with the decision, in its transaction.
 
     With N-of-M approval the first accept fixes the content, each further accept co-signs that
     content (`signed_digest`, or the same content again), and any decline ends the question. A gate
@@ -125,6 +128,8 @@ async def answer(
     await session.refresh(elicitation)
     await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
+    if idempotency is not None:
+        idempotency.remember(session, "question", elicitation.id)
     said = decline_reason(elicitation, action, reason)
     if elicitation.mode in POLICY_MODES and elicitation.required_approvals > 1:
         return await _sign(session, viewer, elicitation, round_, action, content, signed_digest, said)

@@ -148,3 +148,21 @@ class SsoAssertion(Base):
     sealed: Mapped[str] = mapped_column(Text)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
     saved_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+MAX_IDEMPOTENCY_KEY = 255
+
+
+class IdempotentRequest(Base):
+    """An agent request's idempotency key and what the request created (console/identity/idempotency.py)."""
+
+    __tablename__ = "identity_idempotency_key"
+    __table_args__ = (UniqueConstraint("user_id", "key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"))
+    key: Mapped[str] = mapped_column(String(MAX_IDEMPOTENCY_KEY))
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    resource_type: Mapped[str] = mapped_column(String(20))  # run | call | question
+    resource_id: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Query, Request, Response
+from sqlalchemy.exc import IntegrityError
 
 from console.calls import service as calls
 from console.calls.objects import CallOut
 from console.dispatch import follow
 from console.elicitations import decisions
 from console.elicitations import service as questions
+from console.identity.idempotency import HEADER, Keyed, created_before, keyed
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
 from console.web.deps import DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
@@ -32,12 +34,61 @@ router = APIRouter(prefix="/api/v1", tags=["agent API"])
 WaitSeconds = Annotated[float, Query(ge=0, le=60, description="block up to this many seconds for progress")]
 
 
-@router.post("/runs", status_code=201, response_model=RunOut, openapi_extra=json_body(RunIn))
+IDEMPOTENT = {
+    "parameters": [
+        {
+            "name": HEADER,
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string", "maxLength": 255},
+            "description": "a key of your choosing: a retry with the same key and body gets the first "
+            "request's result instead of doing it again (422 with another body; kept 24 hours)",
+        }
+    ]
+}
+
+
+async def _key_of(request: Request, principal: PrincipalDep) -> Keyed | None:
+    """The request's idempotency key (read after the token was checked; the body is already capped)."""
+    header = request.headers.get(HEADER)
+    # The team is part of the request: a person's key from one team's token never replays another's.
+    what = f"{principal.team_id} {request.url.path}"
+    return keyed(principal.user_id, header, request.method, what, await request.body())
+
+
+async def _once(
+    session: DbSession, key: Keyed | None, kind: str, create: Callable[[], Awaitable[str]]
+) -> tuple[str, bool]:
+    """What the request creates (its id, True), or what an earlier request with its key created (False)."""
+    if key is not None and (earlier := await created_before(session, key, kind)) is not None:
+        return earlier, False
+    try:
+        return await create(), True
+    except IntegrityError:  # the same key in a request at the same time, which got there first
+        await session.rollback()
+        if key is None or (earlier := await created_before(session, key, kind)) is None:
+            raise
+        return earlier, False
+
+
+@router.post("/runs", status_code=201, response_model=RunOut, openapi_extra=json_body(RunIn) | IDEMPOTENT)
 async def create_run(request: Request, session: DbSession, principal: PrincipalDep) -> RunOut:
     body = await read_model(request, RunIn, "run")
-    run = await calls.create_run(
-        session=session, principal=principal, team=body.team, title=body.title, agent=body.agent
-    )
+    key = await _key_of(request, principal)
+
+    async def create() -> str:
+        run = await calls.create_run(
+            session=session,
+            principal=principal,
+            team=body.team,
+            title=body.title,
+            agent=body.agent,
+            idempotency=key,
+        )
+        return run.id
+
+    run_id, _ = await _once(session, key, "run", create)
+    run = await calls.run_of(session=session, principal=principal, run_id=run_id)
     return RunOut.of(run, team=principal.team_name, owner=principal.user_name)
 
 
@@ -45,7 +96,7 @@ async def create_run(request: Request, session: DbSession, principal: PrincipalD
     "/runs/{run_id}/calls",
     response_model=CallOut,
     responses={202: {"model": CallOut, "description": "the call waits for input (or is still running)"}},
-    openapi_extra=json_body(CallIn),
+    openapi_extra=json_body(CallIn) | IDEMPOTENT,
 )
 async def start_call(
     run_id: str,
@@ -57,25 +108,34 @@ async def start_call(
     wait: WaitSeconds = 0,
 ) -> CallOut:
     body = await read_body(request)
-    started = await follow.start_and_hand_over(
-        session=session,
-        principal=principal,
-        settings=settings,
-        pool=request.app.state.pool,
-        signals=request.app.state.signals,
-        dispatcher=request.app.state.dispatcher,
-        run_id=run_id,
-        body_text=body,
-    )
+    key = await _key_of(request, principal)
+    markers: list[anyio.Event] = []
+
+    async def create() -> str:
+        started = await follow.start_and_hand_over(
+            session=session,
+            principal=principal,
+            settings=settings,
+            pool=request.app.state.pool,
+            signals=request.app.state.signals,
+            dispatcher=request.app.state.dispatcher,
+            run_id=run_id,
+            body_text=body,
+            idempotency=key,
+        )
+        markers.append(started.marker)
+        return started.call_id
+
+    call_id, _ = await _once(session, key, "call", create)
     return await _call_response(
         request,
         response,
         session,
         principal,
-        started.call_id,
+        call_id,
         wait,
         settled=follow.left_running,
-        unsettled_since=started.marker,
+        unsettled_since=markers[0] if markers else None,
     )
 
 
@@ -193,25 +253,32 @@ async def get_elicitation(
 @router.post(
     "/elicitations/{elicitation_id}/answer",
     response_model=QuestionOut,
-    openapi_extra=json_body(AnswerIn),
+    openapi_extra=json_body(AnswerIn) | IDEMPOTENT,
 )
 async def answer_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
     body = await read_model(request, AnswerIn, "answer")
-    decision = await decisions.answer(
-        session=session,
-        viewer=principal.viewer,
-        elicitation_id=elicitation_id,
-        action=body.action,
-        content=body.content,
-        digest=body.digest,
-        signed_digest=body.content_digest,
-        reason=body.reason,
-    )
-    request.app.state.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
-    if decision.resume_queued:
-        request.app.state.signals.work_available()
+    key = await _key_of(request, principal)
+
+    async def create() -> str:
+        decision = await decisions.answer(
+            session=session,
+            viewer=principal.viewer,
+            elicitation_id=elicitation_id,
+            action=body.action,
+            content=body.content,
+            digest=body.digest,
+            signed_digest=body.content_digest,
+            reason=body.reason,
+            idempotency=key,
+        )
+        request.app.state.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
+        if decision.resume_queued:
+            request.app.state.signals.work_available()
+        return elicitation_id
+
+    await _once(session, key, "question", create)
     view = await questions.look_at_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
