@@ -144,6 +144,14 @@ class Settings(BaseSettings):
     notify_give_up_hours: float = Field(
         default=24, gt=0, le=24 * 30, description="a notification not delivered within this time is given up"
     )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="the bearer token a Prometheus scraper sends to /metrics; unset: no /metrics",
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="json: one JSON object a line, with the call's id where there is one"
+    )
 
     @model_validator(mode="after")
     def _check_sign_in(self) -> Self:

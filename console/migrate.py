@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import make_url
 
@@ -41,3 +44,9 @@ def needs_schema(url: str) -> bool:
             return not inspect(connection).has_table("alembic_version")
     finally:
         engine.dispose()
+
+
+@cache
+def head_revision() -> str | None:
+    """The newest schema revision this code knows."""
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()

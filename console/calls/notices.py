@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation, call_target
 from console.config import Settings
+from console.metrics import CALL_DURATION
 from console.notify.models import Notice
 from console.notify.questions import AskedQuestion, queue_question_created
 from console.policies.rules import Policy
@@ -65,7 +66,10 @@ async def announce(
 def call_ended(session: AsyncSession, call: Call) -> None:
     """Note that `call` reached its end (its status set), if anyone may be told: its requester and the
     team's webhooks when it asked people or was interrupted, its agent when it gave a callback URL. A
-    plain call that asked nobody and wants no callback costs nothing here."""
+    plain call that asked nobody and wants no callback costs nothing here. The call's duration goes to
+    the metrics."""
+    if call.status in ENDED:
+        CALL_DURATION.labels(call.status).observe((call.updated_at - call.created_at).total_seconds())
     event = ENDED.get(call.status)
     if event is not None and (call.asked_people or call.callback_url or call.status == "interrupted"):
         session.add(Notice(event=event, subject_id=call.id, call_id=call.id))

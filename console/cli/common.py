@@ -7,10 +7,12 @@ Each problem becomes one `ConsoleError` line for the person at the terminal, nev
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import socket
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import anyio
@@ -46,6 +48,32 @@ def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for name in CHATTY_LIBRARIES:
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class JsonLines(logging.Formatter):
+    """A log record as one JSON object: time, level, logger, message, and the call's id when the record
+    names one (`extra={"call_id": …}`), with the traceback if there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        call_id = getattr(record, "call_id", None)
+        if call_id is not None:
+            line["call_id"] = call_id
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def use_log_format(log_format: str) -> None:
+    """With `json`, every handler of the root logger writes JSON lines (CONSOLE_LOG_FORMAT)."""
+    if log_format == "json":
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonLines())
 
 
 def load_settings() -> Settings:

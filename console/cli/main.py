@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from console.cli import audit, calling, demo, notify, policies, roots, serve, servers, teams, testing, tokens
-from console.cli.common import complain, configure_logging, database_problem, load_settings
+from console.cli.common import complain, configure_logging, database_problem, load_settings, use_log_format
 from console.errors import ConsoleError
 
 
@@ -23,6 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
     except ConsoleError as exc:
         return _failed(exc)
+    use_log_format(settings.log_format)
     try:
         result: int = args.handler(settings, args)
     except KeyboardInterrupt:  # Ctrl+C, once serve and demo have shut down cleanly

@@ -71,7 +71,15 @@ def serve_app(
     if "base_url" not in app.state.settings.model_fields_set:
         app.state.settings = app.state.settings.model_copy(update={"base_url": url})
     # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", proxy_headers=False)
+    # In JSON, uvicorn's own lines go through the root logger's handlers like every other.
+    plain = app.state.settings.log_format == "text"
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        proxy_headers=False,
+        log_config=uvicorn.config.LOGGING_CONFIG if plain else None,
+    )
     server = uvicorn.Server(config)
 
     async def run() -> None:

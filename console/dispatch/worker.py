@@ -49,6 +49,7 @@ from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
+from console.metrics import ANSWER_TO_RESUME, LEASE_EXPIRIES
 from console.oauth.grants import holds_grant
 from console.oauth.hints import SignInHint, sign_in_hint
 
@@ -201,7 +202,7 @@ class Dispatcher:
         async with self._factory() as session:
             candidate = (
                 await session.execute(
-                    select(DispatchJob.id, DispatchJob.call_id)
+                    select(DispatchJob.id, DispatchJob.call_id, DispatchJob.status)
                     .where(due)
                     .order_by(DispatchJob.not_before)
                     .limit(1)
@@ -225,6 +226,8 @@ class Dispatcher:
                 await session.rollback()
                 return None
             await session.commit()
+        if candidate.status == "claimed":  # its claimer's lease ran out before it sent anything
+            LEASE_EXPIRIES.inc()
         return Claimed(candidate.id, candidate.call_id)
 
     def _followed(
@@ -368,6 +371,8 @@ class Dispatcher:
         if job.kind != POLL:  # a poll only reads; the task's changes are what the audit log keeps
             record_sent(session=session, job=job, responses=request.input_responses)
         await session.commit()
+        if job.kind == "resume":  # queued by the answer that completed the round
+            ANSWER_TO_RESUME.observe((utcnow() - job.created_at).total_seconds())
         return endpoint, request, server.name
 
     async def _fail_unsendable(
@@ -377,6 +382,7 @@ class Dispatcher:
         job.status, job.lease_until = "done", None
         fail_call(session=session, call=call, job=job, error={"message": reason})
         await session.commit()
+        logger.warning("call %s failed before it was sent: %s", call.id, reason, extra={"call_id": call.id})
 
     async def _record(
         self,
@@ -566,8 +572,11 @@ async def _recover_lost_sends(session: AsyncSession) -> list[str]:
             lost.append(call.id)
             continue
         held = call.status == "awaiting_input"  # only a held round waits while its request is out
-        record_lost(session=session, call=call, job=job, reason=HELD_LOST if held else SEND_LOST)
+        reason = HELD_LOST if held else SEND_LOST
+        record_lost(session=session, call=call, job=job, reason=reason)
+        logger.warning("call %s interrupted: %s", call.id, reason, extra={"call_id": call.id})
         await close_held(session=session, call_id=call.id, reason=HELD_LOST)
         lost.append(call.id)
     await session.commit()
+    LEASE_EXPIRIES.inc(len(stale))
     return lost

@@ -24,6 +24,7 @@ from console.audit import SYSTEM, record_event
 from console.db import utcnow
 from console.identity.models import ApiToken, User
 from console.mcp.sealed import Outbound
+from console.metrics import NOTIFICATIONS_FAILED
 from console.notify.failed import DeliveryFailed
 from console.notify.hooks import CallbackTarget, ChannelClients, post
 from console.notify.mail import Mailer
@@ -207,6 +208,7 @@ def _failed(session: AsyncSession, delivery: Delivery, reason: str, now: datetim
         delivery.not_before = now + backoff(delivery.attempts)
         return
     delivery.status = "failed"
+    NOTIFICATIONS_FAILED.labels(delivery.channel).inc()
     record_event(
         session=session,
         actor=SYSTEM,

@@ -1,18 +1,59 @@
-"""`/healthz`: 200 once the app and its database answer."""
+"""What operators and load balancers ask: `/healthz` (the process serves), `/readyz` (its database answers
+and has the newest schema) and `/metrics` (Prometheus text format, for a scraper holding
+CONSOLE_METRICS_TOKEN)."""
 
 from __future__ import annotations
 
+import hmac
+
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from console.metrics import REGISTRY, Readings
+from console.migrate import head_revision
+from console.reports.operations import read_into
 
 router = APIRouter()
 
 
 @router.get("/healthz", include_in_schema=False)
-async def healthz(request: Request) -> JSONResponse:
+async def healthz() -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+@router.get("/readyz", include_in_schema=False)
+async def readyz(request: Request) -> JSONResponse:
     if not getattr(request.app.state, "ready", False):
         return JSONResponse({"status": "starting"}, status_code=503)
+    try:
+        async with request.app.state.factory() as session:
+            schema = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+    except SQLAlchemyError:
+        return JSONResponse({"status": "database unavailable"}, status_code=503)
+    if schema != head_revision():
+        body = {"status": "migrations pending", "database": schema, "newest": head_revision()}
+        return JSONResponse(body, status_code=503)
+    return JSONResponse({"status": "ready"})
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    token = request.app.state.settings.metrics_token
+    if token is None:
+        return JSONResponse({"error": {"code": "not_found", "message": "not found"}}, status_code=404)
+    sent = request.headers.get("Authorization", "")
+    if not hmac.compare_digest(sent.encode(), f"Bearer {token.get_secret_value()}".encode()):
+        return JSONResponse(
+            {"error": {"code": "unauthorized", "message": "the metrics token is required"}},
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    readings = Readings()
     async with request.app.state.factory() as session:
-        await session.execute(text("SELECT 1"))
-    return JSONResponse({"status": "ok"})
+        await read_into(readings, session)
+    scraped = CollectorRegistry()
+    scraped.register(readings)
+    return Response(generate_latest(REGISTRY) + generate_latest(scraped), media_type=CONTENT_TYPE_LATEST)

@@ -21,13 +21,6 @@ def _routes(document: dict[str, Any]) -> list[tuple[str, str]]:
     return [(method.upper(), path) for path, item in document["paths"].items() for method in item]
 
 
-async def test_healthz_reports_ok_once_the_app_and_database_are_ready(database_url: str) -> None:
-    async with running_console(database_url, {}) as console:
-        response = await console.client.get("/healthz")
-    assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
-
-
 async def test_every_api_route_requires_a_valid_token(database_url: str) -> None:
     async with running_console(database_url, {}) as console:
         document = (await console.client.get("/api/v1/openapi.json")).json()
