@@ -283,10 +283,9 @@ async def start_call(
         session.add(job)
         await session.commit()
         return StartedCall(call, job.id)
-    # The send may take the whole request timeout; only after that plus a lease is it surely lost.
-    lease = settings.request_timeout_seconds + settings.lease_seconds
+    # The dispatcher renews the lease while the send is out; it runs out when this process is gone.
     job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
-    job.lease_until = utcnow() + timedelta(seconds=lease)
+    job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
     session.add(job)
     record_sent(session=session, job=job, responses=None)
     await session.commit()

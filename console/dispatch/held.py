@@ -135,9 +135,8 @@ class HeldRequest:
             return None
         answer = await _answer_of(session, round_)
         round_.status = "answered"
-        # The request is out again until the server answers it, as when it was sent.
-        lease = self.settings.request_timeout_seconds + self.settings.lease_seconds
-        job.lease_until = utcnow() + timedelta(seconds=lease)
+        # The request is out again until the server answers it; the sender's heartbeat renews the lease.
+        job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
         await session.commit()
         if answer is None:
             raise PushedRefused("nobody answered")

@@ -270,10 +270,13 @@ class Dispatcher:
             reports,
         )
         request = self._followed(request, reports, held, self._signals.log_level_of(claimed.call_id))
-        try:
-            reply: Reply | McpError = await self._pool.send(endpoint, request)
-        except McpError as exc:
-            reply = exc
+        async with anyio.create_task_group() as beating:
+            beating.start_soon(self._heartbeat, claimed.job_id)
+            try:
+                reply: Reply | McpError = await self._pool.send(endpoint, request)
+            except McpError as exc:
+                reply = exc
+            beating.cancel_scope.cancel()
         self._fault("crash_after_send")
         protocol = self._pool.protocol(endpoint)
         with anyio.CancelScope(shield=True):
@@ -287,6 +290,27 @@ class Dispatcher:
                     session, claimed, reply, server, protocol, endpoint.roots, reports, hint
                 )
         return ended
+
+    async def _heartbeat(self, job_id: str) -> None:
+        """Renew the lease of a job being sent, a third of a lease apart, until cancelled: while this
+        process lives its sends stay its own, and once it dies another dispatcher learns of it within
+        one lease (CONSOLE_LEASE_SECONDS)."""
+        lease = timedelta(seconds=self._settings.lease_seconds)
+        while True:
+            await anyio.sleep(self._settings.lease_seconds / 3)
+            self._fault("crash_while_sending")
+            with anyio.CancelScope(shield=True):
+                async with self._factory() as session:
+                    await session.execute(
+                        update(DispatchJob)
+                        .where(
+                            DispatchJob.id == job_id,
+                            DispatchJob.status == "sending",
+                            DispatchJob.claimed_by == self.worker_id,
+                        )
+                        .values(lease_until=utcnow() + lease)
+                    )
+                    await session.commit()
 
     async def _sign_in_hint(self, call_id: str, refusal: AuthorizationRequired) -> SignInHint | None:
         """Where the call's owner would sign in to connect, found before the reply is recorded (no
@@ -352,8 +376,8 @@ class Dispatcher:
         except (CredentialMissing, SecretMissing) as exc:
             await self._fail_unsendable(session, job, call, exc.message)
             return None
-        # The send may take the whole request timeout; only after that plus a lease is it surely lost.
-        lease = self._settings.request_timeout_seconds + self._settings.lease_seconds
+        # Renewed while the send is out (_heartbeat): it runs out only when this process is gone.
+        lease = self._settings.lease_seconds
         sending = await session.execute(
             update(DispatchJob)
             .where(

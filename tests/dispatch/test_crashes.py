@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from sqlalchemy import select
@@ -25,7 +26,7 @@ CRASH_EXIT_CODE = 86
 PROCESS_TIMEOUT = 30
 
 
-def _worker(database_url: str, log: Path, *, fault: str = "") -> subprocess.Popen[bytes]:
+def _worker(database_url: str, log: Path, *, fault: str = "", **settings: str) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "CONSOLE_DATABASE_URL": database_url,
@@ -35,6 +36,7 @@ def _worker(database_url: str, log: Path, *, fault: str = "") -> subprocess.Pope
         "CONSOLE_REQUEST_TIMEOUT_SECONDS": "2",
         "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
         "CONSOLE_SECRET_KEY": SECRET_KEY,  # opens the values `running_console` sealed
+        **settings,
     }
     with (log.parent / f"worker-{fault or 'ok'}.txt").open("wb") as output:
         return subprocess.Popen(
@@ -167,3 +169,38 @@ async def test_a_gate_approved_just_before_a_crash_is_sent_once_after_the_lease(
             _stop(healthy)
     assert waiting["status"] == "awaiting_input"  # the server's own question, round 1
     assert len(_calls_of(log, "gated")) == 1
+
+
+LONG_TIMEOUT = {"CONSOLE_REQUEST_TIMEOUT_SECONDS": "120"}
+
+
+async def test_a_worker_that_dies_while_its_request_is_out_is_noticed_within_one_lease(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        call = await console.call("mrtr", "slow", {"seconds": 60}, wait=0)
+        crashing = _worker(database_url, log, fault="crash_while_sending", **LONG_TIMEOUT)
+        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        healthy = _worker(database_url, log, **LONG_TIMEOUT)
+        try:
+            # One lease (1 s) after the last heartbeat, not the request timeout (120 s) plus a lease.
+            with anyio.fail_after(15):
+                interrupted = await console.settle(call["id"])
+        finally:
+            _stop(healthy)
+    assert interrupted["status"] == "interrupted"
+    assert "outcome is unknown" in interrupted["error"]["message"]
+
+
+async def test_a_request_out_for_several_leases_stays_its_senders(database_url: str, tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        call = await console.call("mrtr", "slow", {"seconds": 4}, wait=0)
+        worker = _worker(database_url, log, **LONG_TIMEOUT)  # a lease of 1 s, renewed while it waits
+        try:
+            done = await console.settle(call["id"])
+        finally:
+            _stop(worker)
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == "slept 4"

@@ -40,6 +40,7 @@ data {"reason": "invalid_request_state"}:
                            their state returns "<tool> answered: <action or 'no answer'>"
     many_rounds()          asks "q1", "q2", ... forever (state "many:<n>")
     complete_now(x)        "hello <x>", no questions
+    slow(seconds)          "slept <seconds>", that many seconds later
     progress_rounds()      reports progress 1 of 2 ("first request") and asks "go" (boolean ok), state
                            "progress"; the retry reports 2 of 2 ("second request") and returns
                            "progress_rounds done"
@@ -71,6 +72,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
@@ -437,6 +439,19 @@ async def progress_rounds(ctx: ServerRequestContext[Any], call: Call) -> ToolRes
     return text_result("progress_rounds done")
 
 
+async def slow(call: Call) -> ToolResult:
+    seconds = call.int_arg("seconds")
+    await anyio.sleep(seconds)
+    return text_result(f"slept {seconds}")
+
+
+SLOW = types.Tool(
+    name="slow",
+    description="Answers after the given number of seconds.",
+    input_schema={"type": "object", "properties": {"seconds": {"type": "integer"}}, "required": ["seconds"]},
+)
+
+
 PROGRESS_ROUNDS = types.Tool(
     name="progress_rounds",
     description="Reports progress in each of two requests.",
@@ -728,13 +743,15 @@ def build_server(log: RequestLog, state_key: bytes, tool_text: str | None = None
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         extra = [_odd_tool(tool_text)] if tool_text else []
-        listed = [*(spec.tool for spec in TOOLS.values()), PROGRESS_ROUNDS, *extra]
+        listed = [*(spec.tool for spec in TOOLS.values()), PROGRESS_ROUNDS, SLOW, *extra]
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> ToolResult:
         log.record(ctx, params.name, params.arguments, params.request_state)
         if params.name == PROGRESS_ROUNDS.name:  # the one tool that reports progress, so it awaits
             return await progress_rounds(ctx, _call(ctx, params, params.arguments, state_key))
+        if params.name == SLOW.name:
+            return await slow(_call(ctx, params, params.arguments, state_key))
         spec = TOOLS.get(params.name)
         if spec is None:
             raise bad_argument(f"Unknown tool: {params.name}")
