@@ -42,7 +42,7 @@ NOTIFICATIONS_FAILED = Counter(
 
 
 class Readings(Collector):
-    """Gauges whose values a scrape reads from the database (set by `read`, then collected)."""
+    """Gauges whose values a scrape reads from the database (console/reports/operations.py), then collects."""
 
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
