@@ -187,7 +187,7 @@ def webhook_question(facts: QuestionFacts, created_at: str) -> dict[str, object]
 
 ENDINGS = {
     "completed": "completed",
-    "declined": "was declined at its approval gate",
+    "declined": "was declined",
     "cancelled": "was cancelled",
     "failed": "failed",
     "abandoned": "was abandoned",

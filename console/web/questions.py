@@ -24,7 +24,15 @@ from console.identity.sessions import SignedIn, signed_in_at
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.oauth.enterprise import enterprise_client
-from console.policies.rules import OWNER_ONLY_MODES, Policy, describe, gate_rule, step_up_refusal
+from console.policies.rules import (
+    OWNER_ONLY_MODES,
+    Layer,
+    Policy,
+    combine,
+    describe,
+    gate_rule,
+    step_up_refusal,
+)
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
 from console.web.deps import DbSession
@@ -247,17 +255,17 @@ def _gate_form(view: QuestionView, kept: dict[str, Any] | None) -> dict[str, Any
 async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView) -> dict[str, Any]:
     """Why the viewer may (or may not) answer, the policy in words, and the approvals so far."""
     e = view.elicitation
-    applied: dict[str, Any] = {}  # what the rules set, later layers winning: the escalation's terms
-    for layer in view.policy.get("applied", []):
-        applied.update(layer.get("set", {}))
+    # The escalation is not kept on the question: the rules that applied say it.
+    layers = [Layer(a["from"], a.get("set", {})) for a in view.policy.get("applied", [])]
+    asked_under, _ = combine(layers)
     policy = Policy(
         answerers=e.answerers,
         no_self_approval=e.no_self_approval,
         required_approvals=e.required_approvals,
         expiry_action=e.expiry_action,
         step_up_minutes=e.step_up_minutes,
-        escalate_after_minutes=applied.get("escalate_after_minutes"),
-        escalate_to=applied.get("escalate_to"),
+        escalate_after_minutes=asked_under.escalate_after_minutes,
+        escalate_to=asked_under.escalate_to,
     )
     refusal = decisions.answer_refusal(user.viewer, e)
     step_up = None
