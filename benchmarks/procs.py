@@ -102,14 +102,14 @@ def floor(work: Path, upstream_url: str, token: str | None = None) -> Iterator[P
 
 
 @contextmanager
-def console(database_url: str, work: Path, **env: str) -> Iterator[Proc]:
-    """`console serve` on a free port with its in-process dispatcher."""
+def console(database_url: str, work: Path, *, workers: int = 1, **env: str) -> Iterator[Proc]:
+    """`console serve` on a free port from `workers` processes, each with its in-process dispatcher."""
     settings = {
         "CONSOLE_DATABASE_URL": database_url,
         "CONSOLE_ENV": "dev",
         "CONSOLE_SECRET_KEY": SECRET_KEY,
         **env,
     }
-    argv = [sys.executable, "-m", "console.cli", "serve", "--port", "0"]
+    argv = [sys.executable, "-m", "console.cli", "serve", "--port", "0", "--workers", str(workers)]
     with started(argv, work / "console.log", settings) as proc:
         yield proc

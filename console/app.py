@@ -15,6 +15,7 @@ from console.calls.fanout import carriers_for
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
+from console.dispatch.wakeups import across_processes
 from console.dispatch.worker import Dispatcher
 from console.gateway.endpoint import METHODS, PATH, Gateway
 from console.identity.attester import attester_from
@@ -93,7 +94,10 @@ def create_app(
         try:
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
                 app.state.pool = pool
-                async with anyio.create_task_group() as tg:
+                async with (
+                    across_processes(settings.database_url, app.state.signals),
+                    anyio.create_task_group() as tg,
+                ):
                     app.state.dispatcher = None
                     if dispatcher:
                         worker = Dispatcher(

@@ -1,14 +1,18 @@
 """What operators watch, in the Prometheus text format (`/metrics`, console/web/health.py).
 
-The counters and histograms here are this process's own, kept as things happen; the figures that live in
-the database (calls by status, questions waiting by team, the dispatch queue) are read when scraped.
-Each console process is scraped on its own, as Prometheus does.
+The counters and histograms here are kept as things happen: this process's own, or under
+`console serve --workers N` (which sets PROMETHEUS_MULTIPROC_DIR) those of every process it serves from,
+summed. The figures that live in the database (calls by status, questions waiting by team, the dispatch
+queue) are read when scraped.
 """
 
 from __future__ import annotations
 
+import os
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -62,3 +66,14 @@ class Readings(Collector):
 
 
 ProcessCollector(registry=REGISTRY)  # this process's memory, CPU time and open files
+
+
+def kept_here() -> CollectorRegistry:
+    """The counters and histograms to show: this process's, or with PROMETHEUS_MULTIPROC_DIR set every
+    process's that writes there (the process figures then are those of the one answering)."""
+    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        return REGISTRY
+    every = CollectorRegistry()
+    MultiProcessCollector(every)  # type: ignore[no-untyped-call]
+    ProcessCollector(registry=every)
+    return every

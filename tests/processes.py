@@ -71,7 +71,7 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
     polls every 0.1 s and the harness's CONSOLE_SECRET_KEY is set unless `env` says otherwise. On exit the
     process is killed with SIGKILL (a crash, not a clean shutdown), which is what restart tests need and
     all that other tests need. Its stderr is appended to `stderr_path`, so one file can collect several
-    runs.
+    runs. It serves from one process, which is the one a test kills.
     """
     full_env = {
         **os.environ,
@@ -82,7 +82,7 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
     }
     with stderr_path.open("ab") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "console.cli", "serve", "--port", "0"],
+            [sys.executable, "-m", "console.cli", "serve", "--port", "0", "--workers", "1"],
             stdout=subprocess.PIPE,
             stderr=stderr,
             env=full_env,
@@ -97,6 +97,16 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
                 process.stdout.close()
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=30)
+
+
+def worker_process(database_url: str, output_path: Path, **env: str) -> subprocess.Popen[bytes]:
+    """`console worker` as its own process against `database_url` with the harness's secret key; `env`
+    adds or overrides variables. Its output goes to `output_path`; stopping it is the caller's."""
+    full_env = {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_SECRET_KEY": SECRET_KEY, **env}
+    with output_path.open("ab") as output:
+        return subprocess.Popen(
+            [sys.executable, "-m", "console.cli", "worker"], env=full_env, stdout=output, stderr=output
+        )
 
 
 def _read_listening_line(stdout: IO[bytes], stderr_path: Path) -> str:

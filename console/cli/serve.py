@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import socket
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import Any
 
 import anyio
@@ -20,9 +23,11 @@ from console.cli.common import (
     say,
     warn_without_secret,
 )
+from console.cli.supervise import serve_in_processes
 from console.config import Settings, secret_text
-from console.db import create_engine, session_factory
+from console.db import create_engine, is_sqlite, session_factory
 from console.dispatch.signals import Signals
+from console.dispatch.wakeups import across_processes
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
@@ -32,6 +37,16 @@ def add_serve_commands(sub: Subcommands) -> None:
     serve = sub.add_parser("serve", help="run the web app and API with an in-process dispatcher")
     add_bind(serve, default_port=8000)
     serve.add_argument("--no-dispatcher", action="store_true", help="leave sending to `console worker`")
+    serve.add_argument(
+        "--workers",
+        type=_count,
+        metavar="N",
+        help="serve from N processes, each with its own dispatcher (default: one per CPU on PostgreSQL, "
+        "1 on SQLite)",
+    )
+    # How `--workers` starts each of its processes: the socket to serve and a pipe to say it serves.
+    serve.add_argument("--socket-fd", type=int, help=argparse.SUPPRESS)
+    serve.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)
     serve.set_defaults(handler=_serve)
 
     worker = sub.add_parser("worker", help="run only the dispatcher that sends queued requests")
@@ -55,19 +70,52 @@ def _serve(settings: Settings, args: Any) -> int:
     # importing it takes longer than everything else `console` loads, and every command would wait.
     from console.app import create_app
 
+    if args.socket_fd is not None:  # one of `--workers`'s processes: the first one checked the database
+        app = create_app(settings, dispatcher=not args.no_dispatcher)
+        serve_app(app, socket.socket(fileno=args.socket_fd), _tell_ready(args.ready_fd), announce=False)
+        return 0
     sock = bind(args.host, args.port)  # before the database: a port in use changes nothing
     warn_without_secret(settings)
     prepare_database(settings)
+    workers = args.workers or (1 if is_sqlite(settings.database_url) else os.cpu_count() or 1)
+    if workers > 1:
+        return serve_in_processes(sock, workers, ["--no-dispatcher"] * args.no_dispatcher, address_of(sock))
     serve_app(create_app(settings, dispatcher=not args.no_dispatcher), sock)
     return 0
 
 
-def serve_app(
-    app: Any, sock: socket.socket, on_ready: Callable[[str], Awaitable[None]] | None = None
-) -> None:
-    """Serve on the bound socket and print the address once listening."""
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError("a whole number of at least 1")
+    return int(text)
+
+
+def _tell_ready(fd: int | None) -> Callable[[str], Awaitable[None]] | None:
+    if fd is None:
+        return None
+
+    async def ready(_url: str) -> None:
+        with suppress(OSError):
+            os.write(fd, b"1")
+        os.close(fd)
+
+    return ready
+
+
+def address_of(sock: socket.socket) -> str:
     host, bound = sock.getsockname()[:2]
-    url = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
+    return f"http://{f'[{host}]' if ':' in host else host}:{bound}"
+
+
+def serve_app(
+    app: Any,
+    sock: socket.socket,
+    on_ready: Callable[[str], Awaitable[None]] | None = None,
+    *,
+    announce: bool = True,
+) -> None:
+    """Serve on the bound socket and, with `announce`, print the address once listening."""
+    url = address_of(sock)
     if "base_url" not in app.state.settings.model_fields_set:
         app.state.settings = app.state.settings.model_copy(update={"base_url": url})
     # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
@@ -87,7 +135,8 @@ def serve_app(
             tg.start_soon(server.serve, [sock])
             while not server.started:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
                 await anyio.sleep(0.05)
-            say(f"listening on {url}")
+            if announce:
+                say(f"listening on {url}")
             if on_ready is not None:
                 await on_ready(url)
 
@@ -103,12 +152,16 @@ def _worker(settings: Settings, _args: Any) -> int:
     async def work() -> None:
         engine = create_engine(settings.database_url)
         try:
-            async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
+            signals = Signals()
+            async with (
+                ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool,
+                across_processes(settings.database_url, signals),
+            ):
                 dispatcher = Dispatcher(
                     factory=session_factory(engine, info=session_info(settings)),
                     pool=pool,
                     settings=settings,
-                    signals=Signals(),
+                    signals=signals,
                     attester=attester,
                 )
                 say(f"worker {dispatcher.worker_id} started")

@@ -16,7 +16,8 @@ from console.identity import Principal, Viewer
 from console.identity.idempotency import Keyed
 from console.mcp.pool import ConnectionPool
 
-DB_POLL_SECONDS = 0.25  # the safety net for changes made by another process, which signals never see
+DB_POLL_SECONDS = 0.25  # how soon a change made by another process is seen when signals do not cross
+SAFETY_NET_SECONDS = 2.0  # when they do (PostgreSQL): a wake-up was lost while a connection was down
 
 
 @dataclass
@@ -95,14 +96,16 @@ async def follow_call(
 ) -> calls.CallView:
     """The call once `settled(status, round)` holds, or as it is when `wait` seconds ran out.
 
-    No transaction stays open while waiting; in-process changes wake it at once, others within
-    `DB_POLL_SECONDS`. With `unsettled_since`, the first read waits for a change after that marker.
+    No transaction stays open while waiting; changes wake it at once when signals reach it (always from
+    this process, on PostgreSQL from every process), others within `DB_POLL_SECONDS`. With
+    `unsettled_since`, the first read waits for a change after that marker.
     """
+    poll = SAFETY_NET_SECONDS if signals.crosses_processes else DB_POLL_SECONDS
     marker = unsettled_since
     view: calls.CallView | None = None
     with anyio.move_on_after(wait):
         if marker is not None:
-            await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
+            await signals.wait_for_call(call_id, poll, since=marker)
             view = _left_ended(signals, marker, viewer)
         while view is None:
             marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
@@ -111,7 +114,7 @@ async def follow_call(
             if settled(current.call.status, current.call.round):
                 view = current
                 break
-            await signals.wait_for_call(call_id, DB_POLL_SECONDS, since=marker)
+            await signals.wait_for_call(call_id, poll, since=marker)
             view = _left_ended(signals, marker, viewer)
     if marker is not None:
         signals.drop_call_marker(call_id, marker)

@@ -1,12 +1,14 @@
-"""In-process wake-ups: the dispatcher learns of new work and long-polls learn of changed calls at once.
+"""Wake-ups: the dispatcher learns of new work, and long-polls and live inboxes of changed calls, at once.
 
-Other processes are covered by polling; these events only make the common single-process case instant.
+Within a process these are events. On PostgreSQL, `console/dispatch/wakeups.py` carries each wake-up to
+the console's other processes too (`relay`) and hands theirs to `heard`; polling stays as the safety net
+(and is all that crosses processes on SQLite).
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,6 +16,11 @@ from typing import Any, TypeVar
 import anyio
 
 from console.mcp.endpoint import LOG_LEVELS, LogSink, Progress
+
+# The messages a wake-up is relayed as: new work, any change, or a change of one call (followed by its id).
+WORK = "w"
+ANY = "a"
+CALL = "c:"
 
 
 @dataclass(frozen=True)
@@ -34,14 +41,43 @@ class Signals:
         self._left: weakref.WeakKeyDictionary[anyio.Event, Any] = weakref.WeakKeyDictionary()
         self._progress: dict[str, list[Progress]] = {}
         self._logs: dict[str, list[LogFollower]] = {}
+        # Where each wake-up is also told, for the other processes (None: this process is alone).
+        self.relay: Callable[[str], None] | None = None
 
     def work_available(self) -> None:
-        self._work.set()
-        self._work = anyio.Event()
-        self.something_changed()
+        self._wake_work()
+        self._tell(WORK)
 
     def something_changed(self) -> None:
-        """Wake everyone watching for any change (live inbox streams)."""
+        """Wake everyone watching for any change (live inbox streams, the notifier)."""
+        self._wake_any()
+        self._tell(ANY)
+
+    @property
+    def crosses_processes(self) -> bool:
+        """Whether changes made in the other processes wake the waiters here too (then polling for them
+        is only the safety net for a dropped connection)."""
+        return self.relay is not None
+
+    def heard(self, message: str) -> None:
+        """A wake-up from another process (a message `relay` was given there): wake the waiters here."""
+        if message == WORK:
+            self._wake_work()
+        elif message == ANY:
+            self._wake_any()
+        elif message.startswith(CALL):
+            self._wake_call(message.removeprefix(CALL), None)
+
+    def _tell(self, message: str) -> None:
+        if self.relay is not None:
+            self.relay(message)
+
+    def _wake_work(self) -> None:
+        self._work.set()
+        self._work = anyio.Event()
+        self._wake_any()
+
+    def _wake_any(self) -> None:
         self._any.set()
         self._any = anyio.Event()
 
@@ -62,8 +98,12 @@ class Signals:
 
     def call_changed(self, call_id: str, *, ended: Any = None) -> None:
         """Wake whoever waits on the call; `ended`: the call as it ended, for them to take instead of
-        reading it again (`left_by`)."""
-        self.something_changed()
+        reading it again (`left_by`); it stays in this process."""
+        self._wake_call(call_id, ended)
+        self._tell(CALL + call_id)
+
+    def _wake_call(self, call_id: str, ended: Any) -> None:
+        self._wake_any()
         event = self._calls.pop(call_id, None)
         if event is not None:
             if ended is not None:
@@ -85,7 +125,7 @@ class Signals:
         self.drop_call_marker(call_id, event)
 
     def drop_call_marker(self, call_id: str, marker: anyio.Event) -> None:
-        """Forget a marker nobody waits on (changes made by another process never reach this map)."""
+        """Forget a marker nobody waits on (a change polled from the database never sets it)."""
         if not marker.is_set() and self._calls.get(call_id) is marker:
             del self._calls[call_id]
 

@@ -12,7 +12,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from console.metrics import REGISTRY, Readings
+from console.metrics import Readings, kept_here
 from console.migrate import head_revision
 from console.reports.operations import read_into
 
@@ -56,4 +56,4 @@ async def metrics(request: Request) -> Response:
         await read_into(readings, session)
     scraped = CollectorRegistry()
     scraped.register(readings)
-    return Response(generate_latest(REGISTRY) + generate_latest(scraped), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(kept_here()) + generate_latest(scraped), media_type=CONTENT_TYPE_LATEST)

@@ -4,9 +4,7 @@ transaction that records it, so a console that dies after taking it is a dispatc
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -16,9 +14,9 @@ from sqlalchemy import select
 
 from console.calls.models import Call
 from console.notify.models import Notice
-from tests.harness import SECRET_KEY, running_console, stdio_mrtr
+from tests.harness import running_console, stdio_mrtr
 from tests.policies.setup import set_policy
-from tests.processes import console_process, read_log
+from tests.processes import console_process, read_log, worker_process
 
 pytestmark = pytest.mark.anyio
 
@@ -27,21 +25,16 @@ PROCESS_TIMEOUT = 30
 
 
 def _worker(database_url: str, log: Path, *, fault: str = "", **settings: str) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "CONSOLE_DATABASE_URL": database_url,
-        "CONSOLE_ENV": "test",
-        "CONSOLE_TEST_FAULT": fault,
-        "CONSOLE_LEASE_SECONDS": "1",
-        "CONSOLE_REQUEST_TIMEOUT_SECONDS": "2",
-        "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
-        "CONSOLE_SECRET_KEY": SECRET_KEY,  # opens the values `running_console` sealed
+    return worker_process(
+        database_url,
+        log.parent / f"worker-{fault or 'ok'}.txt",
+        CONSOLE_ENV="test",
+        CONSOLE_TEST_FAULT=fault,
+        CONSOLE_LEASE_SECONDS="1",
+        CONSOLE_REQUEST_TIMEOUT_SECONDS="2",
+        CONSOLE_DISPATCH_POLL_SECONDS="0.1",
         **settings,
-    }
-    with (log.parent / f"worker-{fault or 'ok'}.txt").open("wb") as output:
-        return subprocess.Popen(
-            [sys.executable, "-m", "console.cli", "worker"], env=env, stdout=output, stderr=output
-        )
+    )
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
