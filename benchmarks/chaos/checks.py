@@ -13,7 +13,8 @@ Definitions (what the report counts):
 - kill-to-take-over: for each dispatch job the killed process held (claimed or being sent, read once its
   database connections are gone), from the SIGKILL to the audit event another process wrote when it took
   the job over: `request_sent` (a claimed job sent by its new claimer) or `call_interrupted` (a job whose
-  send had started: its outcome is unknown), as timestamped in the database.
+  send had started: its outcome is unknown), as timestamped in the database; and from the end of the
+  lease the dead process had renewed it to, to the same event (what the other processes took).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class HeldJob:
     job_id: str
     call_id: str
     status: str  # claimed or sending
+    lease_until: datetime | None  # what its dead claimer had renewed its lease to
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Report:
     hung_agents: list[str] = field(default_factory=list)
     odd_calls: list[str] = field(default_factory=list)  # not ended as they must be, or not as their agent saw
     takeovers: list[float] = field(default_factory=list)  # seconds, one per job held by a killed process
+    after_lease: list[float] = field(default_factory=list)  # of each take-over, the seconds after the lease
     not_taken_over: list[str] = field(default_factory=list)
     audit_ok: bool = False
     audit_lines: list[str] = field(default_factory=list)
@@ -107,7 +110,7 @@ async def held_jobs(
             await anyio.sleep(0.05)
     async with factory() as session:
         rows = await session.execute(
-            select(DispatchJob.id, DispatchJob.call_id, DispatchJob.status).where(
+            select(DispatchJob.id, DispatchJob.call_id, DispatchJob.status, DispatchJob.lease_until).where(
                 DispatchJob.claimed_by.like(f"{pid}-%"), DispatchJob.status.in_(("claimed", "sending"))
             )
         )
@@ -250,3 +253,5 @@ async def _take_overs(report: Report, session: AsyncSession) -> None:
                 report.not_taken_over.append(f"{kill.role} pid {kill.pid}: job {job.job_id} ({job.status})")
             else:
                 report.takeovers.append((taken - since).total_seconds())
+                if job.lease_until is not None:
+                    report.after_lease.append((taken - job.lease_until).total_seconds())

@@ -10,7 +10,11 @@ from benchmarks.stats import table
 
 
 def _longest(report: Report) -> str:
-    return f"{max(report.takeovers):.1f} s" if report.takeovers else "n/a (no job held)"
+    return _seconds(report.takeovers)
+
+
+def _seconds(values: list[float]) -> str:
+    return f"{max(values):.1f} s" if values else "n/a (no job held)"
 
 
 def render(report: Report, plan: Plan, title: str) -> str:
@@ -48,6 +52,7 @@ def render(report: Report, plan: Plan, title: str) -> str:
         ("jobs the killed processes held (claimed or being sent)", sum(len(k.held) for k in report.kills)),
         ("  never taken over", len(report.not_taken_over)),
         (f"longest kill-to-take-over (lease {plan.lease_seconds} s)", _longest(report)),
+        ("  longest from the end of the dead process's lease", _seconds(report.after_lease)),
         ("console audit verify", "passed" if report.audit_ok else "FAILED"),
     ]
     text = table(title, ["what", "count"], rows)

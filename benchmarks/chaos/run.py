@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from benchmarks import procs
 from benchmarks.chaos.api import Api
 from benchmarks.chaos.checks import Kill, Report, check, held_jobs, read_requests
-from benchmarks.chaos.cluster import Cluster
+from benchmarks.chaos.cluster import Cluster, Member
 from benchmarks.chaos.load import Load, Team, agent, approver
 from benchmarks.chaos.plan import Plan
 from benchmarks.chaos.proxy import RoundRobinProxy
@@ -75,19 +75,37 @@ async def _kill_every(
     factory: async_sessionmaker[AsyncSession],
     kills: list[Kill],
 ) -> None:
-    """SIGKILL a console process chosen at random every `plan.kill_every` seconds, and start it again."""
-    next_kill = time.monotonic() + plan.kill_every
-    while next_kill < until:
-        await anyio.sleep(max(0.0, next_kill - time.monotonic()))
-        with anyio.CancelScope(shield=True):  # never leave a process unaccounted for
-            victim = rng.choice(cluster.members)
-            killed = await cluster.kill(victim)
-            held = await held_jobs(factory, killed.pid, killed.connection_name)
-            kills.append(Kill(killed.role, killed.pid, killed.at, held))
-            fresh = await cluster.restart(victim)
-            if fresh.address is not None:
-                proxy.replace(victim.address, fresh.address)
-        next_kill += plan.kill_every
+    """SIGKILL a console process chosen at random every `plan.kill_every` seconds and start it again,
+    on time whatever the restarts take (a process that is starting again is not chosen)."""
+    restarting: set[str] = set()
+    async with anyio.create_task_group() as tg:
+        next_kill = time.monotonic() + plan.kill_every
+        while next_kill < until:
+            await anyio.sleep(max(0.0, next_kill - time.monotonic()))
+            ready = [member for member in cluster.members if member.role not in restarting]
+            if ready:
+                victim = rng.choice(ready)
+                restarting.add(victim.role)
+                tg.start_soon(_kill_and_restart, cluster, proxy, factory, victim, kills, restarting)
+            next_kill += plan.kill_every
+
+
+async def _kill_and_restart(
+    cluster: Cluster,
+    proxy: RoundRobinProxy,
+    factory: async_sessionmaker[AsyncSession],
+    victim: Member,
+    kills: list[Kill],
+    restarting: set[str],
+) -> None:
+    with anyio.CancelScope(shield=True):  # never leave a process unaccounted for
+        killed = await cluster.kill(victim)
+        held = await held_jobs(factory, killed.pid, killed.connection_name)
+        kills.append(Kill(killed.role, killed.pid, killed.at, held))
+        fresh = await cluster.restart(victim)
+        if fresh.address is not None:
+            proxy.replace(victim.address, fresh.address)
+        restarting.discard(victim.role)
 
 
 async def _load(
