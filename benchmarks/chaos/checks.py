@@ -56,6 +56,21 @@ class Kill:
     pid: int
     at: float  # wall clock of the SIGKILL
     held: tuple[HeldJob, ...]
+    ready_at: float  # wall clock when the process started again was ready (listening, or working)
+
+
+def longest_outage(kills: Sequence[Kill], processes: int) -> float:
+    """The longest stretch in which every one of the `processes` console processes was down (killed, and
+    not ready again yet): no dispatcher could take anything over then."""
+    events = sorted([(k.at, 1) for k in kills] + [(k.ready_at, -1) for k in kills])
+    down, since, longest = 0, 0.0, 0.0
+    for moment, step in events:
+        down += step
+        if step == 1 and down == processes:
+            since = moment
+        elif step == -1 and down == processes - 1:
+            longest = max(longest, moment - since)
+    return longest
 
 
 @dataclass

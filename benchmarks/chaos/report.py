@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.chaos.checks import Report
+from benchmarks.chaos.checks import Report, longest_outage
 from benchmarks.chaos.plan import Plan
 from benchmarks.stats import table
 
@@ -14,11 +14,13 @@ def _longest(report: Report) -> str:
 
 
 def _seconds(values: list[float]) -> str:
-    return f"{max(values):.1f} s" if values else "n/a (no job held)"
+    return f"{max(values):.1f} s" if values else "n/a"
 
 
 def render(report: Report, plan: Plan, title: str) -> str:
     load = report.load
+    restarts = [k.ready_at - k.at for k in report.kills]
+    outage = longest_outage(report.kills, plan.serves + 1)
     rows: list[tuple[str, object]] = [
         ("agent requests (each with its own Idempotency-Key)", len(load.requests)),
         ("calls recorded", report.calls),
@@ -48,7 +50,9 @@ def render(report: Report, plan: Plan, title: str) -> str:
         ("lost responses retried with the same key", load.tally.lost_responses),
         ("5xx answers retried", load.tally.server_errors),
         ("kills (SIGKILL, then started again)", len(report.kills)),
-        ("  of", ", ".join(k.role for k in report.kills) or "-"),
+        ("  of", ", ".join(k.role for k in sorted(report.kills, key=lambda k: k.at)) or "-"),
+        ("  longest from a SIGKILL to the process ready again", _seconds(restarts)),
+        ("  longest while every console process was down", f"{outage:.1f} s"),
         ("jobs the killed processes held (claimed or being sent)", sum(len(k.held) for k in report.kills)),
         ("  never taken over", len(report.not_taken_over)),
         (f"longest kill-to-take-over (lease {plan.lease_seconds} s)", _longest(report)),
@@ -75,6 +79,7 @@ def summary(reports: Sequence[Report], plan: Plan) -> str:
         "hung agents",
         "kills",
         "longest kill-to-take-over",
+        "longest with every process down",
         "audit verify",
     ]
     rows = [
@@ -91,6 +96,7 @@ def summary(reports: Sequence[Report], plan: Plan) -> str:
             len(r.hung_agents),
             len(r.kills),
             _longest(r),
+            f"{longest_outage(r.kills, plan.serves + 1):.1f} s",
             "passed" if r.audit_ok else "FAILED",
         ]
         for n, r in enumerate(reports, 1)

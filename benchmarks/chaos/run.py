@@ -101,8 +101,8 @@ async def _kill_and_restart(
     with anyio.CancelScope(shield=True):  # never leave a process unaccounted for
         killed = await cluster.kill(victim)
         held = await held_jobs(factory, killed.pid, killed.connection_name)
-        kills.append(Kill(killed.role, killed.pid, killed.at, held))
         fresh = await cluster.restart(victim)
+        kills.append(Kill(killed.role, killed.pid, killed.at, held, time.time()))
         if fresh.address is not None:
             proxy.replace(victim.address, fresh.address)
         restarting.discard(victim.role)
