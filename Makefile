@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= $(VENV)/bin/python
 SETUP := $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed)
 
-.PHONY: test lint types pytest demo bench
+.PHONY: test lint types pytest demo bench chaos
 
 # import-linter's command, run with $(PYTHON) like every other tool (its package has no __main__); the
 # contracts (the layers of ARCHITECTURE.md) are in pyproject.toml.
@@ -40,3 +40,10 @@ demo: $(SETUP)
 # Benchmarks B1-B5 (see benchmarks/README.md): prints tables, writes benchmarks/results/latest.json.
 bench: $(SETUP)
 	$(PYTHON) -m benchmarks
+
+# The chaos test (benchmarks/chaos): 3 serve + 1 worker on a throwaway PostgreSQL database, 32 agents and 8
+# approvers for 60 s while a console process is killed every 10 s; RUNS runs, a report table each.
+RUNS ?= 3
+
+chaos: $(SETUP)
+	$(PYTHON) -m benchmarks.chaos --runs $(RUNS)

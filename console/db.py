@@ -99,6 +99,9 @@ def private_sqlite_file(url: str) -> None:
             create_private(path)
 
 
+CLIENT_CHECK_MS = 1000
+
+
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """An async engine; SQLite is called on the event loop's thread (console/inline_sqlite.py) and gets
     WAL and write-locking transactions."""
@@ -115,7 +118,17 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
         )
         _serialise_sqlite_writers(engine.sync_engine)
         return engine
-    return create_async_engine(url, pool_pre_ping=True, **kwargs)
+    return create_async_engine(url, pool_pre_ping=True, connect_args=_postgres_options(url), **kwargs)
+
+
+def _postgres_options(url: str) -> dict[str, str]:
+    # A process that dies while one of its transactions waits for a lock would keep what that transaction
+    # locked (its dispatch jobs, say) until the wait ends, however long: PostgreSQL notices a vanished
+    # client only when it next reads from it, or, with this check (PostgreSQL 14 and newer), within
+    # CLIENT_CHECK_MS. So a dead process's work is taken over within its lease.
+    given = make_url(url).query.get("options", "")
+    check = f"-c client_connection_check_interval={CLIENT_CHECK_MS}"
+    return {"options": f"{given if isinstance(given, str) else ' '.join(given)} {check}".strip()}
 
 
 def _serialise_sqlite_writers(engine: Engine) -> None:

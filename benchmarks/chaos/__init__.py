@@ -1,0 +1,1 @@
+"""The chaos test: console processes killed under load, and what must hold afterwards (`make chaos`)."""
