@@ -94,15 +94,16 @@ class Agent:
 
 @asynccontextmanager
 async def console_with_agent(
-    kind: str, work: Path, postgres_url: str, server_url: str, *, channels: bool = False
+    kind: str, work: Path, postgres_url: str, server_url: str, *, channels: bool = False, workers: int = 1
 ) -> AsyncIterator[tuple[Agent, procs.Proc]]:
-    """A fresh database of `kind` with `server_url` registered as `bench`, `console serve` on it, and
-    the agent's API client; with `channels`, the team notifies three channels, one of them down."""
+    """A fresh database of `kind` with `server_url` registered as `bench`, `console serve` on it (from
+    `workers` processes), and the agent's API client; with `channels`, the team notifies three channels,
+    one of them down."""
     async with database(kind, work, postgres_url) as url, AsyncExitStack() as stack:
         token = await seed(url, {"bench": server_url})
         if channels:
             await stack.enter_async_context(three_channels(url, work, procs.SECRET_KEY))
-        with procs.console(url, work) as console:
+        with procs.console(url, work, workers=workers) as console:
             agent = Agent(console.url, token)
             try:
                 yield agent, console

@@ -48,24 +48,34 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
     }
 
 
-async def _one_database(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> list[dict[str, Any]]:
+async def _one_database(
+    kind: str, work: Path, sizes: Sizes, postgres_url: str, workers: int, agents: tuple[int, ...]
+) -> list[dict[str, Any]]:
     with procs.mcp_server(work) as server:
-        async with console_with_agent(kind, work, postgres_url, server.url) as (agent, _):
-            return [await _measure(agent, n, sizes.b4_seconds) for n in sizes.b4_agents]
+        async with console_with_agent(kind, work, postgres_url, server.url, workers=workers) as (agent, _):
+            return [{**await _measure(agent, n, sizes.b4_seconds), "processes": workers} for n in agents]
 
 
 async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
-    return {kind: await _one_database(kind, work, sizes, postgres_url) for kind in kinds}
+    result = {
+        kind: await _one_database(kind, work, sizes, postgres_url, 1, sizes.b4_agents) for kind in kinds
+    }
+    if "postgres" in kinds:  # more console processes on the one database, with the most agents
+        for workers in sizes.b4_processes[1:]:
+            result["postgres"] += await _one_database(
+                "postgres", work, sizes, postgres_url, workers, sizes.b4_agents[-1:]
+            )
+    return result
 
 
 def render(result: dict[str, Any]) -> str:
     rows = [
-        [kind, m["agents"], m["round_trips"], f"{m['per_second']:.1f}", m["errors"]]
+        [kind, m.get("processes", 1), m["agents"], m["round_trips"], f"{m['per_second']:.1f}", m["errors"]]
         for kind, measured in result.items()
         for m in measured
     ]
     return table(
-        "B4 throughput: complete round trips per second (one console process)",
-        ["database", "agents", "round trips", "per second", "errors"],
+        "B4 throughput: complete round trips per second (console serve --workers N on one machine)",
+        ["database", "processes", "agents", "round trips", "per second", "errors"],
         rows,
     )

@@ -16,6 +16,7 @@ class Sizes:
     b3_requests: int = 40  # per page kind
     b4_seconds: float = 5.0
     b4_agents: tuple[int, ...] = (1, 8, 32)
+    b4_processes: tuple[int, ...] = (1, 2, 4)
     b5_calls: int = 1_000
 
 
@@ -29,5 +30,6 @@ QUICK = Sizes(
     b3_requests=2,
     b4_seconds=0.5,
     b4_agents=(1, 2),
+    b4_processes=(1, 2),
     b5_calls=5,
 )
