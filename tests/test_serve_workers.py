@@ -9,22 +9,26 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+import anyio
 import httpx
 import psutil
 import pytest
 
-from tests.harness import SECRET_KEY
+from tests.harness import SECRET_KEY, TEAM, seed, stdio_mrtr
 from tests.processes import read_lines
 
 pytestmark = pytest.mark.postgres
 
 BOUND = 60.0
+CALLS = 8
+METRICS_TOKEN = "metrics-token-for-the-test"  # noqa: S105  # a test value
 
 
 @contextmanager
-def serving(database_url: str, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    env = {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_SECRET_KEY": SECRET_KEY}
+def serving(database_url: str, *args: str, **settings: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    env = {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_SECRET_KEY": SECRET_KEY, **settings}
     process = subprocess.Popen(
         [sys.executable, "-m", "console.cli", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
@@ -82,3 +86,27 @@ def test_the_serving_processes_end_when_their_supervisor_is_killed(postgres_url:
         assert psutil.wait_procs(children, timeout=BOUND)[1] == []
         with pytest.raises(httpx.TransportError):
             httpx.get(f"{url}/readyz", timeout=BOUND)
+
+
+def test_metrics_count_what_every_serving_process_did(postgres_url: str, tmp_path: Path) -> None:
+    tokens = anyio.run(seed, postgres_url, {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")})
+    agent = {"Authorization": f"Bearer {tokens['dev']}"}
+    scraper = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+    with serving(postgres_url, "--workers", "2", CONSOLE_METRICS_TOKEN=METRICS_TOKEN) as (_, url):
+        for n in range(CALLS):  # each on a new connection, to whichever process accepts it
+            run = httpx.post(f"{url}/api/v1/runs", json={"team": TEAM, "title": "m"}, headers=agent)
+            call = httpx.post(
+                f"{url}/api/v1/runs/{run.json()['id']}/calls",
+                params={"wait": BOUND / 2},
+                json={
+                    "server": "mrtr",
+                    "method": "tools/call",
+                    "params": {"name": "complete_now", "arguments": {"x": str(n)}},
+                },
+                headers=agent,
+                timeout=BOUND,
+            )
+            assert call.json()["status"] == "completed", call.text
+        for _ in range(4):  # whichever process answers the scrape
+            scraped = httpx.get(f"{url}/metrics", headers=scraper, timeout=BOUND).text
+            assert f'console_call_duration_seconds_count{{status="completed"}} {float(CALLS)}' in scraped
