@@ -14,6 +14,7 @@ from console.calls.objects import CallOut
 from console.dispatch import follow
 from console.elicitations import decisions
 from console.elicitations import service as questions
+from console.errors import Conflict
 from console.identity.idempotency import HEADER, Keyed, created_before, keyed
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
@@ -64,7 +65,9 @@ async def _once(
         return earlier, False
     try:
         return await create(), True
-    except IntegrityError:  # the same key in a request at the same time, which got there first
+    # The same key in a request at the same time, which got there first: its key collides, or (an answer)
+    # it decided the question this one then found decided.
+    except (IntegrityError, Conflict):
         await session.rollback()
         if key is None or (earlier := await created_before(session, key, kind)) is None:
             raise

@@ -98,6 +98,28 @@ async def test_two_requests_with_one_key_at_once_make_one_call(database_url: str
         assert tool_calls(log) == 1
 
 
+async def test_two_answers_with_one_key_at_once_both_get_the_answer(
+    database_url: str, tmp_path: Path
+) -> None:
+    async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}) as console:
+        call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        url = f"/api/v1/elicitations/{call['pending'][0]['id']}/answer"
+        answer = {"action": "accept", "content": {"name": "ada"}}
+        answers: list[httpx.Response] = []
+
+        async def send() -> None:
+            answers.append(
+                await console.client.post(url, json=answer, headers=keyed(console, "a", who="lead"))
+            )
+
+        async with anyio.create_task_group() as both:
+            both.start_soon(send)
+            both.start_soon(send)
+        assert sorted(a.status_code for a in answers) == [200, 200], [a.text for a in answers]
+        assert {a.json()["status"] for a in answers} == {"accepted"}
+        assert len(await console.audit_payloads("question_answered")) == 1
+
+
 async def test_runs_and_answers_take_keys_too_and_keys_lapse_after_a_day(
     database_url: str, tmp_path: Path
 ) -> None:
