@@ -47,7 +47,7 @@ async def run_all(
     for name in which:
         start = time.perf_counter()
         if name == "B1":
-            results[name] = await b1_overhead.run(work, sizes, postgres_url)
+            results[name] = await b1_overhead.run(work, sizes, postgres_url, kinds)
             text = b1_overhead.render(results[name])
         elif name == "B2":
             results[name] = await b2_latency.run(work, sizes, postgres_url, kinds)

@@ -1,11 +1,14 @@
-"""B1 call overhead: a tool call that completes at once, through the console's API versus the SDK directly."""
+"""B1 call overhead: a tool call that completes at once, through the console's API versus the SDK directly,
+and versus the floor: an API that does only what recording each call durably cannot avoid
+(benchmarks/floor_api.py)."""
 
 from __future__ import annotations
 
 import importlib
+import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,13 @@ PHASES = (
     ("dispatcher: record the reply", "console.dispatch.worker", "Dispatcher._record"),
     ("read the call back (view_call)", "console.web.api", "calls.view_call"),
 )
+LEGS = {
+    "direct": "direct (mcp SDK Client)",
+    "floor": "floor: token, two durable rows (benchmarks/floor_api.py)",
+    "console": "through the console API",
+}
+TARGET_OVER_DIRECT = 3.0
+TARGET_OVER_FLOOR = 1.5
 TRANSACTIONS = "database transactions per call"
 STATEMENTS = "SQL statements per call (besides BEGIN and COMMIT)"
 COUNTS = (TRANSACTIONS, STATEMENTS)
@@ -50,8 +60,9 @@ async def direct_calls(url: str, sizes: Sizes) -> list[float]:
     return samples
 
 
-async def _console(agent: Agent, sizes: Sizes) -> list[float]:
-    run_id = await agent.new_run("b1")
+async def _through_api(agent: Agent, run_id: str, sizes: Sizes) -> list[float]:
+    """`echo` with the agent's HTTP client through an API that speaks the console's (the console or the
+    floor)."""
     for i in range(sizes.warmup):
         await agent.call(run_id, "bench", "echo", {"x": f"w{i}"})
     samples: list[float] = []
@@ -60,28 +71,61 @@ async def _console(agent: Agent, sizes: Sizes) -> list[float]:
         done = await agent.call(run_id, "bench", "echo", {"x": str(i)})
         samples.append(time.perf_counter() - start)
         if done["status"] != "completed":
-            raise RuntimeError(f"echo through the console ended {done['status']}")
+            raise RuntimeError(f"echo through {agent.http.base_url} ended {done['status']}")
     return samples
 
 
-async def run(work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
-    """Side by side, alternating repetitions, against one MCP server process."""
+async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
+    """Per database kind, the three legs side by side in alternating repetitions, against one MCP server
+    process; then where the console's time goes (SQLite, in-process)."""
     with procs.mcp_server(work) as server:
-        direct: list[float] = []
-        through: list[float] = []
-        async with console_with_agent("sqlite", work, postgres_url, server.url) as (agent, _):
-            for _ in range(sizes.repetitions):
-                direct.extend(await direct_calls(server.url, sizes))
-                through.extend(await _console(agent, sizes))
+        databases = {kind: await _side_by_side(kind, work, sizes, postgres_url, server.url) for kind in kinds}
         profile = await _profile(work, server.url, sizes, postgres_url)
-    ratio = median(through) / median(direct)
+    first = databases[kinds[0]]
     return {
-        "direct_median_s": median(direct),
-        "console_median_s": median(through),
-        "ratio": ratio,
-        "samples": len(direct),
+        "ratio": first["ratio"],
+        "over_floor": first["over_floor"],
+        "databases": databases,
         "profile": profile,
     }
+
+
+async def _side_by_side(
+    kind: str, work: Path, sizes: Sizes, postgres_url: str, server_url: str
+) -> dict[str, Any]:
+    floor_token = secrets.token_urlsafe(32)
+    legs: dict[str, list[float]] = {leg: [] for leg in LEGS}
+    async with (
+        _floor_database(kind, work, postgres_url) as floor_url,
+        console_with_agent(kind, work, postgres_url, server_url) as (agent, _),
+    ):
+        with procs.floor_api(work, server_url, floor_url, floor_token) as floor:
+            floor_agent = Agent(floor.url, floor_token)
+            try:
+                run_id = await agent.new_run("b1")
+                for _ in range(sizes.repetitions):
+                    legs["direct"].extend(await direct_calls(server_url, sizes))
+                    legs["floor"].extend(await _through_api(floor_agent, "floor", sizes))
+                    legs["console"].extend(await _through_api(agent, run_id, sizes))
+            finally:
+                await floor_agent.aclose()
+    medians = {leg: median(samples) for leg, samples in legs.items()}
+    return {
+        **{f"{leg}_median_s": seconds for leg, seconds in medians.items()},
+        "ratio": medians["console"] / medians["direct"],
+        "over_floor": medians["console"] / medians["floor"],
+        "samples": len(legs["direct"]),
+    }
+
+
+@asynccontextmanager
+async def _floor_database(kind: str, work: Path, postgres_url: str) -> AsyncIterator[str]:
+    """A database of `kind` for the floor's own tables: a SQLite file, or a throwaway PostgreSQL database."""
+    if kind == "sqlite":
+        yield f"sqlite+aiosqlite:///{work / f'floor-api-{secrets.token_hex(4)}.db'}"
+        return
+    async with database(kind, work, postgres_url) as url:
+        yield url
 
 
 async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str) -> dict[str, float]:
@@ -168,13 +212,26 @@ def _timing(
 
 
 def render(result: dict[str, Any]) -> str:
-    rows = [
-        ["direct (mcp SDK Client)", ms(result["direct_median_s"]), "1.00"],
-        ["through the console API", ms(result["console_median_s"]), f"{result['ratio']:.2f}"],
-    ]
+    rows = []
+    for kind, found in result["databases"].items():
+        for leg, label in LEGS.items():
+            seconds = found[f"{leg}_median_s"]
+            rows.append(
+                [
+                    kind,
+                    label,
+                    ms(seconds),
+                    f"{seconds / found['direct_median_s']:.2f}",
+                    _over_floor(found, leg),
+                ]
+            )
+        met = found["ratio"] <= TARGET_OVER_DIRECT and found["over_floor"] <= TARGET_OVER_FLOOR
+        target = f"target: console <= {TARGET_OVER_DIRECT:g}x direct and <= {TARGET_OVER_FLOOR:g}x floor"
+        rows.append([kind, target, "met" if met else "missed", "", ""])
+    samples = next(iter(result["databases"].values()))["samples"]
     head = table(
-        f"B1 call overhead: a call with no questions (median of {result['samples']} each, ms)",
-        ["path", "median ms", "ratio"],
+        f"B1 call overhead: a call with no questions (median of {samples} each, ms)",
+        ["database", "path", "median ms", "x direct", "x floor"],
         rows,
     )
     areas = table(
@@ -189,3 +246,7 @@ def render(result: dict[str, Any]) -> str:
         [[what, f"{result['profile'][what]:.1f}"] for what in COUNTS],
     )
     return f"{head}\n\n{areas}\n\n{counts}"
+
+
+def _over_floor(found: dict[str, Any], leg: str) -> str:
+    return "" if leg == "direct" else f"{found[f'{leg}_median_s'] / found['floor_median_s']:.2f}"

@@ -45,7 +45,7 @@ CALL_STARTED = insert(CALLS)
 CALL_ENDED = update(CALLS).where(CALLS.c.id == bindparam("call_id"))
 
 
-def _digest(token: str) -> str:
+def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -67,7 +67,7 @@ class BearerChecked:
         header = dict(scope["headers"]).get(b"authorization", b"").decode()
         token = header.removeprefix("Bearer ")
         async with self._engine.begin() as connection:
-            found = await connection.execute(TOKEN_KNOWN, {"hash": _digest(token)})
+            found = await connection.execute(TOKEN_KNOWN, {"hash": digest(token)})
             return found.first() is not None
 
 
@@ -103,7 +103,7 @@ async def serve(upstream_url: str, database_file: str | None) -> None:
     if engine is not None:
         async with engine.begin() as connection:
             await connection.run_sync(METADATA.create_all)
-            await connection.execute(insert(TOKENS), {"hash": _digest(os.environ["FLOOR_TOKEN"])})
+            await connection.execute(insert(TOKENS), {"hash": digest(os.environ["FLOOR_TOKEN"])})
     async with ConnectionPool(request_timeout=60) as pool:
         server = build_server(engine, pool, Endpoint.http(upstream_url))
         app: ASGIApp = server.streamable_http_app(host="127.0.0.1")

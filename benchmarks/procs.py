@@ -102,6 +102,15 @@ def floor(work: Path, upstream_url: str, token: str | None = None) -> Iterator[P
 
 
 @contextmanager
+def floor_api(work: Path, upstream_url: str, database_url: str, token: str) -> Iterator[Proc]:
+    """B1's floor (benchmarks/floor_api.py) in front of `upstream_url`, recording on `database_url`;
+    its URL is the API's base, as the console's."""
+    argv = [sys.executable, "-m", "benchmarks.floor_api", upstream_url, database_url]
+    with started(argv, work / "floor-api.log", {"FLOOR_TOKEN": token}) as proc:
+        yield proc
+
+
+@contextmanager
 def console(database_url: str, work: Path, *, workers: int = 1, **env: str) -> Iterator[Proc]:
     """`console serve` on a free port from `workers` processes, each with its in-process dispatcher."""
     settings = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +20,14 @@ _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r
 
 class NotCanonicalizable(ValueError):
     """The value has no JSON form (NaN, infinity, a non-string key, an unknown type)."""
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """A value given as the text `canonical` wrote for it, which is written as it is instead of walked
+    again (canonical text parsed and written again is the same text)."""
+
+    text: str
 
 
 def canonical(value: Any) -> str:
@@ -72,6 +81,8 @@ def _write(value: Any, parts: list[str]) -> None:
             parts.append(":")
             _write(value[key], parts)
         parts.append("}")
+    elif isinstance(value, Verbatim):
+        parts.append(value.text)
     else:
         raise NotCanonicalizable(f"{type(value).__name__} is not a JSON type")
 

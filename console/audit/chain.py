@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from console.audit.records import chain_hash, checkpoint_message, event_content, timestamp
 from console.audit.signing import Signer, signer_from
+from console.canonical import Verbatim
 from console.config import Settings
 from console.db import utcnow
 
@@ -75,8 +76,9 @@ def _chain_pending(session: Session) -> None:
     if not waiting:
         return
     session.flush()  # the change the events describe first, so their context can be looked up
-    # Plain statements, not the ORM's unit of work: this runs in every write transaction.
-    head = Head(*session.execute(_HEAD_FOR_UPDATE).one())
+    # Plain statements on the transaction's connection, not the ORM: this runs in every write transaction.
+    connection = session.connection()
+    head = Head(*connection.execute(_HEAD_FOR_UPDATE).one())
     rows: list[dict[str, Any]] = []
     contexts: dict[tuple[str, str], EventContext | None] = {}
     for audit_event in waiting:
@@ -86,15 +88,17 @@ def _chain_pending(session: Session) -> None:
         audit_event.seq = head.seq
         audit_event.at = utcnow()
         audit_event.prev_hash = head.hash
-        audit_event.hash = chain_hash(head.hash, event_content(audit_event))
+        content = event_content(audit_event)
+        content["payload"] = Verbatim(audit_event.payload_json)  # record_event wrote it canonical
+        audit_event.hash = chain_hash(head.hash, content)
         head.hash = audit_event.hash
         rows.append({column: getattr(audit_event, column) for column in EVENT_COLUMNS})
-    session.execute(_INSERT_EVENTS, rows)
+    connection.execute(_INSERT_EVENTS, rows)
     moved: dict[str, Any] = {"seq": head.seq, "hash": head.hash}
     signer: Signer | None = session.info.get(SIGNER)
     if signer is not None and _checkpoint_due(head, signer):
         moved.update(_checkpoint(session, head, signer))
-    session.execute(_MOVE_HEAD, moved)
+    connection.execute(_MOVE_HEAD, moved)
 
 
 @dataclass

@@ -7,11 +7,23 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    bindparam,
+    false,
+    select,
+)
 from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm.util import identity_key
 
 from console.audit.chain import EventContext, finds_context
-from console.db import Base, UtcDateTime, new_id, utcnow
+from console.db import Base, M, UtcDateTime, new_id, utcnow
 from console.mcp.models import McpServer
 
 METHODS = ("tools/call", "prompts/get", "resources/read")
@@ -237,16 +249,32 @@ class DispatchJob(Base):
 
 @finds_context("call")
 def _call_context(session: Session, call_id: str) -> EventContext | None:
-    call = session.get(Call, call_id)
-    if call is None:
+    call = _loaded(session, Call, call_id)
+    run = None if call is None else _loaded(session, Run, call.run_id)
+    server = None if call is None else _loaded(session, McpServer, call.server_id)
+    if call is not None and run is not None and server is not None:
+        return EventContext(team_id=run.team_id, server=server.name, tool=call_target(call.params_json))
+    found = session.execute(_CALL_CONTEXT, {"call_id": call_id}).one_or_none()
+    if found is None:
         return None
-    run = session.get(Run, call.run_id)
-    server = session.get(McpServer, call.server_id)
-    return EventContext(
-        team_id=run.team_id if run else None,
-        server=server.name if server else None,
-        tool=call_target(call.params_json),
-    )
+    team_id, server_name, params_json = found
+    return EventContext(team_id=team_id, server=server_name, tool=call_target(params_json))
+
+
+# One query for what the session has not loaded already. Built once: it runs in most write transactions.
+_CALL_CONTEXT = (
+    select(Run.team_id, McpServer.name, Call.params_json)
+    .select_from(Call)
+    .join(Run, Run.id == Call.run_id)
+    .join(McpServer, McpServer.id == Call.server_id)
+    .where(Call.id == bindparam("call_id"))
+)
+
+
+def _loaded(session: Session, model: type[M], key: str) -> M | None:
+    """The row if the session holds it already (no query)."""
+    found = session.identity_map.get(identity_key(model, key))
+    return found if isinstance(found, model) else None
 
 
 @finds_context("run")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event, record_refusal
@@ -27,13 +27,13 @@ from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
 from console.identity.idempotency import Keyed
-from console.identity.models import ApiToken
+from console.identity.models import ApiToken, Team
 from console.identity.viewer import OUTSIDER
 from console.mcp.connection import ListedTool
 from console.mcp.endpoint import Endpoint, McpRequest
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
-from console.mcp.registry import server_by_name
+from console.mcp.registry import enabled_server
 from console.mcp.sealed import Outbound
 from console.notify.channels import MAX_URL as MAX_CALLBACK_URL
 from console.notify.channels import url_problem
@@ -42,6 +42,17 @@ RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 ABANDONABLE = ("awaiting_input", "interrupted")
 TASK_RUNNING = (Call.status == "running") & Call.task_id.is_not(None)  # a task its server works on
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+# The run with its team's server of the name the call gives (None when there is none). The server's team
+# rides along so the server's default roots need no query of their own (console/mcp/admin_roots.py).
+# Built once: it runs for every call.
+_RUN_AND_SERVER = (
+    select(Run, McpServer, Team)
+    .outerjoin(McpServer, (McpServer.team_id == Run.team_id) & (McpServer.name == bindparam("server")))
+    .outerjoin(Team, Team.id == McpServer.team_id)
+    .where(Run.id == bindparam("run_id"))
+)
 
 
 @dataclass(frozen=True)
@@ -177,9 +188,10 @@ async def start_call(
     if len(body_text.encode()) > settings.max_params_bytes:
         raise PayloadTooLarge(f"call body is larger than {settings.max_params_bytes} bytes")
     server_name, method, params_text, params, callback_url = _parse_call_body(body_text)
-    run = await session.get(Run, run_id)
-    if run is None:
+    found = (await session.execute(_RUN_AND_SERVER, {"run_id": run_id, "server": server_name})).one_or_none()
+    if found is None:
         raise NotFound(f"no run {run_id!r}")
+    run, named_server, _server_team = found  # the team stays referenced: the session keeps it meanwhile
     if run.team_id != principal.team_id:
         await _refuse_run(session, principal.viewer, run, "start_call", OUTSIDER)
         raise NotFound(f"no run {run_id!r}")
@@ -197,7 +209,7 @@ async def start_call(
         raise Forbidden(reason)
     if callback_url is not None:
         await _check_callback(session, principal, callback_url, settings)
-    server = await server_by_name(session=session, team_id=run.team_id, name=server_name)
+    server = enabled_server(named_server, server_name)
     try:
         endpoint = await endpoint_for_owner(
             session=session,

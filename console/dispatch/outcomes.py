@@ -116,9 +116,19 @@ async def record_pushed(
 async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> None:
     """The server stopped waiting: what the call's held rounds still ask is closed as interrupted, and the
     audit log says why. The caller commits."""
-    held_rounds = select(CallRound.id).where(
-        CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
+    held_rounds = (
+        (
+            await session.execute(
+                select(CallRound.id).where(
+                    CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
+                )
+            )
+        )
+        .scalars()
+        .all()
     )
+    if not held_rounds:  # most calls: one query
+        return
     closed = await close_pending(session=session, rounds=held_rounds, status="interrupted", now=utcnow())
     await session.execute(update(CallRound).where(CallRound.id.in_(held_rounds)).values(status="superseded"))
     if closed:
@@ -247,9 +257,11 @@ def end_call(
 
 
 async def _set_round_status(session: AsyncSession, round_id: str, status: str) -> None:
-    round_ = (await session.execute(select(CallRound).where(CallRound.id == round_id))).scalar_one()
-    if round_.status != "superseded":
-        round_.status = status
+    await session.execute(
+        update(CallRound)
+        .where(CallRound.id == round_id, CallRound.status != "superseded")
+        .values(status=status)
+    )
 
 
 async def open_round(

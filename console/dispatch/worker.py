@@ -42,9 +42,9 @@ from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import SecretMissing
-from console.identity.models import User
+from console.identity.models import Team, User
 from console.mcp.challenge import AuthorizationRequired
-from console.mcp.endpoint import LOG_LEVELS, Endpoint, McpRequest, Reply, Task
+from console.mcp.endpoint import ELICITATION, LOG_LEVELS, Endpoint, McpRequest, Reply, Task
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
@@ -73,6 +73,19 @@ class Claimed:
     # and no preparing transaction.
     send: tuple[Endpoint, McpRequest, str] | None = None
 
+
+# The rows a send is prepared from. The server's team rides along so its default roots need no query of
+# their own (console/mcp/admin_roots.py), and the call, run and server so the audit events' context needs
+# none either. Built once: it runs for every send.
+_JOB_TO_PREPARE = (
+    select(DispatchJob, Call, McpServer, Run, User.name, Team)
+    .join(Call, Call.id == DispatchJob.call_id)
+    .join(McpServer, McpServer.id == Call.server_id)
+    .join(Run, Run.id == Call.run_id)
+    .join(User, User.id == Run.owner_id)
+    .join(Team, Team.id == McpServer.team_id)
+    .where(DispatchJob.id == bindparam("job_id"))
+)
 
 # The rows a reply is recorded on, locked; the server row rides along so the audit event's context needs no
 # query of its own. Built once: it runs for every send.
@@ -342,37 +355,11 @@ class Dispatcher:
     async def _prepare(
         self, session: AsyncSession, claimed: Claimed
     ) -> tuple[Endpoint, McpRequest, str] | None:
-        job, call, server, run, owner = (
-            await session.execute(
-                select(DispatchJob, Call, McpServer, Run, User.name)
-                .join(Call, Call.id == DispatchJob.call_id)
-                .join(McpServer, McpServer.id == Call.server_id)
-                .join(Run, Run.id == Call.run_id)
-                .join(User, User.id == Run.owner_id)
-                .where(DispatchJob.id == claimed.job_id)
-            )
+        job, call, server, run, owner, _team = (
+            await session.execute(_JOB_TO_PREPARE, {"job_id": claimed.job_id})
         ).one()
-        request = await _request_for(session, job, call)
-        if call.task_id is None:  # the approval is attested on the call itself, not on a task's requests
-            meta = await attestation_meta(
-                session=session,
-                attester=self._attester,
-                settings=self._settings,
-                job=job,
-                call=call,
-                server=server.name,
-                params=request.params,
-            )
-            request = replace(request, meta=meta)
         try:
-            endpoint = await endpoint_for_owner(
-                session=session,
-                outbound=self._outbound,
-                server=server,
-                owner_id=run.owner_id,
-                owner_name=owner,
-                force_refresh=job.last_error == REFRESHING,
-            )
+            endpoint, request = await self._request_and_endpoint(session, job, call, server, run, owner)
         except (CredentialMissing, SecretMissing) as exc:
             await self._fail_unsendable(session, job, call, exc.message)
             return None
@@ -390,14 +377,68 @@ class Dispatcher:
         if sending.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             await session.rollback()
             return None  # our lease ran out and another worker has it
-        if job.round_id is not None:
-            await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
-        if job.kind != POLL:  # a poll only reads; the task's changes are what the audit log keeps
-            record_sent(session=session, job=job, responses=request.input_responses)
+        await _mark_sent(session, job, request)
         await session.commit()
         if job.kind == "resume":  # queued by the answer that completed the round
             ANSWER_TO_RESUME.observe((utcnow() - job.created_at).total_seconds())
         return endpoint, request, server.name
+
+    async def take_resume(self, session: AsyncSession, job: DispatchJob) -> Claimed | None:
+        """In the transaction of the answer that queued `job` (a resume), record it as being sent by this
+        dispatcher, with its request prepared, for `hand_over` once that transaction commits: no claim,
+        no transaction of its own. A crash before it reaches the server leaves the call interrupted, as
+        for a new call this process took. None leaves it queued: this dispatcher is not running, or the
+        owner's credential is missing (the claimer's path then fails the call with the reason).
+        """
+        if self._tasks is None:
+            return None
+        lease = timedelta(seconds=self._settings.lease_seconds)
+        job.status, job.claimed_by, job.attempts, job.lease_until = (
+            "sending",
+            self.worker_id,
+            1,
+            utcnow() + lease,
+        )
+        _job, call, server, run, owner, _team = (
+            await session.execute(_JOB_TO_PREPARE, {"job_id": job.id})  # flushes the job first
+        ).one()
+        try:
+            endpoint, request = await self._request_and_endpoint(session, job, call, server, run, owner)
+        except (CredentialMissing, SecretMissing):
+            job.status, job.claimed_by, job.attempts, job.lease_until = "ready", None, 0, None
+            return None
+        await _mark_sent(session, job, request)
+        return Claimed(job.id, job.call_id, (endpoint, request, server.name))
+
+    async def _request_and_endpoint(
+        self, session: AsyncSession, job: DispatchJob, call: Call, server: McpServer, run: Run, owner: str
+    ) -> tuple[Endpoint, McpRequest]:
+        """What the job sends, attested when people decided it, and where, with the owner's credential.
+
+        Raises:
+            CredentialMissing, SecretMissing.
+        """
+        request = await _request_for(session, job, call)
+        if call.task_id is None:  # the approval is attested on the call itself, not on a task's requests
+            meta = await attestation_meta(
+                session=session,
+                attester=self._attester,
+                settings=self._settings,
+                job=job,
+                call=call,
+                server=server.name,
+                params=request.params,
+            )
+            request = replace(request, meta=meta)
+        endpoint = await endpoint_for_owner(
+            session=session,
+            outbound=self._outbound,
+            server=server,
+            owner_id=run.owner_id,
+            owner_name=owner,
+            force_refresh=job.last_error == REFRESHING,
+        )
+        return endpoint, request
 
     async def _fail_unsendable(
         self, session: AsyncSession, job: DispatchJob, call: Call, reason: str
@@ -465,7 +506,7 @@ class Dispatcher:
                 server=server,
                 roots=roots,
             )
-        if is_terminal(call.status):
+        if is_terminal(call.status) and call.round > 0:  # only a round can be held: none, nothing to close
             await close_held(session=session, call_id=call.id, reason=f"the call was {call.status}")
         # A resume, a restart or a state-only retry was queued, or a task's next poll.
         queued = call.status == "resuming" or (call.task_id is not None and call.status == "running")
@@ -552,6 +593,15 @@ class Dispatcher:
             os._exit(CRASH_EXIT_CODE)
 
 
+async def _mark_sent(session: AsyncSession, job: DispatchJob, request: McpRequest) -> None:
+    """In the transaction that records the job as being sent: its round is sent, and the audit log says
+    what went out."""
+    if job.round_id is not None:
+        await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
+    if job.kind != POLL:  # a poll only reads; the task's changes are what the audit log keeps
+        record_sent(session=session, job=job, responses=request.input_responses)
+
+
 async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
     if call.task_id is not None and job.kind in TASK_JOBS:
         return replace(task_request(call.task_id, job.kind, None), relayed=declared(call))
@@ -563,16 +613,24 @@ async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> M
         await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
     ).scalars()
     responses = {q.key: response_for(q) for q in questions}
-    relayed = (
-        await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
-    ).scalars()
-    responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
+    if _asks_agent(round_):
+        relayed = (
+            await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
+        ).scalars()
+        responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
     if call.task_id is not None:  # a task's answers go in tasks/update
         return replace(task_request(call.task_id, job.kind, responses), relayed=declared(call))
     state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
     return McpRequest(
         call.method, params, input_responses=responses or None, request_state=state, relayed=declared(call)
     )
+
+
+def _asks_agent(round_: CallRound) -> bool:
+    """Whether the round may hold requests its agent answers: any but elicitations (most rounds ask
+    only those, and then need no query for them)."""
+    asked = json.loads(round_.input_requests_json)
+    return any(not isinstance(r, dict) or r.get("method") != ELICITATION for r in asked.values())
 
 
 async def _recover_lost_sends(session: AsyncSession) -> list[str]:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
@@ -28,7 +29,7 @@ from console.calls.models import (
 )
 from console.calls.notices import question_answered
 from console.calls.questions import canonical_json
-from console.db import utcnow
+from console.db import new_id, utcnow
 from console.elicitations.connects import check_connected, pass_connect
 from console.elicitations.gates import (
     GATE_ROUND,
@@ -50,10 +51,15 @@ from console.policies.rules import refusal, step_up_refusal
 ACTIONS = ("accept", "decline", "cancel")
 DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
+# Given the resume job an answer queued, in the answer's transaction before it commits: this process's
+# dispatcher may record it there as being sent by itself, to send it once the answer committed
+# (console/dispatch/taking.py); else it stays queued for whichever dispatcher claims it.
+TakeResume = Callable[[AsyncSession, DispatchJob], Awaitable[None]]
+
 
 @dataclass(frozen=True)
 class Decision:
-    elicitation: Elicitation
+    elicitation: Elicitation  # as the decision left it (its updates are applied to the session's copy)
     call_id: str
     resume_queued: bool
     approvals: int  # accepts so far; equals `required_approvals` once accepted
@@ -91,9 +97,11 @@ async def answer(
     signed_digest: str | None = None,
     reason: str | None = None,
     idempotency: Keyed | None = None,
+    take_resume: TakeResume | None = None,
 ) -> Decision:
-    """Record one person's decision; when it completes its round, queue exactly one resume. With
-    `idempotency`, the request's key is kept with the decision, in its transaction.
+    """Record one person's decision; when it completes its round, queue exactly one resume (offered to
+    `take_resume` in the same transaction). With `idempotency`, the request's key is kept with the
+    decision, in its transaction.
 
     With N-of-M approval the first accept fixes the content, each further accept co-signs that
     content (`signed_digest`, or the same content again), and any decline ends the question. A gate
@@ -105,9 +113,10 @@ async def answer(
         Gone (expired), Conflict (decided, changed since shown, signed twice, other content),
         InvalidInput (with field errors).
     """
-    elicitation = await session.get(Elicitation, elicitation_id)
-    if elicitation is None:
+    found = await _locked_question(session, elicitation_id)
+    if found is None:
         raise NotFound(f"no question {elicitation_id!r}")
+    round_, elicitation = found
     if viewer.role_in(elicitation.team_id) is None:
         await record_refusal(
             session=session,
@@ -122,21 +131,18 @@ async def answer(
         raise NotFound(f"no question {elicitation_id!r}")
     if action not in ACTIONS:
         raise InvalidInput("invalid answer", {"action": f"must be one of {', '.join(ACTIONS)}"})
-    # Lock the round first: decisions on one round are serialised, so exactly one of them sees the
-    # round complete and queues the resume.
-    round_ = await _lock_round(session, elicitation.round_id)
-    await session.refresh(elicitation)
     await _authorise(session, viewer, elicitation, action)
     await _ensure_open(session, elicitation, digest)
     if idempotency is not None:
         idempotency.remember(session, "question", elicitation.id)
     said = decline_reason(elicitation, action, reason)
     if elicitation.mode in POLICY_MODES and elicitation.required_approvals > 1:
-        return await _sign(session, viewer, elicitation, round_, action, content, signed_digest, said)
+        return await _sign(
+            session, viewer, elicitation, round_, action, content, signed_digest, said, take_resume
+        )
     content_json = said or await _checked_content(session, elicitation, action, content)
-    queued = await _decide(session, viewer, elicitation, round_, action, content_json)
+    queued = await _decide(session, viewer, elicitation, round_, action, content_json, take_resume)
     await session.commit()
-    await session.refresh(elicitation)
     return Decision(elicitation, elicitation.call_id, queued, int(action == "accept"), 1)
 
 
@@ -147,6 +153,7 @@ async def _decide(
     round_: CallRound,
     action: str,
     content_json: str | None,
+    take_resume: TakeResume | None,
 ) -> bool:
     """The one decision on the question (conditional on it still pending); True if a resume was queued."""
     result = await session.execute(
@@ -178,7 +185,9 @@ async def _decide(
             "key": elicitation.key,
         },
     )
-    return await queue_resume_if_complete(session=session, round_=round_, actor=viewer.actor)
+    return await queue_resume_if_complete(
+        session=session, round_=round_, actor=viewer.actor, take_resume=take_resume
+    )
 
 
 async def _sign(
@@ -190,6 +199,7 @@ async def _sign(
     content: Any,
     signed_digest: str | None,
     said: str | None,
+    take_resume: TakeResume | None,
 ) -> Decision:
     required = elicitation.required_approvals
     earlier = (
@@ -206,10 +216,9 @@ async def _sign(
         session.add(
             Signature(elicitation_id=elicitation.id, user_id=viewer.user_id, action=action, via=viewer.via)
         )
-        queued = await _decide(session, viewer, elicitation, round_, action, said)
+        queued = await _decide(session, viewer, elicitation, round_, action, said, take_resume)
         approvals = await _count_approvals(session, elicitation.id)
         await session.commit()
-        await session.refresh(elicitation)
         return Decision(elicitation, elicitation.call_id, queued, approvals, required)
     first = elicitation.content_digest is None
     if first:
@@ -248,9 +257,9 @@ async def _sign(
     )
     queued = False
     if approvals >= required:
-        queued = await _decide(session, viewer, elicitation, round_, "accept", elicitation.content_json)
+        accepted = elicitation.content_json
+        queued = await _decide(session, viewer, elicitation, round_, "accept", accepted, take_resume)
     await session.commit()
-    await session.refresh(elicitation)
     return Decision(elicitation, elicitation.call_id, queued, approvals, required)
 
 
@@ -274,6 +283,34 @@ async def _count_approvals(session: AsyncSession, elicitation_id: str) -> int:
         Signature.elicitation_id == elicitation_id, Signature.action == "accept"
     )
     return int((await session.execute(query)).scalar_one())
+
+
+async def _locked_question(
+    session: AsyncSession, elicitation_id: str
+) -> tuple[CallRound, Elicitation] | None:
+    """The question's round, locked first, and the question as it is once the lock is held: decisions on
+    one round are serialised, so exactly one of them sees the round complete and queues the resume."""
+    round_ = (
+        await session.execute(_ROUND_OF_QUESTION, {"elicitation_id": elicitation_id})
+    ).scalar_one_or_none()
+    if round_ is None:
+        return None
+    query = (
+        select(Elicitation).where(Elicitation.id == elicitation_id).execution_options(populate_existing=True)
+    )
+    return round_, (await session.execute(query)).scalar_one()
+
+
+# Built once: it runs for every decision.
+_ROUND_OF_QUESTION = (
+    select(CallRound)
+    .where(
+        CallRound.id
+        == select(Elicitation.round_id).where(Elicitation.id == bindparam("elicitation_id")).scalar_subquery()
+    )
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
 
 
 async def _lock_round(session: AsyncSession, round_id: str) -> CallRound:
@@ -397,19 +434,14 @@ async def _checked_content(
     return json.dumps(clean, separators=(",", ":"), ensure_ascii=False)
 
 
-async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
+async def queue_resume_if_complete(
+    *, session: AsyncSession, round_: CallRound, actor: Actor, take_resume: TakeResume | None = None
+) -> bool:
     """If nothing of the round is pending (its questions, and what its agent answers), mark it ready and
-    add its one dispatch job."""
-    for pending_in in (Elicitation, AgentRequest):
-        pending = (
-            await session.execute(
-                select(func.count())
-                .select_from(pending_in)
-                .where(pending_in.round_id == round_.id, pending_in.status == "pending")
-            )
-        ).scalar_one()
-        if pending:
-            return False
+    add its one dispatch job (a resume is offered to `take_resume`)."""
+    pending = (await session.execute(_PENDING_IN_ROUND, {"round_id": round_.id})).one()
+    if any(pending):
+        return False
     moved = await session.execute(
         update(CallRound).where(CallRound.id == round_.id, CallRound.status == "open").values(status="ready")
     )
@@ -431,12 +463,13 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         return True
     if await end_if_sampling_refused(session=session, round_=round_, actor=actor):
         return False
-    session.add(DispatchJob(call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready"))
     await session.execute(
         update(Call)
         .where(Call.id == round_.call_id, Call.status == "awaiting_input")
         .values(status="resuming", updated_at=now)
     )
+    job = DispatchJob(id=new_id(), call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready")
+    session.add(job)
     record_event(
         session=session,
         actor=actor,
@@ -446,7 +479,22 @@ async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, 
         call_id=round_.call_id,
         payload={"round": round_.n},
     )
+    if take_resume is not None:
+        await take_resume(session, job)
     return True
+
+
+# What a round still waits for: its pending questions, and the pending requests its agent answers. Built
+# once: it runs for every decision.
+_PENDING_IN_ROUND = select(
+    *(
+        select(func.count())
+        .select_from(pending_in)
+        .where(pending_in.round_id == bindparam("round_id"), pending_in.status == "pending")
+        .scalar_subquery()
+        for pending_in in (Elicitation, AgentRequest)
+    )
+)
 
 
 async def _connect_of(session: AsyncSession, round_: CallRound) -> Elicitation | None:

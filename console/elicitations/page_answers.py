@@ -10,7 +10,7 @@ from typing import Any, Literal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import FORM_MODES, Elicitation
-from console.elicitations.decisions import answer, answer_refusal, refuse
+from console.elicitations.decisions import TakeResume, answer, answer_refusal, refuse
 from console.elicitations.service import QuestionView, consented_before, look_at_question
 from console.errors import InvalidInput, StepUpRequired
 from console.forms import FieldSpec, SchemaError, form_to_content, parse_schema
@@ -75,9 +75,15 @@ def edited_arguments(
 
 
 async def answer_from_page(
-    *, session: AsyncSession, viewer: Viewer, elicitation_id: str, posted: Mapping[str, list[str]]
+    *,
+    session: AsyncSession,
+    viewer: Viewer,
+    elicitation_id: str,
+    posted: Mapping[str, list[str]],
+    take_resume: TakeResume | None = None,
 ) -> PageAnswer:
-    """Decide the question with what its page posted (`action`, `digest`, `content_digest`, the fields).
+    """Decide the question with what its page posted (`action`, `digest`, `content_digest`, the fields);
+    a resume it completes is offered to `take_resume` (`decisions.answer`).
 
     Who may not answer is refused before the fields are looked at, so a refused person learns nothing
     about the form. A link is accepted only after consent on its gate; typed content that needs a
@@ -121,6 +127,7 @@ async def answer_from_page(
             digest=_first(posted, "digest"),
             signed_digest=_first(posted, "content_digest") or None,
             reason=_first(posted, "reason") if elicitation.mode == "gate" and action == "decline" else None,
+            take_resume=take_resume,
         )
     except StepUpRequired:
         if content is not None:

@@ -17,6 +17,7 @@ from console.calls.models import CallRound, Elicitation
 from console.db import utcnow
 from console.elicitations.abandon import abandon_waiting_call
 from console.identity.models import User
+from console.mcp.endpoint import SAMPLING
 
 HUMAN_MODEL = "human"  # the `model` of every reply a person wrote
 
@@ -78,6 +79,8 @@ def _block_text(block: dict[str, Any]) -> str:
 async def end_if_sampling_refused(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
     """When a sampling question of the round (now fully decided) was not accepted, abandon the call and
     return True; the caller then queues no resume. The caller commits."""
+    if SAMPLING not in round_.input_requests_json:  # most rounds ask no sampling: no query
+        return False
     refused = (
         await session.execute(
             select(Elicitation, User.name)

@@ -236,18 +236,21 @@ async def look_at_question(
     Raises: NotFound otherwise (recorded as `access_refused`, named by `attempt`, if the question exists).
     """
     row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
-    await session.commit()
     if row is None:
+        await session.commit()
         raise NotFound(f"no question {elicitation_id!r}")
     elicitation: Elicitation = row[0]
     if not (may_answer(viewer, elicitation) or viewer.sees_run(elicitation.team_id, elicitation.owner_id)):
+        await (
+            session.commit()
+        )  # end the read before the refusal's own transaction (a rollback would expire the row)
         reason = (
             OUTSIDER
             if viewer.role_in(elicitation.team_id) is None
             else "a member sees only the questions of their own runs"
         )
         await _refuse(session, viewer, elicitation, attempt, reason)
-    return await _with_signatures(session, _view(row))
+    return await _with_signatures(session, _view(row))  # in the same read
 
 
 async def read_question(

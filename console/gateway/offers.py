@@ -13,6 +13,7 @@ from typing import Any
 import mcp.types as types
 
 from console.calls.models import AgentRequest
+from console.dispatch.taking import ResumeHandOver
 from console.elicitations.decisions import answer, answer_refusal
 from console.elicitations.waiting import Waiting
 from console.errors import Conflict, Gone, InvalidInput
@@ -94,6 +95,7 @@ async def apply_answer(
         return False
     # Recorded as decided in the owner's own agent, so the question page says where it was answered.
     viewer = replace(principal.viewer, via=f"mcp:{principal.token_id}")
+    resume = ResumeHandOver(services.signals, services.dispatcher)
     try:
         async with services.factory() as session:
             await answer(
@@ -102,11 +104,12 @@ async def apply_answer(
                 elicitation_id=question_id,
                 action=str(action),
                 content=response.get("content") if action == "accept" else None,
+                take_resume=resume.take,
             )
     except (Conflict, Gone):
         return False  # the first answer won, elsewhere
     except InvalidInput as exc:
         logger.info("gateway: an agent's answer to %s did not fit: %s", question_id, exc.message)
         return False
-    services.signals.work_available()
+    resume.send(queued=True)
     return True

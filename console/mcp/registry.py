@@ -29,7 +29,15 @@ async def server_by_name(*, session: AsyncSession, team_id: str, name: str) -> M
         NotFound: no such server.  Conflict: an admin disabled it.
     """
     query = select(McpServer).where(McpServer.team_id == team_id, McpServer.name == name)
-    server = (await session.execute(query)).scalar_one_or_none()
+    return enabled_server((await session.execute(query)).scalar_one_or_none(), name)
+
+
+def enabled_server(server: McpServer | None, name: str) -> McpServer:
+    """The server found by `name`, if there is one and it is enabled.
+
+    Raises:
+        NotFound: no such server.  Conflict: an admin disabled it.
+    """
     if server is None:
         raise NotFound(f"no server {name!r}")
     if server.disabled:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,12 +38,18 @@ class Outbound:
 
     @classmethod
     def of(cls, settings: Settings) -> Outbound:
-        cipher = CredentialCipher(secret_text(settings))
+        cipher = _cipher_of(secret_text(settings))
         return cls(cipher, settings.allow_private_server_urls, ProviderConfig.of(settings))
 
     def public_only(self, server: McpServer) -> bool:
         """Whether what is sent for `server` (its requests, its OAuth) may reach public addresses only."""
         return not (server.internal or self.allow_private)
+
+
+@lru_cache(maxsize=8)
+def _cipher_of(console_secret: str | None) -> CredentialCipher:
+    """The cipher of a console secret, derived once: every call and send asks for it."""
+    return CredentialCipher(console_secret)
 
 
 def stored_map(text: str | None) -> dict[str, object]:

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from console.calls import service as calls
 from console.calls.objects import CallOut
 from console.dispatch import follow
+from console.dispatch.taking import ResumeHandOver
 from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.errors import Conflict
@@ -263,6 +264,7 @@ async def answer_elicitation(
 ) -> QuestionOut:
     body = await read_model(request, AnswerIn, "answer")
     key = await _key_of(request, principal)
+    resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
 
     async def create() -> str:
         decision = await decisions.answer(
@@ -275,10 +277,10 @@ async def answer_elicitation(
             signed_digest=body.content_digest,
             reason=body.reason,
             idempotency=key,
+            take_resume=resume.take,
         )
         request.app.state.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
-        if decision.resume_queued:
-            request.app.state.signals.work_available()
+        resume.send(decision.resume_queued)
         return elicitation_id
 
     await _once(session, key, "question", create)

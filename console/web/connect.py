@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from console.dispatch.taking import ResumeHandOver
 from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.elicitations.links import LinkReport, inspect_link
@@ -58,6 +59,7 @@ async def open_link(
     if await questions.reopen_link(session=session, viewer=user.viewer, elicitation=view.elicitation):
         # The server asked again for a link the owner already agreed to open: open it, answer nothing yet.
         return _leaving(request, link)
+    resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
     try:
         await decisions.answer(
             session=session,
@@ -65,6 +67,7 @@ async def open_link(
             elicitation_id=elicitation_id,
             action="accept",
             digest=digest or None,
+            take_resume=resume.take,
         )
     except StepUpRequired:
         return redirect_to_reauthentication(request, f"/connect/{elicitation_id}")
@@ -75,7 +78,7 @@ async def open_link(
         )
         if fresh.elicitation.status != "accepted":
             raise
-    request.app.state.signals.work_available()
+    resume.send(queued=True)
     return _leaving(request, link)
 
 

@@ -22,7 +22,8 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
+    # async: FastAPI runs a plain function dependency on a worker thread, a thread hop per request
     settings: Settings = request.app.state.settings
     return settings
 

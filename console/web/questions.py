@@ -11,6 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from console.calls import service as calls
 from console.calls.models import FORM_MODES, POLICY_MODES
 from console.db import utcnow
+from console.dispatch.taking import ResumeHandOver
 from console.elicitations import decisions, page_answers
 from console.elicitations import service as questions
 from console.elicitations.connects import owner_connected, server_of
@@ -109,9 +110,14 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
     # again inside the decision's transaction.
     form = await request.form()
     posted = {key: [str(v) for v in form.getlist(key)] for key in form}
+    resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
     try:
         done = await page_answers.answer_from_page(
-            session=session, viewer=user.viewer, elicitation_id=elicitation_id, posted=posted
+            session=session,
+            viewer=user.viewer,
+            elicitation_id=elicitation_id,
+            posted=posted,
+            take_resume=resume.take,
         )
     except (Conflict, Gone) as exc:
         return await _decided_elsewhere(request, session, user, elicitation_id, exc)
@@ -127,7 +133,7 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
         )
     # A declined gate or sampling request ends the call here; anything else may have queued a resume.
     request.app.state.signals.call_changed(view.elicitation.call_id)
-    request.app.state.signals.work_available()
+    resume.send(queued=True)
     if not is_htmx(request):
         return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
     fresh = await questions.look_at_question(

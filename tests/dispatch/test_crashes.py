@@ -1,6 +1,7 @@
 """A dispatcher process killed after claiming sends once after the lease; killed after sending, the call
-is interrupted and never resent silently. A console's own new call is recorded as being sent in the
-transaction that records it, so a console that dies after taking it is a dispatcher killed after sending."""
+is interrupted and never resent silently. A console's own new call, and the resume its answer completes,
+are recorded as being sent in the transaction that records them, so a console that dies after taking one
+is a dispatcher killed after sending."""
 
 from __future__ import annotations
 
@@ -111,6 +112,45 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_interrupte
         waiting = await console.settle(call_id)
     assert waiting["status"] == "awaiting_input"
     assert len(_calls_of(log, "own")) == 1
+
+
+async def test_console_killed_after_taking_the_resume_its_answer_completed_leaves_it_interrupted_and_unsent(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
+        call = await console.call("mrtr", "signed", {"item": "answered"}, wait=0)
+        healthy = _worker(database_url, log)
+        try:
+            waiting = await console.settle(call["id"])
+        finally:
+            _stop(healthy)
+        assert waiting["status"] == "awaiting_input"
+        crashing = {
+            "CONSOLE_ENV": "test",
+            "CONSOLE_TEST_FAULT": "crash_after_claim",
+            "CONSOLE_LEASE_SECONDS": "1",
+        }
+        with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
+            async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
+                with pytest.raises(httpx.TransportError):  # it exits while answering
+                    await http.post(
+                        f"/api/v1/elicitations/{waiting['pending'][0]['id']}/answer",
+                        json={"action": "accept", "content": {"ok": True}},
+                        headers=console.auth("lead"),
+                    )
+        async with console.app.state.factory() as session:
+            status = (await session.execute(select(Call.status).where(Call.id == call["id"]))).scalar_one()
+        assert status == "resuming"
+        assert len(_calls_of(log, "answered")) == 1  # the first send; the resume was taken, then it died
+        healthy = _worker(database_url, log)
+        try:
+            interrupted = await console.settle(call["id"], after_round=waiting["round"])
+        finally:
+            _stop(healthy)
+    assert interrupted["status"] == "interrupted"
+    assert "outcome is unknown" in interrupted["error"]["message"]
+    assert len(_calls_of(log, "answered")) == 1
 
 
 async def test_worker_killed_after_send_marks_the_call_interrupted_without_resending(

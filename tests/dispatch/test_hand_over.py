@@ -1,43 +1,84 @@
-"""A new call handed to this process's dispatcher is recorded as being sent, so it is sent at once: it
-never waits for a sending slot, whose wait could outlast its lease and leave the call interrupted."""
+"""A new call, and the resume an answer completes, handed to this process's dispatcher are recorded as
+being sent, so they are sent at once: never claimed from the queue, and never waiting for a sending slot,
+whose wait could outlast the lease and leave the call interrupted."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
+from sqlalchemy import select
 
+from console.audit.models import AuditEvent
+from console.calls.models import DispatchJob
 from console.dispatch.worker import Dispatcher
-from tests.harness import WAIT, running_console, stdio_mrtr
-from tests.processes import read_log
+from tests.harness import WAIT, Console, result_text, running_console, stdio_mrtr
+from tests.processes import read_log, requests_with
 
 pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def without_sending_slots(console: Console) -> AsyncIterator[None]:
+    """The console's dispatcher is one whose claimer never takes a job from the queue: only what is
+    handed over to it is sent."""
+    state = console.app.state
+    no_slots = Dispatcher(
+        factory=state.factory,
+        pool=state.pool,
+        settings=state.settings,
+        signals=state.signals,
+        attester=None,
+        concurrency=0,
+    )
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(no_slots.run)
+        with anyio.fail_after(WAIT):
+            await wait_all_tasks_blocked()  # its claimer waits for a slot that never comes
+        assert no_slots.accepting
+        state.dispatcher = no_slots
+        yield
+        tasks.cancel_scope.cancel()
 
 
 async def test_a_handed_over_call_is_sent_while_every_sending_slot_is_taken(
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
-        state = console.app.state
-        no_slots = Dispatcher(
-            factory=state.factory,
-            pool=state.pool,
-            settings=state.settings,
-            signals=state.signals,
-            attester=None,
-            concurrency=0,  # the claimer never takes a job from the queue
-        )
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(no_slots.run)
-            with anyio.fail_after(WAIT):
-                await wait_all_tasks_blocked()  # its claimer waits for a slot that never comes
-            assert no_slots.accepting
-            state.dispatcher = no_slots
-            done = await console.call("mrtr", "complete_now", {"x": "now"}, wait=20)
-            tasks.cancel_scope.cancel()
+    async with (
+        running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console,
+        without_sending_slots(console),
+    ):
+        done = await console.call("mrtr", "complete_now", {"x": "now"}, wait=20)
     assert done["status"] == "completed", done
     assert done["result"]["content"][0]["text"] == "hello now"
     assert [r["name"] for r in read_log(log) if r.get("name") == "complete_now"] == ["complete_now"]
+
+
+async def test_the_resume_an_answer_completes_is_sent_while_every_sending_slot_is_taken(
+    database_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    async with (
+        running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console,
+        without_sending_slots(console),
+    ):
+        call = await console.call("mrtr", "two_rounds", {"topic": "handed"}, wait=20)
+        assert call["status"] == "awaiting_input", call
+        second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
+        assert second["status"] == "awaiting_input", second
+        done = await console.answer_and_settle(second, "accept", {"amount": 1.5, "count": 2})
+        async with console.app.state.factory() as session:
+            jobs = (await session.execute(select(DispatchJob.kind, DispatchJob.status))).all()
+            sent = (
+                await session.execute(select(AuditEvent.action).where(AuditEvent.action == "request_sent"))
+            ).scalars()
+            assert len(list(sent)) == 3
+    assert result_text(done) == "Ada 1.5 2"
+    assert sorted(jobs) == [("initial", "done"), ("resume", "done"), ("resume", "done")]
+    sent_to_server = requests_with(log, "topic", "handed")
+    assert [r["request_state"] for r in sent_to_server] == [None, "r1", "r2:Ada"]
