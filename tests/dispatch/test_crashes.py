@@ -26,15 +26,15 @@ PROCESS_TIMEOUT = 30
 
 
 def _worker(database_url: str, log: Path, *, fault: str = "", **settings: str) -> subprocess.Popen[bytes]:
+    defaults = {
+        "CONSOLE_ENV": "test",
+        "CONSOLE_TEST_FAULT": fault,
+        "CONSOLE_LEASE_SECONDS": "1",
+        "CONSOLE_REQUEST_TIMEOUT_SECONDS": "2",
+        "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
+    }
     return worker_process(
-        database_url,
-        log.parent / f"worker-{fault or 'ok'}.txt",
-        CONSOLE_ENV="test",
-        CONSOLE_TEST_FAULT=fault,
-        CONSOLE_LEASE_SECONDS="1",
-        CONSOLE_REQUEST_TIMEOUT_SECONDS="2",
-        CONSOLE_DISPATCH_POLL_SECONDS="0.1",
-        **settings,
+        database_url, log.parent / f"worker-{fault or 'ok'}.txt", **{**defaults, **settings}
     )
 
 
