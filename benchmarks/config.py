@@ -17,6 +17,10 @@ class Sizes:
     b4_seconds: float = 5.0
     b4_agents: tuple[int, ...] = (1, 8, 32)
     b5_calls: int = 1_000
+    b7_writers: tuple[int, ...] = (1, 4, 16)
+    b7_seconds: float = 3.0
+    b7_repetitions: int = 3
+    b7_round_trips: int = 10
 
 
 QUICK = Sizes(
@@ -30,4 +34,8 @@ QUICK = Sizes(
     b4_seconds=0.5,
     b4_agents=(1, 2),
     b5_calls=5,
+    b7_writers=(1, 2),
+    b7_seconds=0.3,
+    b7_repetitions=1,
+    b7_round_trips=2,
 )

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from console.audit import session_info
+from console.audit import Sequencer, session_info
 from console.calls.fanout import carriers_for
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
@@ -94,6 +94,8 @@ def create_app(
             async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
                 app.state.pool = pool
                 async with anyio.create_task_group() as tg:
+                    app.state.sequencer = Sequencer(app.state.factory)
+                    tg.start_soon(app.state.sequencer.run)
                     app.state.dispatcher = None
                     if dispatcher:
                         worker = Dispatcher(
