@@ -1,4 +1,4 @@
-"""`python -m benchmarks`: run B1–B6 side by side on this machine, print the tables, write JSON.
+"""`python -m benchmarks`: run B1–B7 side by side on this machine, print the tables, write JSON.
 
 python -m benchmarks                    # everything, full sizes (make bench)
 python -m benchmarks --only B1,B2       # some of them
@@ -21,12 +21,12 @@ from typing import Any
 import anyio
 import psutil
 
-from benchmarks import b1_overhead, b2_latency, b3_inbox, b4_throughput, b5_holding, b6_gateway
+from benchmarks import b1_overhead, b2_latency, b3_inbox, b4_throughput, b5_holding, b6_gateway, b7_audit
 from benchmarks.config import QUICK, Sizes
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-ALL = ("B1", "B2", "B3", "B4", "B5", "B6")
+ALL = ("B1", "B2", "B3", "B4", "B5", "B6", "B7")
 
 
 def machine() -> dict[str, Any]:
@@ -61,16 +61,21 @@ async def run_all(
         elif name == "B5":
             results[name] = await b5_holding.run(work, sizes, postgres_url)
             text = b5_holding.render(results[name])
-        else:
+        elif name == "B6":
             results[name] = await b6_gateway.run(work, sizes, postgres_url)
             text = b6_gateway.render(results[name])
+        else:
+            results[name] = await b7_audit.run(work, sizes, postgres_url, kinds)
+            text = b7_audit.render(results[name])
         print(f"{text}\n({name} took {time.perf_counter() - start:.0f} s)\n", flush=True)  # noqa: T201  # report
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Console benchmarks B1–B6.")
-    parser.add_argument("--only", default=",".join(ALL), help="comma-separated subset of B1,B2,B3,B4,B5,B6")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Console benchmarks B1–B7.")
+    parser.add_argument(
+        "--only", default=",".join(ALL), help="comma-separated subset of B1,B2,B3,B4,B5,B6,B7"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run, not a measurement)")
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help=f"JSON results (default {DEFAULT_OUT.name})"

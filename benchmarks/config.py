@@ -18,6 +18,10 @@ class Sizes:
     b4_agents: tuple[int, ...] = (1, 8, 32)
     b4_processes: tuple[int, ...] = (1, 2, 4)
     b5_calls: int = 1_000
+    b7_writers: tuple[int, ...] = (1, 4, 16)
+    b7_seconds: float = 3.0
+    b7_repetitions: int = 3
+    b7_round_trips: int = 10
 
 
 QUICK = Sizes(
@@ -32,4 +36,8 @@ QUICK = Sizes(
     b4_agents=(1, 2),
     b4_processes=(1, 2),
     b5_calls=5,
+    b7_writers=(1, 2),
+    b7_seconds=0.3,
+    b7_repetitions=1,
+    b7_round_trips=2,
 )

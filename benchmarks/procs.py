@@ -57,7 +57,7 @@ def started(
         )
         try:
             assert process.stdout is not None  # noqa: S101  # set by stdout=PIPE
-            line = _first_line(process.stdout.fileno(), START_TIMEOUT)
+            line = first_line(process.stdout.fileno(), START_TIMEOUT)
             if not line.startswith("listening on "):
                 raise RuntimeError(f"{argv[:4]} did not start: {log.read_text()[-2000:]}")
             yield Proc(line.removeprefix("listening on ").strip(), process)
@@ -69,7 +69,7 @@ def started(
                     pipe.close()
 
 
-def _first_line(fd: int, timeout: float) -> str:
+def first_line(fd: int, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     buffer = b""
     while b"\n" not in buffer and (remaining := deadline - time.monotonic()) > 0:

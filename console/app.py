@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from console.audit import session_info
+from console.audit import Sequencer, session_info
 from console.calls.fanout import carriers_for
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
@@ -98,6 +98,8 @@ def create_app(
                     across_processes(settings.database_url, app.state.signals),
                     anyio.create_task_group() as tg,
                 ):
+                    app.state.sequencer = Sequencer(app.state.factory)
+                    tg.start_soon(app.state.sequencer.run)
                     app.state.dispatcher = None
                     if dispatcher:
                         worker = Dispatcher(

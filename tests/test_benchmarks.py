@@ -29,6 +29,7 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
         "B4 throughput",
         "B5 ",
         "B6 gateway",
+        "B7 audit chain",
     )
     for title in titles:
         assert title in done.stdout
@@ -39,3 +40,9 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
     assert results["B6"]["proxy_median_s"] > 0
     assert results["B5"]["console"]["rss_waiting"] > 0
     assert all(m["errors"] == 0 for measured in results["B4"].values() for m in measured)
+    for measured in results["B7"].values():
+        assert measured["verified"]["ok"], measured["verified"]["lines"]
+        assert measured["round_trip"]["events"] > 0
+        assert all(
+            leg[f"{mode}_per_second"] > 0 for leg in measured["legs"] for mode in ("wait", "audit", "plain")
+        )

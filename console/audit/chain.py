@@ -1,34 +1,47 @@
-"""Chaining events at commit: one head row, locked by the committing transaction as its last lock.
+"""Chaining events at commit, without making writers queue for each other.
 
-`record_event` only remembers events on the session; this `before_commit` hook adds them, in the order
-they were recorded, with their place in the chain, just before the transaction's final flush. On
-PostgreSQL the head row is read `FOR UPDATE`, so concurrent writers queue behind it until their
-transaction ends and the chain never forks. Taking it at commit, after every other row lock of the
-transaction, keeps lock order acyclic: a transaction that holds the head waits for nothing else. On
-SQLite every write transaction already holds the database's write lock (`BEGIN IMMEDIATE`, console/db.py).
-A rollback forgets the events recorded before it.
+`record_event` only remembers events on the session. This `before_commit` hook gives them their team,
+server, tool, outcome and time, then tries to take the head row without waiting (`FOR UPDATE SKIP
+LOCKED` on PostgreSQL) as the transaction's last lock. When it gets it, it appends the events to the chain
+in the order they were recorded, after the events still waiting in `audit_pending`, and moves the head.
+When another transaction holds the head, it waits for nothing: the events go to `audit_pending`, to be
+chained by the next transaction that takes the head or by a sequencer (console/audit/sequencer.py), which
+the commit wakes. So no request queues behind the head row, and under load one holder chains the events
+of many transactions at once.
+
+Only the head's holder appends to the chain or deletes from `audit_pending`, so the chain never forks and
+no event is chained twice. A transaction that committed before another began has the smaller pending ids
+and is visible to it, so it is chained first. Taking the head last and without waiting keeps lock order
+acyclic. On SQLite every write transaction already holds the database's write lock (`BEGIN IMMEDIATE`,
+console/db.py), so the head is always free there. A rollback forgets the events recorded before it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, event, insert, select, update
+from sqlalchemy import Table, delete, event, exists, insert, select, update
 from sqlalchemy.orm import Session
 
-from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
+from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditPending
 from console.audit.records import chain_hash, checkpoint_message, event_content, timestamp
 from console.audit.signing import Signer, signer_from
 from console.canonical import Verbatim
 from console.config import Settings
 from console.db import utcnow
 
-PENDING = "audit_pending"  # session.info key: events in the order they were recorded
+RECORDED = "audit_recorded"  # session.info key: this transaction's events, in the order they were recorded
+LEFT_WAITING = "audit_left_waiting"  # session.info key: this transaction left events in audit_pending
 SIGNER = "audit_signer"  # session.info key: the checkpoint Signer, when one is configured
+# session.info key: wait for the head row instead of leaving the events waiting, as every writer did
+# before `audit_pending`; benchmark B7 measures both side by side.
+WAIT_FOR_HEAD = "audit_wait_for_head"
+BATCH = 500  # most waiting events a sequencer's transaction chains
+WRITER_BATCH = 100  # most a writer's transaction chains before its own: it is on a request's path
 
 
 @dataclass(frozen=True)
@@ -62,31 +75,78 @@ def session_info(settings: Settings) -> dict[str, object]:
 
 
 def queue(session: Session, audit_event: AuditEvent) -> None:
-    session.info.setdefault(PENDING, []).append(audit_event)
+    session.info.setdefault(RECORDED, []).append(audit_event)
+
+
+_ON_LEFT_WAITING: set[Callable[[], None]] = set()
+
+
+def on_left_waiting(wake: Callable[[], None]) -> Callable[[], None]:
+    """Call `wake` after each commit in this process that left events waiting; returns the undo."""
+    _ON_LEFT_WAITING.add(wake)
+    return lambda: _ON_LEFT_WAITING.discard(wake)
 
 
 @event.listens_for(Session, "after_soft_rollback")
 def _forget_pending(session: Session, _previous: Any) -> None:
-    session.info.pop(PENDING, None)
+    session.info.pop(RECORDED, None)
+    session.info.pop(LEFT_WAITING, None)
+
+
+@event.listens_for(Session, "after_commit")
+def _wake_sequencers(session: Session) -> None:
+    if session.info.pop(LEFT_WAITING, False):
+        for wake in list(_ON_LEFT_WAITING):
+            wake()
 
 
 @event.listens_for(Session, "before_commit")
-def _chain_pending(session: Session) -> None:
-    waiting: list[AuditEvent] = session.info.pop(PENDING, [])
-    if not waiting:
+def _chain_recorded(session: Session) -> None:
+    recorded: list[AuditEvent] = session.info.pop(RECORDED, [])
+    if not recorded:
         return
     session.flush()  # the change the events describe first, so their context can be looked up
-    # Plain statements on the transaction's connection, not the ORM: this runs in every write transaction.
-    connection = session.connection()
-    head = Head(*connection.execute(_HEAD_FOR_UPDATE).one())
-    rows: list[dict[str, Any]] = []
     contexts: dict[tuple[str, str], EventContext | None] = {}
-    for audit_event in waiting:
+    for audit_event in recorded:
         _fill_context(session, audit_event, contexts)
         audit_event.outcome = outcome_of(audit_event.action, audit_event.payload_json)
+        audit_event.at = utcnow()
+    # Plain statements, not the ORM's unit of work: this runs in every write transaction.
+    found = session.execute(_HEAD_WAITING if session.info.get(WAIT_FOR_HEAD) else HEAD_IF_FREE).one_or_none()
+    if found is None:
+        _leave_waiting(session, recorded)
+        return
+    head, behind = Head(*found[:-1]), bool(found[-1])
+    earlier = take_waiting(session, WRITER_BATCH) if behind else []
+    if len(earlier) == WRITER_BATCH:  # more may wait: these events must come after them
+        _leave_waiting(session, recorded)
+        append(session, head, earlier)
+    else:
+        append(session, head, [*earlier, *recorded])
+
+
+def _leave_waiting(session: Session, events: Sequence[AuditEvent]) -> None:
+    session.execute(_INSERT_PENDING, [{c: getattr(e, c) for c in PENDING_COLUMNS} for e in events])
+    session.info[LEFT_WAITING] = True
+
+
+def take_waiting(session: Session, limit: int) -> list[AuditEvent]:
+    """The oldest waiting events (up to `limit`), removed from `audit_pending`; the caller holds the head
+    and chains them in this transaction."""
+    rows = session.execute(select(_WAITING).order_by(_WAITING.c.id).limit(limit)).all()
+    if rows:
+        session.execute(delete(_WAITING).where(_WAITING.c.id.in_([row.id for row in rows])))
+    return [AuditEvent(**{c: getattr(row, c) for c in PENDING_COLUMNS}) for row in rows]
+
+
+def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
+    """Chain `events` after `head`, which this transaction holds, and move the head past them."""
+    # Plain statements on the transaction's connection, not the ORM: this runs in every write transaction.
+    connection = session.connection()
+    rows: list[dict[str, Any]] = []
+    for audit_event in events:
         head.seq += 1
         audit_event.seq = head.seq
-        audit_event.at = utcnow()
         audit_event.prev_hash = head.hash
         content = event_content(audit_event)
         content["payload"] = Verbatim(audit_event.payload_json)  # record_event wrote it canonical
@@ -110,23 +170,29 @@ class Head:
     checkpoint_signature: str
 
 
-_HEAD_FOR_UPDATE = (
-    select(
-        AuditHead.seq,
-        AuditHead.hash,
-        AuditHead.checkpoint_seq,
-        AuditHead.checkpoint_at,
-        AuditHead.checkpoint_signature,
-    )
-    .where(AuditHead.id == 1)
-    .with_for_update()
+_HEAD_COLUMNS = (
+    AuditHead.seq,
+    AuditHead.hash,
+    AuditHead.checkpoint_seq,
+    AuditHead.checkpoint_at,
+    AuditHead.checkpoint_signature,
 )
-_EVENTS, _HEAD, _CHECKPOINTS = (
-    cast(Table, model.__table__) for model in (AuditEvent, AuditHead, AuditCheckpoint)
+# The head when no other transaction holds it, and whether events wait: one statement, so taking the head
+# costs one round trip. The check reads the statement's snapshot, which holds everything committed before
+# this transaction began; anything committed later is concurrent with it and may be chained after it.
+_HEAD_AND_BEHIND = select(*_HEAD_COLUMNS, exists(select(AuditPending.id)).label("behind")).where(
+    AuditHead.id == 1
+)
+HEAD_IF_FREE = _HEAD_AND_BEHIND.with_for_update(skip_locked=True, of=AuditHead)
+_HEAD_WAITING = _HEAD_AND_BEHIND.with_for_update(of=AuditHead)
+_EVENTS, _HEAD, _CHECKPOINTS, _WAITING = (
+    cast(Table, model.__table__) for model in (AuditEvent, AuditHead, AuditCheckpoint, AuditPending)
 )
 EVENT_COLUMNS = tuple(column.key for column in _EVENTS.columns)
-# Built once, as `_HEAD_FOR_UPDATE`: these run in every write transaction.
+PENDING_COLUMNS = tuple(column.key for column in _WAITING.columns if column.key != "id")
+# Built once, as the head queries: these run in every write transaction.
 _INSERT_EVENTS = insert(_EVENTS)
+_INSERT_PENDING = insert(_WAITING)
 _MOVE_HEAD = update(_HEAD).where(_HEAD.c.id == 1)  # SET: the keys of the parameters
 
 

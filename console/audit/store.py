@@ -1,4 +1,4 @@
-"""Reading the audit log: filtered pages, the whole chain in order, and checking it in place."""
+"""Reading the audit log: filtered pages, the chain in order, its head and checkpoints."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit.models import GENESIS, AuditCheckpoint, AuditEvent, AuditHead
-from console.audit.records import checkpoint_record, event_record
-from console.audit.verify import ChainVerifier, Report
+from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditPending
 
 BATCH = 1000
 
@@ -110,46 +107,6 @@ async def events_between(*, session: AsyncSession, start: int, end: int | None) 
         after = rows[-1].seq
 
 
-async def verify_database(*, session: AsyncSession, public_key: Ed25519PublicKey | None) -> Report:
-    """Recompute the whole chain and check every checkpoint and the head row."""
-    # The head first, and only what it vouches for: events and checkpoints commit together with the
-    # head, so under READ COMMITTED rows written while this runs neither look missing nor unvouched for.
-    head = await get_head(session=session)
-    verifier = ChainVerifier(public_key, from_genesis=True)
-    checkpoints_iter = iter(await checkpoints(session=session, end=head.seq))
-    waiting = next(checkpoints_iter, None)
-    async for row in events_between(session=session, start=0, end=head.seq):
-        while waiting is not None and waiting.seq < row.seq:
-            verifier.feed(checkpoint_record(waiting))
-            waiting = next(checkpoints_iter, None)
-        verifier.feed(event_record(row))
-    while waiting is not None:
-        verifier.feed(checkpoint_record(waiting))
-        waiting = next(checkpoints_iter, None)
-    report = verifier.finish()
-    last = report.last_seq or 0
-    if report.ok and head.seq > last:
-        verifier.fail(last + 1, "truncated", f"the head row says the chain reaches seq {head.seq}")
-    elif report.ok and head.hash != (report.head_hash or GENESIS):
-        verifier.fail(head.seq, "edited", "the chain's last hash differs from the one in the head row")
-    if report.ok and head.checkpoint_signature and head.checkpoint_signature != report.last_signature:
-        verifier.fail(
-            head.checkpoint_seq,
-            "deleted",
-            f"the head row names a signed checkpoint at seq {head.checkpoint_seq} that is missing",
-        )
-    if report.ok:
-        await _check_nothing_beyond(session, verifier)
-    return report
-
-
-async def _check_nothing_beyond(session: AsyncSession, verifier: ChainVerifier) -> None:
-    """Events past the head row were written outside the console (the head, read again, covers new ones)."""
-    newest: int | None = (await session.execute(select(func.max(AuditEvent.seq)))).scalar_one()
-    if newest is None:
-        return
-    head_seq: int = (await session.execute(select(AuditHead.seq).where(AuditHead.id == 1))).scalar_one()
-    if newest > head_seq:
-        verifier.fail(
-            head_seq + 1, "edited", "events after the head row's seq were added outside the console"
-        )
+async def waiting_count(*, session: AsyncSession) -> int:
+    """How many recorded events are not chained yet (console/audit/chain.py)."""
+    return int((await session.execute(select(func.count()).select_from(AuditPending))).scalar_one())

@@ -40,6 +40,7 @@ class Report:
     signed_at: str | None = None
     last_signature: str | None = None
     signatures_checked: bool = False
+    waiting: int = 0  # events recorded but not chained yet (a database's `audit_pending`)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -72,15 +73,34 @@ class Report:
             )
         else:
             out.append("signed checkpoints: none (no audit signing key, or none written yet)")
+        if self.waiting:
+            out.append(
+                f"events recorded but not chained yet: {self.waiting} (the next writer or a sequencer "
+                "chains them; until then they are not protected)"
+            )
         return out + self.notes
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A point the chain was verified up to: the last event's seq and hash, and the last signed
+    checkpoint at or before it (seq 0 and an empty signature: none)."""
+
+    seq: int
+    hash: str
+    checkpoint_seq: int = 0
+    checkpoint_signature: str = ""
 
 
 class ChainVerifier:
     """Feed records in order, then `finish()`; the report holds the first problem found."""
 
-    def __init__(self, public_key: Ed25519PublicKey | None, *, from_genesis: bool = False) -> None:
+    def __init__(
+        self, public_key: Ed25519PublicKey | None, *, from_genesis: bool = False, after: Anchor | None = None
+    ) -> None:
         """`from_genesis`: the records are the whole chain (a database), not an export that may start
-        later, anchored by the checkpoint before its first event."""
+        later, anchored by the checkpoint before its first event. `after`: the records continue a chain
+        verified up to there (they start at its seq + 1)."""
         self.report = Report(signatures_checked=public_key is not None)
         self._from_genesis = from_genesis
         self._key = public_key
@@ -90,6 +110,11 @@ class ChainVerifier:
         self._last: int | None = None
         self._prev_signature: str | None = None
         self._started = False
+        if after is not None:
+            self._expected, self._last, self._started = after.hash, after.seq, True
+            if after.checkpoint_signature:
+                self._prev_signature = self.report.last_signature = after.checkpoint_signature
+                self.report.signed_seq = after.checkpoint_seq
 
     def feed(self, record: dict[str, Any]) -> None:
         self._queue.append(record)

@@ -10,6 +10,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.checking import verify_database
 from console.audit.export import verify_file
 from console.audit.extract import export_events
 from console.audit.signing import (
@@ -19,7 +20,7 @@ from console.audit.signing import (
     public_key_text,
     signer_from,
 )
-from console.audit.store import AuditFilter, verify_database
+from console.audit.store import AuditFilter
 from console.audit.verify import Report
 from console.cli.common import Subcommands, run_with_session, say
 from console.config import Settings

@@ -13,7 +13,7 @@ import anyio
 import uvicorn
 
 from console import migrate
-from console.audit import session_info
+from console.audit import Sequencer, session_info
 from console.cli.common import (
     Subcommands,
     add_bind,
@@ -152,18 +152,17 @@ def _worker(settings: Settings, _args: Any) -> int:
     async def work() -> None:
         engine = create_engine(settings.database_url)
         try:
+            factory = session_factory(engine, info=session_info(settings))
             signals = Signals()
             async with (
                 ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool,
                 across_processes(settings.database_url, signals),
+                anyio.create_task_group() as tg,
             ):
                 dispatcher = Dispatcher(
-                    factory=session_factory(engine, info=session_info(settings)),
-                    pool=pool,
-                    settings=settings,
-                    signals=signals,
-                    attester=attester,
+                    factory=factory, pool=pool, settings=settings, signals=signals, attester=attester
                 )
+                tg.start_soon(Sequencer(factory).run)
                 say(f"worker {dispatcher.worker_id} started")
                 await dispatcher.run()
         finally:

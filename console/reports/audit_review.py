@@ -12,14 +12,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.checking import ChainStatus, verify_new
 from console.audit.export import Format
 from console.audit.extract import export_events
 from console.audit.links import redact_payload
 from console.audit.models import AuditEvent
 from console.audit.service import record_event
 from console.audit.signing import Signer
-from console.audit.store import AuditFilter, page, verify_database
-from console.audit.verify import Report
+from console.audit.store import AuditFilter, page
 from console.errors import Forbidden, NotFound
 from console.identity.models import User
 from console.identity.viewer import Viewer
@@ -49,7 +49,7 @@ class AuditPage:
     names: dict[str, str]  # user and team ids -> names
     next_before: int | None
     teams: list[tuple[str, str]]
-    status: Report
+    status: ChainStatus
     public_key: str | None
 
 
@@ -109,12 +109,13 @@ async def review(
     limit: int,
     signer: Signer | None,
 ) -> AuditPage:
-    """One page of the events the viewer may see, newest first, and the chain's status."""
+    """One page of the events the viewer may see, newest first, and the chain's status (the events chained
+    since the last check are verified now, console/audit/checking.py). Commits."""
     f = await to_filter(session=session, viewer=viewer, criteria=criteria)
     events = await page(session=session, f=f, before=before, limit=limit + 1)
     more = len(events) > limit
     events = events[:limit]
-    status = await verify_database(session=session, public_key=signer.key.public_key() if signer else None)
+    status = await verify_new(session=session, public_key=signer.key.public_key() if signer else None)
     teams = sorted(
         ((tid, name) for tid, name in viewer.team_names.items() if f.teams is None or tid in f.teams),
         key=lambda pair: pair[1],

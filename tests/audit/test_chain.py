@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -10,9 +11,13 @@ from pathlib import Path
 import anyio
 import pytest
 
+from console.audit import Sequencer
+from console.audit.chain import BATCH
+from console.audit.chain import SIGNER as SIGNER_KEY
+from console.audit.checking import verify_database
 from console.audit.export import render, verify_file
 from console.audit.extract import export_events
-from console.audit.store import AuditFilter, verify_database
+from console.audit.store import AuditFilter, checkpoints
 from console.db import create_engine, session_factory
 from tests.audit.chain_setup import new_signer, write_events
 
@@ -22,6 +27,9 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.timeout(420)  # 4,000 chained commits within 240 s, plus set-up
 @pytest.mark.postgres  # SQLite serialises writers with BEGIN IMMEDIATE; the head-row lock is PostgreSQL's
 async def test_eight_concurrent_writers_make_one_unbroken_chain(postgres_url: str) -> None:
+    """Writers that find the head held leave their events waiting; once a sequencer has chained what
+    was left, every event is in one chain, signed every 100 events (plus the rest of the batch that
+    crossed them)."""
     database_url = postgres_url
     signer = new_signer(every=100)
     with anyio.fail_after(240):
@@ -30,13 +38,20 @@ async def test_eight_concurrent_writers_make_one_unbroken_chain(postgres_url: st
                 tg.start_soon(write_events, database_url, signer, 500, f"w{writer}-")
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        factory = session_factory(engine, info={SIGNER_KEY: signer})
+        await Sequencer(factory).drain()
+        async with factory() as session:
             report = await verify_database(session=session, public_key=signer.key.public_key())
+            signed = [c.seq for c in await checkpoints(session=session)]
     finally:
         await engine.dispose()
     assert report.ok, report.lines()
-    assert (report.events, report.last_seq) == (4000, 4000)
-    assert report.checkpoints >= 40
+    assert (report.events, report.last_seq, report.waiting) == (4000, 4000, 0)
+    gaps = [later - earlier for earlier, later in itertools.pairwise([0, *signed])]
+    assert signed
+    assert all(gap >= 100 for gap in gaps[1:]), gaps
+    assert all(gap < 100 + BATCH for gap in gaps), gaps
+    assert 4000 - signed[-1] < 100
 
 
 async def export(url: str, fmt: str, f: AuditFilter) -> bytes:

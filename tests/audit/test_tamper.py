@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.orm import Session
 
+from console.audit.checking import PAGE_LIMIT, ChainStatus, verify_database, verify_new
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from console.audit.records import chain_hash, checkpoint_message, checkpoint_record, event_content
 from console.audit.signing import Signer
-from console.audit.store import verify_database
 from console.audit.verify import Report
 from console.db import create_engine, session_factory
 from tests.audit.chain_setup import behind_the_back, new_signer, write_events
@@ -185,3 +185,75 @@ async def test_verify_names_the_first_tampered_event(
     report = await verify(database_url, signer)
     assert report.problem is not None, report.lines()
     assert (report.problem.seq, report.problem.kind) == (seq, kind), report.lines()
+
+
+async def verify_page(url: str, signer: Signer, limit: int = PAGE_LIMIT) -> ChainStatus:
+    engine = create_engine(url)
+    try:
+        async with session_factory(engine)() as session:
+            return await verify_new(session=session, public_key=signer.key.public_key(), limit=limit)
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("tamper", "checked", "found"),
+    [
+        (edit_field, 5, (7, "edited")),
+        (delete_row, 5, (7, "deleted")),
+        (remove_hash, 5, (7, "edited")),
+        (swap_rows, 5, (7, "reordered")),
+        (drop_tail_after_checkpoint, 5, (14, "truncated")),
+        (drop_tail_beyond_last_checkpoint, 5, (17, "truncated")),
+        (replace_signature, 5, (11, "forged_checkpoint")),
+        (rewrite_chain(None), 5, (11, "rewritten")),
+        (rewrite_chain(new_signer()), 5, (6, "forged_checkpoint")),
+        (delete_checkpoint(6), 5, (11, "deleted")),
+        (delete_checkpoint(16), 5, (16, "deleted")),
+        (append_event, 5, (COUNT + 1, "edited")),
+        (rehash_last, 5, (COUNT, "edited")),
+        # Before the last check, with the hashes after it recomputed: the event it ended at changed.
+        (rewrite_chain(None), 10, (10, "rewritten")),
+        (rewrite_chain(new_signer()), 10, (10, "rewritten")),
+        # Before the last check, leaving the later hashes alone: only the whole check finds these.
+        (edit_field, 10, None),
+        (delete_first_row, 5, None),
+        (delete_checkpoint(1), 5, None),
+    ],
+    ids=[
+        "edit",
+        "delete",
+        "unhash",
+        "swap",
+        "truncate",
+        "truncate-unsigned-tail",
+        "signature",
+        "recompute",
+        "resign",
+        "delete-checkpoint",
+        "delete-latest-checkpoint",
+        "append",
+        "rehash-last",
+        "recompute-before",
+        "resign-before",
+        "edit-before",
+        "delete-first-before",
+        "delete-first-checkpoint-before",
+    ],
+)
+async def test_the_audit_page_finds_tampering_after_its_last_check_without_rereading_before(
+    database_url: str, tamper: Callable[[Connection], None], checked: int, found: tuple[int, str] | None
+) -> None:
+    signer = new_signer()
+    await write_events(database_url, signer, COUNT)
+    first = await verify_page(database_url, signer, limit=checked)
+    assert first.report.ok, first.report.lines()
+    assert (first.report.last_seq, first.unchecked) == (checked, COUNT - checked)
+    with behind_the_back(database_url) as db:
+        tamper(db)
+    status = await verify_page(database_url, signer)
+    assert status.earlier_seq == checked
+    problem = status.report.problem
+    assert ((problem.seq, problem.kind) if problem else None) == found, status.report.lines()
+    whole = await verify(database_url, signer)
+    assert not whole.ok, whole.lines()  # `console audit verify` finds every one of them

@@ -12,6 +12,7 @@ from sqlalchemy import text
 from console.audit.export import verify_file
 from console.audit.signing import load_private_key, new_private_key_text, public_key_text
 from console.db import create_engine
+from tests.audit.chain_setup import behind_the_back, write_events
 from tests.harness import Mrtr, html, one, running_console, signed_in
 
 pytestmark = pytest.mark.anyio
@@ -137,3 +138,46 @@ async def test_every_filter_shows_and_exports_the_same_events(
             exported = await auditor.client.get("/audit/export", params={**criteria, "format": "jsonl"})
             assert exported.status_code == 200
             assert export_seqs(exported.content) == wanted
+
+
+def newest_seq(url: str) -> int:
+    with behind_the_back(url) as db:
+        return int(db.execute(text("SELECT max(seq) FROM audit_event")).scalar_one())
+
+
+def tamper(url: str, seq: int) -> None:
+    with behind_the_back(url) as db:
+        db.execute(text("UPDATE audit_event SET payload_json = '{}' WHERE seq = :seq"), {"seq": seq})
+
+
+async def test_the_chain_badge_checks_only_new_events_and_a_tampered_new_one_turns_it_red(
+    database_url: str,
+) -> None:
+    async with (
+        running_console(database_url, {}) as console,
+        signed_in(console, "viewer") as auditor,
+        signed_in(console, "lead") as approver,
+    ):
+        assert (await approver.client.get("/audit")).status_code == 403
+        first = html(await auditor.client.get("/audit"))
+        verified = newest_seq(database_url)
+        assert text_of(first, "#chain-badge") == f"Chain verified up to seq {verified}"
+        assert text_of(first, "#chain-checked").startswith(f"Checked now: the {verified} events from seq 1")
+
+        tamper(database_url, 2)  # verified already: the page does not read it again
+        again = html(await auditor.client.get("/audit"))
+        assert text_of(again, "#chain-badge") == f"Chain verified up to seq {verified}"
+        checked = text_of(again, "#chain-checked")
+        assert checked.startswith(f"No events chained since the last check; up to seq {verified}")
+        assert "console audit verify checks the whole chain again" in checked
+
+        await write_events(database_url, None, 2, label="new")
+        tamper(database_url, verified + 2)
+        broken = html(await auditor.client.get("/audit"))
+        badge = one(broken, "#chain-badge")
+        assert badge.get_text() == f"Chain broken at seq {verified + 2}"
+        assert "status-failed" in badge["class"]
+
+
+def text_of(soup: Any, selector: str) -> str:
+    return " ".join(one(soup, selector).get_text().split())
