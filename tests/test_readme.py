@@ -106,6 +106,7 @@ def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str])
             printed.append(line)
             if '"kind":"gate"' in line:
                 break
+        assert '"kind":"gate"' in printed[-1], printed
         gate = json.loads((cwd / "gated.json").read_text())["pending"][0]["id"]
         approve_gate_on_the_web(url, "lead", passwords["lead"], gate)
         approve_gate_on_the_web(url, "ops", passwords["ops"], gate)
