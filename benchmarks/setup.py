@@ -11,7 +11,7 @@ import anyio
 import psycopg
 from sqlalchemy.engine import make_url
 
-from console.db import create_engine, session_factory
+from console.db import create_engine, postgres_conninfo, session_factory
 from console.identity import create_team, create_token, create_user
 from console.identity.credentials import CredentialCipher
 from console.mcp.admin import ServerSettings, create_server
@@ -32,7 +32,7 @@ async def database(kind: str, work: Path, postgres_url: str) -> AsyncIterator[st
         await anyio.to_thread.run_sync(upgrade, url)
         yield url
         return
-    admin = make_url(postgres_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    admin = postgres_conninfo(postgres_url)
     name = f"console_bench_{secrets.token_hex(4)}"
     await anyio.to_thread.run_sync(_admin, admin, f'CREATE DATABASE "{name}"')
     target = make_url(postgres_url).set(drivername="postgresql+psycopg", database=name)

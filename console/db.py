@@ -102,6 +102,11 @@ def private_sqlite_file(url: str) -> None:
 CLIENT_CHECK_MS = 1000
 
 
+def postgres_conninfo(database_url: str) -> str:
+    """The SQLAlchemy URL (`postgresql+psycopg://…`) as the libpq URI psycopg connects with."""
+    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """An async engine; SQLite is called on the event loop's thread (console/inline_sqlite.py) and gets
     WAL and write-locking transactions."""

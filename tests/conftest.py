@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
+from console.db import postgres_conninfo
 from console.migrate import upgrade
 from tests.harness import Mrtr, ServerSpec, stdio_mrtr
 from tests.processes import ServerProcess, start_http_server
@@ -48,7 +49,7 @@ class PostgresAdmin:
     def __init__(self, url: str) -> None:
         parsed = make_url(url)
         self._url = parsed.set(drivername="postgresql+psycopg")
-        self._dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._dsn = postgres_conninfo(url)
         self.template = f"console_tpl_{secrets.token_hex(4)}"
         self._execute(f'CREATE DATABASE "{self.template}"')
         upgrade(self.url_for(self.template))

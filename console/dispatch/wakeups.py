@@ -16,9 +16,8 @@ from typing import Any
 
 import anyio
 import psycopg
-from sqlalchemy.engine import make_url
 
-from console.db import is_sqlite
+from console.db import is_sqlite, postgres_conninfo
 from console.dispatch.signals import ANY, WORK, Signals
 
 log = logging.getLogger(__name__)
@@ -44,11 +43,6 @@ async def across_processes(database_url: str, signals: Signals) -> AsyncIterator
             yield
         finally:
             tg.cancel_scope.cancel()
-
-
-def postgres_conninfo(database_url: str) -> str:
-    """The SQLAlchemy URL (`postgresql+psycopg://…`) as the libpq URI psycopg connects with."""
-    return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 class Wakeups:

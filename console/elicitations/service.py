@@ -241,9 +241,8 @@ async def look_at_question(
         raise NotFound(f"no question {elicitation_id!r}")
     elicitation: Elicitation = row[0]
     if not (may_answer(viewer, elicitation) or viewer.sees_run(elicitation.team_id, elicitation.owner_id)):
-        await (
-            session.commit()
-        )  # end the read before the refusal's own transaction (a rollback would expire the row)
+        # End the read before the refusal's own transaction (a rollback would expire the row).
+        await session.commit()
         reason = (
             OUTSIDER
             if viewer.role_in(elicitation.team_id) is None

@@ -38,6 +38,23 @@ def _worker(database_url: str, log: Path, *, fault: str = "", **settings: str) -
     )
 
 
+async def _post_to_a_console_that_dies_taking_it(
+    database_url: str, tmp_path: Path, path: str, body: dict[str, object], headers: dict[str, str]
+) -> None:
+    """POST to a `console serve` process that exits once its dispatcher took what the request queued
+    (the call, or the resume an answer completed), before sending it; the agent sees the connection drop."""
+    crashing = {
+        "CONSOLE_ENV": "test",
+        "CONSOLE_TEST_FAULT": "crash_after_claim",
+        "CONSOLE_LEASE_SECONDS": "1",
+        "CONSOLE_REQUEST_TIMEOUT_SECONDS": "1",
+    }
+    with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
+        async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
+            with pytest.raises(httpx.TransportError):  # it exits while answering
+                await http.post(path, json=body, headers=headers)
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     process.wait(timeout=PROCESS_TIMEOUT)
@@ -72,25 +89,17 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_interrupte
     log = tmp_path / "requests.jsonl"
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         run_id = await console.new_run()
-        crashing = {
-            "CONSOLE_ENV": "test",
-            "CONSOLE_TEST_FAULT": "crash_after_claim",
-            "CONSOLE_LEASE_SECONDS": "1",
-            "CONSOLE_REQUEST_TIMEOUT_SECONDS": "1",
-        }
-        with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
-            async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
-                with pytest.raises(httpx.TransportError):  # it exits while answering
-                    await http.post(
-                        f"/api/v1/runs/{run_id}/calls",
-                        params={"wait": 5},
-                        json={
-                            "server": "mrtr",
-                            "method": "tools/call",
-                            "params": {"name": "signed", "arguments": {"item": "own"}},
-                        },
-                        headers=console.auth("dev"),
-                    )
+        await _post_to_a_console_that_dies_taking_it(
+            database_url,
+            tmp_path,
+            f"/api/v1/runs/{run_id}/calls?wait=5",
+            {
+                "server": "mrtr",
+                "method": "tools/call",
+                "params": {"name": "signed", "arguments": {"item": "own"}},
+            },
+            console.auth("dev"),
+        )
         async with console.app.state.factory() as session:
             call_id, status = (
                 await session.execute(select(Call.id, Call.status).where(Call.run_id == run_id))
@@ -126,19 +135,13 @@ async def test_console_killed_after_taking_the_resume_its_answer_completed_leave
         finally:
             _stop(healthy)
         assert waiting["status"] == "awaiting_input"
-        crashing = {
-            "CONSOLE_ENV": "test",
-            "CONSOLE_TEST_FAULT": "crash_after_claim",
-            "CONSOLE_LEASE_SECONDS": "1",
-        }
-        with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
-            async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
-                with pytest.raises(httpx.TransportError):  # it exits while answering
-                    await http.post(
-                        f"/api/v1/elicitations/{waiting['pending'][0]['id']}/answer",
-                        json={"action": "accept", "content": {"ok": True}},
-                        headers=console.auth("lead"),
-                    )
+        await _post_to_a_console_that_dies_taking_it(
+            database_url,
+            tmp_path,
+            f"/api/v1/elicitations/{waiting['pending'][0]['id']}/answer",
+            {"action": "accept", "content": {"ok": True}},
+            console.auth("lead"),
+        )
         async with console.app.state.factory() as session:
             status = (await session.execute(select(Call.status).where(Call.id == call["id"]))).scalar_one()
         assert status == "resuming"

@@ -14,8 +14,9 @@ import anyio
 import psycopg
 import pytest
 
+from console.db import postgres_conninfo
 from console.dispatch.signals import Signals
-from console.dispatch.wakeups import across_processes, postgres_conninfo
+from console.dispatch.wakeups import across_processes
 from tests.harness import running_console, stdio_mrtr
 from tests.processes import read_log, worker_process
 
