@@ -20,7 +20,9 @@ from typing import IO, Any
 
 from tests.harness import SECRET_KEY
 
-START_TIMEOUT = 30.0
+# A console starts in about 2 s on an idle machine; a CI machine busy with browsers and other processes has
+# taken more than 30 s once.
+START_TIMEOUT = 60.0
 
 
 @dataclass
@@ -89,8 +91,12 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
         )
         try:
             assert process.stdout is not None
+            began = time.monotonic()
             line = next(read_lines(process.stdout, START_TIMEOUT), "")
-            assert line.startswith("listening on "), stderr_path.read_text()[-2000:]
+            assert line.startswith("listening on "), (
+                f"console serve printed {line!r} after {time.monotonic() - began:.1f} s "
+                f"(exit code {process.poll()}); its stderr ends: {stderr_path.read_text()[-2000:]!r}"
+            )
             yield line.removeprefix("listening on ").strip()
         finally:
             if process.stdout is not None:
