@@ -96,7 +96,7 @@ async def _side_by_side(
     floor_token = secrets.token_urlsafe(32)
     legs: dict[str, list[float]] = {leg: [] for leg in LEGS}
     async with (
-        _floor_database(kind, work, postgres_url) as floor_url,
+        floor_database(kind, work, postgres_url) as floor_url,
         console_with_agent(kind, work, postgres_url, server_url) as (agent, _),
     ):
         with procs.floor_api(work, server_url, floor_url, floor_token) as floor:
@@ -119,7 +119,7 @@ async def _side_by_side(
 
 
 @asynccontextmanager
-async def _floor_database(kind: str, work: Path, postgres_url: str) -> AsyncIterator[str]:
+async def floor_database(kind: str, work: Path, postgres_url: str) -> AsyncIterator[str]:
     """A database of `kind` for the floor's own tables: a SQLite file, or a throwaway PostgreSQL database."""
     if kind == "sqlite":
         yield f"sqlite+aiosqlite:///{work / f'floor-api-{secrets.token_hex(4)}.db'}"

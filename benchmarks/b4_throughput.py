@@ -1,8 +1,14 @@
-"""B4 throughput: complete round trips per second (call → input_required → answer → resume → complete)."""
+"""B4 throughput: complete round trips per second (call → input_required → answer → resume → complete),
+and the floor's: how many calls per second B1's floor API (benchmarks/floor_api.py) records on this
+machine with the most agents, which bounds the round trips any recorded design can reach here."""
 
 from __future__ import annotations
 
+import os
+import secrets
 import time
+from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +16,47 @@ import anyio
 
 from benchmarks import procs
 from benchmarks.agent import Agent, ApiError, console_with_agent
+from benchmarks.b1_overhead import floor_database
 from benchmarks.config import Sizes
 from benchmarks.stats import table
+
+# A round trip sends two recorded MCP requests (the call and its resume) and records a third request (the
+# answer), so it costs at least two of the floor's calls: the floor allows at most half its calls/s.
+FLOOR_CALLS_PER_ROUND_TRIP = 2
 
 
 async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
     runs = [await agent.new_run(f"b4-{agents}-{i}") for i in range(agents)]
     for i, run_id in enumerate(runs):  # warm-up: each agent once
         await agent.round_trip(run_id, "bench", f"warm-{agents}-{i}")
+
+    async def one(run_id: str, tag: str) -> None:
+        await agent.round_trip(run_id, "bench", tag)
+
+    measured = await _for_a_while(runs, one, seconds)
+    return {**measured, "round_trips": measured.pop("done"), "agents": agents}
+
+
+async def _floor_calls(agents: list[Agent], count: int, seconds: float) -> dict[str, Any]:
+    """`echo` calls per second through the floor APIs from `count` agents, each on one of `agents`."""
+    runs = [f"floor-{i}" for i in range(count)]
+
+    async def one(run_id: str, tag: str) -> None:
+        agent = agents[int(run_id.removeprefix("floor-")) % len(agents)]
+        done = await agent.call(run_id, "bench", "echo", {"x": tag})
+        if done["status"] != "completed":
+            raise ApiError(f"echo through the floor ended {done['status']}")
+
+    for run_id in runs:  # warm-up: each agent once
+        await one(run_id, f"warm-{run_id}")
+    measured = await _for_a_while(runs, one, seconds)
+    return {**measured, "calls": measured.pop("done"), "agents": count}
+
+
+async def _for_a_while(
+    runs: list[str], one: Callable[[str, str], Awaitable[None]], seconds: float
+) -> dict[str, Any]:
+    """Each run's agent repeats `one` until `seconds` have passed; how many completed, and how fast."""
     done = 0
     errors: list[str] = []
     deadline = time.perf_counter() + seconds
@@ -27,7 +66,7 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
         n = 0
         while time.perf_counter() < deadline:
             try:
-                await agent.round_trip(run_id, "bench", f"b4-{agents}-{index}-{n}")
+                await one(run_id, f"b4-{index}-{n}")
                 done += 1
             except ApiError as exc:
                 errors.append(str(exc))
@@ -39,8 +78,7 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
             tg.start_soon(loop, index, run_id)
     elapsed = time.perf_counter() - start
     return {
-        "agents": agents,
-        "round_trips": done,
+        "done": done,
         "seconds": elapsed,
         "per_second": done / elapsed,
         "errors": len(errors),
@@ -56,8 +94,28 @@ async def _one_database(
             return [{**await _measure(agent, n, sizes.b4_seconds), "processes": workers} for n in agents]
 
 
+async def _floor(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
+    """B1's floor API, one process per CPU on one database (one on SQLite), with B4's most agents."""
+    token = secrets.token_urlsafe(32)
+    processes = 1 if kind == "sqlite" else os.cpu_count() or 1
+    with procs.mcp_server(work) as server:
+        async with floor_database(kind, work, postgres_url) as url:
+            with ExitStack() as stack:
+                floors = [
+                    stack.enter_context(procs.floor_api(work, server.url, url, token))
+                    for _ in range(processes)
+                ]
+                agents = [Agent(floor.url, token) for floor in floors]
+                try:
+                    measured = await _floor_calls(agents, sizes.b4_agents[-1], sizes.b4_seconds)
+                finally:
+                    for agent in agents:
+                        await agent.aclose()
+    return {**measured, "processes": processes}
+
+
 async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
-    result = {
+    result: dict[str, Any] = {
         kind: await _one_database(kind, work, sizes, postgres_url, 1, sizes.b4_agents) for kind in kinds
     }
     if "postgres" in kinds:  # more console processes on the one database, with the most agents
@@ -65,17 +123,36 @@ async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...
             result["postgres"] += await _one_database(
                 "postgres", work, sizes, postgres_url, workers, sizes.b4_agents[-1:]
             )
-    return result
+    floors = {kind: await _floor(kind, work, sizes, postgres_url) for kind in kinds}
+    return {"consoles": result, "floors": floors}
 
 
 def render(result: dict[str, Any]) -> str:
     rows = [
         [kind, m.get("processes", 1), m["agents"], m["round_trips"], f"{m['per_second']:.1f}", m["errors"]]
-        for kind, measured in result.items()
+        for kind, measured in result["consoles"].items()
         for m in measured
     ]
-    return table(
+    consoles = table(
         "B4 throughput: complete round trips per second (console serve --workers N on one machine)",
         ["database", "processes", "agents", "round trips", "per second", "errors"],
         rows,
     )
+    floors = table(
+        "B4 floor: calls per second through B1's floor API (benchmarks/floor_api.py), and the round trips "
+        f"per second that allows (each costs at least {FLOOR_CALLS_PER_ROUND_TRIP} such calls)",
+        ["database", "processes", "agents", "calls", "calls per second", "round trips/s at most", "errors"],
+        [
+            [
+                kind,
+                f["processes"],
+                f["agents"],
+                f["calls"],
+                f"{f['per_second']:.1f}",
+                f"{f['per_second'] / FLOOR_CALLS_PER_ROUND_TRIP:.1f}",
+                f["errors"],
+            ]
+            for kind, f in result["floors"].items()
+        ],
+    )
+    return f"{consoles}\n\n{floors}"

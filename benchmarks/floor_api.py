@@ -59,7 +59,9 @@ async def serve(upstream_url: str, database_url: str) -> None:
     engine = create_engine(database_url)
     async with engine.begin() as connection:
         await connection.run_sync(METADATA.create_all)
-        await connection.execute(insert(TOKENS), {"hash": digest(os.environ["FLOOR_TOKEN"])})
+        token = {"hash": digest(os.environ["FLOOR_TOKEN"])}
+        if (await connection.execute(TOKEN_KNOWN, token)).first() is None:  # B4 starts several on one
+            await connection.execute(insert(TOKENS), token)
     async with ConnectionPool(request_timeout=60) as pool:
         app = build_app(engine, pool, Endpoint.http(upstream_url))
         await serve_and_announce(app, "127.0.0.1", 0, "")

@@ -27,6 +27,7 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
         "B2 answer-to-resume",
         "B3 scale of waiting",
         "B4 throughput",
+        "B4 floor",
         "B5 ",
         "B6 gateway",
         "B7 audit chain",
@@ -39,7 +40,8 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
     assert results["B6"]["floor_median_s"] > 0
     assert results["B6"]["proxy_median_s"] > 0
     assert results["B5"]["console"]["rss_waiting"] > 0
-    assert all(m["errors"] == 0 for measured in results["B4"].values() for m in measured)
+    assert all(m["errors"] == 0 for measured in results["B4"]["consoles"].values() for m in measured)
+    assert all(f["errors"] == 0 and f["calls"] > 0 for f in results["B4"]["floors"].values())
     for measured in results["B7"].values():
         assert measured["verified"]["ok"], measured["verified"]["lines"]
         assert measured["round_trip"]["events"] > 0
