@@ -39,11 +39,11 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
 
 async def _floor_calls(agents: list[Agent], count: int, seconds: float) -> dict[str, Any]:
     """`echo` calls per second through the floor APIs from `count` agents, each on one of `agents`."""
-    runs = [f"floor-{i}" for i in range(count)]
+    agent_of = {f"floor-{i}": agents[i % len(agents)] for i in range(count)}
+    runs = list(agent_of)
 
     async def one(run_id: str, tag: str) -> None:
-        agent = agents[int(run_id.removeprefix("floor-")) % len(agents)]
-        done = await agent.call(run_id, "bench", "echo", {"x": tag})
+        done = await agent_of[run_id].call(run_id, "bench", "echo", {"x": tag})
         if done["status"] != "completed":
             raise ApiError(f"echo through the floor ended {done['status']}")
 
