@@ -3,6 +3,7 @@ already decided, with who answered what."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -11,8 +12,10 @@ from urllib.parse import urlencode
 import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.elicitations import service as questions
+from console.identity.sessions import SignedIn
 from console.web.auth import WebUser
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
@@ -25,6 +28,9 @@ STREAM_SECONDS = 300.0  # the browser reconnects by itself; bounded streams neve
 CHECK_SECONDS = 1.0
 
 Mode = Annotated[str | None, Query(pattern="^(form|url|gate|sampling|connect)?$")]
+Seen = Annotated[str | None, Query(pattern="^[0-9a-f]{32}$")]
+# Sent once the stream compared what the page showed with now: every change after it gets its own event.
+LISTENING = ": listening\n\n"
 Outcome = Annotated[str | None, Query(pattern=f"^({'|'.join(questions.DECIDED)})?$")]
 
 
@@ -40,6 +46,8 @@ async def inbox(
     before: str | None = None,
 ) -> Response:
     filters = {"team": team or None, "server": server or None, "mode": mode or None}
+    # Before the list: a change between the two makes the live list refresh once, never miss it.
+    seen = None if is_htmx(request) else _token(await _fingerprint(session, user))
     views = await questions.list_questions(
         session=session,
         viewer=user.viewer,
@@ -59,6 +67,7 @@ async def inbox(
         "next_before": next_before,
         "next_query": urlencode({**{k: v for k, v in filters.items() if v}, "before": next_before or ""}),
         "teams": sorted(user.viewer.team_names.items(), key=lambda item: item[1]),
+        "seen": seen,
     }
     if is_htmx(request):
         return render(request, "inbox/index.html", context, block="question_list")
@@ -100,22 +109,26 @@ async def decided(
 
 
 @router.get("/inbox/events")
-async def inbox_events(request: Request, user: WebUser) -> StreamingResponse:
+async def inbox_events(request: Request, user: WebUser, seen: Seen = None) -> StreamingResponse:
+    """`changed` whenever the viewer's questions change; `seen` is what the page showed (its `_token`)."""
     factory = request.app.state.factory
     signals = request.app.state.signals
 
     async def fingerprint() -> tuple[int, str, str, str]:
         with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
             async with factory() as session:
-                seen = await questions.inbox_fingerprint(session=session, viewer=user.viewer)
-        return seen
+                now = await _fingerprint(session, user)
+        return now
 
     async def stream() -> AsyncIterator[str]:
         yield "retry: 2000\n\n"
         last = await fingerprint()
-        # Whatever changed between rendering the page (or the last stream ending) and now is unknown:
-        # one refresh on connect closes that gap.
-        yield "event: changed\ndata: inbox\n\n"
+        # A change between rendering the page (or the last stream ending) and now refreshes the list
+        # once. Nothing else does: a refresh replaces the rows, and a tap on one that is being replaced
+        # is lost.
+        if seen is None or _token(last) != seen:
+            yield "event: changed\ndata: inbox\n\n"
+        yield LISTENING
         deadline = time.monotonic() + STREAM_SECONDS
         while time.monotonic() < deadline:
             await signals.wait_for_change(CHECK_SECONDS)
@@ -125,3 +138,11 @@ async def inbox_events(request: Request, user: WebUser) -> StreamingResponse:
                 yield "event: changed\ndata: inbox\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
+
+
+async def _fingerprint(session: AsyncSession, user: SignedIn) -> tuple[int, str, str, str]:
+    return await questions.inbox_fingerprint(session=session, viewer=user.viewer)
+
+
+def _token(fingerprint: tuple[int, str, str, str]) -> str:
+    return hashlib.sha256(repr(fingerprint).encode()).hexdigest()[:32]

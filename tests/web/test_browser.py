@@ -11,10 +11,13 @@ import re
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
 from playwright.async_api import Browser, Page, Response, expect
 
-from tests.harness import ServerSpec, stdio_deployer, stdio_mrtr
+from console.web.inbox import LISTENING
+from tests.harness import ServerSpec, html, one, stdio_deployer, stdio_mrtr, submit_login
 from tests.policies.setup import set_policy_at
 from tests.site import Site, running_site
 from tests.web.browser import (
@@ -30,6 +33,8 @@ from tests.web.browser import (
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+
+INBOX_EVENTS = r"/inbox/events\?seen=[0-9a-f]{32}"  # the stream, told what the page showed
 
 
 def servers(state_key: str, tmp_path: Path) -> dict[str, ServerSpec]:
@@ -218,7 +223,9 @@ async def test_the_inbox_follows_new_and_answered_questions_without_reload(
     site = site_any_db
     page = await new_page(browser, site.base)
     # Signed in once the page listens for changes, so the question below cannot slip in before it does.
-    async with page.expect_response(re.compile(r"/inbox/events$"), timeout=ACTION_TIMEOUT_MS):
+    async with page.expect_response(
+        re.compile(r"/inbox/events\?seen=[0-9a-f]{32}$"), timeout=ACTION_TIMEOUT_MS
+    ):
         await sign_in(page, "lead2")
     empty = page.get_by_text("Nothing is waiting for you.")
     await expect(empty).to_be_visible()
@@ -241,6 +248,40 @@ async def test_the_inbox_follows_new_and_answered_questions_without_reload(
     await expect(empty).to_be_visible()
     await shoot(page, f"{shot_prefix}-2-answered")
     assert await page.evaluate("() => window.__sameDocument === true"), "the inbox was reloaded"
+
+
+async def test_the_live_inbox_refreshes_on_connecting_only_when_questions_changed_since_the_page(
+    site_any_db: Site,
+) -> None:
+    # A refresh replaces the rows, and a tap on a row being replaced is lost: one at every page load
+    # (before, whatever had changed) made a click on a question do nothing now and then.
+    site = site_any_db
+    async with httpx.AsyncClient(base_url=site.base, timeout=ACTION_TIMEOUT_MS / 1000) as lead:
+        assert (await submit_login(lead, "lead", "lead-pw-1")).status_code == 303
+        events = one(html(await lead.get("/")), "[sse-connect]").get("sse-connect")
+        assert isinstance(events, str)
+        assert re.fullmatch(INBOX_EVENTS, events), events
+
+        assert await _until_listening(lead, events) == []  # nothing changed since the page
+        await site.deploy(title="Arrived after the page")
+        assert await _until_listening(lead, events) == ["changed"]
+        assert await _until_listening(lead, "/inbox/events") == ["changed"]  # a page that did not say
+        refused = await lead.get("/inbox/events", params={"seen": "not-a-token"})
+        assert refused.status_code == 422, refused.text
+
+
+async def _until_listening(client: httpx.AsyncClient, url: str) -> list[str]:
+    """The events the inbox stream at `url` sends before it says it listens for changes."""
+    sent: list[str] = []
+    with anyio.fail_after(ACTION_TIMEOUT_MS / 1000):
+        async with client.stream("GET", url) as response:
+            assert response.status_code == 200
+            async for line in response.aiter_lines():
+                if line == LISTENING.strip():
+                    return sent
+                if line.startswith("event: "):
+                    sent.append(line.removeprefix("event: "))
+    raise AssertionError(f"the stream ended without listening; it sent {sent}")
 
 
 PAYLOADS = {
