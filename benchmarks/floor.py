@@ -49,6 +49,40 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+async def set_up(engine: AsyncEngine, token: str) -> None:
+    """The floor's tables, and `token` among the known ones (B4 starts several floors on one database)."""
+    async with engine.begin() as connection:
+        await connection.run_sync(METADATA.create_all)
+        if (await connection.execute(TOKEN_KNOWN, {"hash": digest(token)})).first() is None:
+            await connection.execute(insert(TOKENS), {"hash": digest(token)})
+
+
+async def token_known(engine: AsyncEngine, token: str) -> bool:
+    async with engine.begin() as connection:
+        found = await connection.execute(TOKEN_KNOWN, {"hash": digest(token)})
+        return found.first() is not None
+
+
+async def recorded_send(
+    engine: AsyncEngine | None, pool: ConnectionPool, upstream: Endpoint, params: dict[str, Any]
+) -> tuple[str, Any]:
+    """Forward a `tools/call`, with a `running` row committed before and its outcome after (with an
+    engine); the row's id and the result."""
+    call_id = secrets.token_hex(16)
+    if engine is not None:
+        async with engine.begin() as connection:
+            started = {"id": call_id, "params": json.dumps(params), "status": "running"}
+            await connection.execute(CALL_STARTED, started)
+    reply = await pool.send(upstream, McpRequest("tools/call", params))
+    if not isinstance(reply, Complete):
+        raise ValueError("the floor forwards calls that complete at once")
+    if engine is not None:
+        async with engine.begin() as connection:
+            ended = {"call_id": call_id, "status": "completed", "result": json.dumps(reply.result)}
+            await connection.execute(CALL_ENDED, ended)
+    return call_id, reply.result
+
+
 class BearerChecked:
     """The HTTP requests whose bearer token is in the table reach `app`; the rest get a 401."""
 
@@ -65,10 +99,7 @@ class BearerChecked:
 
     async def _known(self, scope: Scope) -> bool:
         header = dict(scope["headers"]).get(b"authorization", b"").decode()
-        token = header.removeprefix("Bearer ")
-        async with self._engine.begin() as connection:
-            found = await connection.execute(TOKEN_KNOWN, {"hash": digest(token)})
-            return found.first() is not None
+        return await token_known(self._engine, header.removeprefix("Bearer "))
 
 
 def build_server(engine: AsyncEngine | None, pool: ConnectionPool, upstream: Endpoint) -> Server[Any]:
@@ -81,19 +112,8 @@ def build_server(engine: AsyncEngine | None, pool: ConnectionPool, upstream: End
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         forwarded = {"name": params.name, "arguments": params.arguments or {}}
-        call_id = secrets.token_hex(16)
-        if engine is not None:
-            async with engine.begin() as connection:
-                started = {"id": call_id, "params": json.dumps(forwarded), "status": "running"}
-                await connection.execute(CALL_STARTED, started)
-        reply = await pool.send(upstream, McpRequest("tools/call", forwarded))
-        if not isinstance(reply, Complete):
-            raise ValueError("the floor forwards calls that complete at once")
-        if engine is not None:
-            async with engine.begin() as connection:
-                ended = {"call_id": call_id, "status": "completed", "result": json.dumps(reply.result)}
-                await connection.execute(CALL_ENDED, ended)
-        return types.CallToolResult.model_validate(reply.result)
+        _, result = await recorded_send(engine, pool, upstream, forwarded)
+        return types.CallToolResult.model_validate(result)
 
     return Server("floor", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -101,9 +121,7 @@ def build_server(engine: AsyncEngine | None, pool: ConnectionPool, upstream: End
 async def serve(upstream_url: str, database_file: str | None) -> None:
     engine = None if database_file is None else create_engine(f"sqlite+aiosqlite:///{database_file}")
     if engine is not None:
-        async with engine.begin() as connection:
-            await connection.run_sync(METADATA.create_all)
-            await connection.execute(insert(TOKENS), {"hash": digest(os.environ["FLOOR_TOKEN"])})
+        await set_up(engine, os.environ["FLOOR_TOKEN"])
     async with ConnectionPool(request_timeout=60) as pool:
         server = build_server(engine, pool, Endpoint.http(upstream_url))
         app: ASGIApp = server.streamable_http_app(host="127.0.0.1")

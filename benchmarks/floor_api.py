@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
 from typing import Any
 
 import anyio
 from fastapi import FastAPI, HTTPException, Request
-from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from benchmarks.floor import CALL_ENDED, CALL_STARTED, METADATA, TOKEN_KNOWN, TOKENS, digest
+from benchmarks.floor import recorded_send, set_up, token_known
 from console.db import create_engine
 from console.listening import serve_and_announce
-from console.mcp.endpoint import Complete, Endpoint, McpRequest
+from console.mcp.endpoint import Endpoint
 from console.mcp.pool import ConnectionPool
 
 
@@ -35,33 +33,18 @@ def build_app(engine: AsyncEngine, pool: ConnectionPool, upstream: Endpoint) -> 
     @app.post("/api/v1/runs/{run_id}/calls")
     async def start_call(run_id: str, request: Request) -> dict[str, Any]:
         token = request.headers.get("authorization", "").removeprefix("Bearer ")
-        async with engine.begin() as connection:
-            known = (await connection.execute(TOKEN_KNOWN, {"hash": digest(token)})).first()
-        if known is None:
+        if not await token_known(engine, token):
             raise HTTPException(status_code=401)
         params = json.loads(await request.body())["params"]
-        call_id = secrets.token_hex(16)
-        async with engine.begin() as connection:
-            started = {"id": call_id, "params": json.dumps(params), "status": "running"}
-            await connection.execute(CALL_STARTED, started)
-        reply = await pool.send(upstream, McpRequest("tools/call", params))
-        if not isinstance(reply, Complete):
-            raise ValueError("the floor forwards calls that complete at once")
-        async with engine.begin() as connection:
-            ended = {"call_id": call_id, "status": "completed", "result": json.dumps(reply.result)}
-            await connection.execute(CALL_ENDED, ended)
-        return {"id": call_id, "run_id": run_id, "status": "completed", "result": reply.result}
+        call_id, result = await recorded_send(engine, pool, upstream, params)
+        return {"id": call_id, "run_id": run_id, "status": "completed", "result": result}
 
     return app
 
 
 async def serve(upstream_url: str, database_url: str) -> None:
     engine = create_engine(database_url)
-    async with engine.begin() as connection:
-        await connection.run_sync(METADATA.create_all)
-        token = {"hash": digest(os.environ["FLOOR_TOKEN"])}
-        if (await connection.execute(TOKEN_KNOWN, token)).first() is None:  # B4 starts several on one
-            await connection.execute(insert(TOKENS), token)
+    await set_up(engine, os.environ["FLOOR_TOKEN"])
     async with ConnectionPool(request_timeout=60) as pool:
         app = build_app(engine, pool, Endpoint.http(upstream_url))
         await serve_and_announce(app, "127.0.0.1", 0, "")

@@ -6,6 +6,8 @@ is a dispatcher killed after sending."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -55,9 +57,15 @@ async def _post_to_a_console_that_dies_taking_it(
                 await http.post(path, json=body, headers=headers)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    process.wait(timeout=PROCESS_TIMEOUT)
+@contextmanager
+def _healthy_worker(database_url: str, log: Path, **settings: str) -> Iterator[None]:
+    """A `console worker` without faults for the block's duration."""
+    healthy = _worker(database_url, log, **settings)
+    try:
+        yield
+    finally:
+        healthy.terminate()
+        healthy.wait(timeout=PROCESS_TIMEOUT)
 
 
 def _calls_of(log: Path, item: str) -> list[dict[str, object]]:
@@ -74,11 +82,8 @@ async def test_worker_killed_after_claim_leaves_the_request_to_be_sent_once_afte
         crashing = _worker(database_url, log, fault="crash_after_claim")
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         assert _calls_of(log, "claimed") == []  # it died before sending anything
-        healthy = _worker(database_url, log)
-        try:
+        with _healthy_worker(database_url, log):
             waiting = await console.settle(call["id"])
-        finally:
-            _stop(healthy)
     assert waiting["status"] == "awaiting_input"
     assert len(_calls_of(log, "claimed")) == 1
 
@@ -106,11 +111,8 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_interrupte
             ).one()
         assert status == "running"
         assert _calls_of(log, "own") == []  # recorded as being sent, then the process died
-        healthy = _worker(database_url, log)
-        try:
+        with _healthy_worker(database_url, log):
             interrupted = await console.settle(call_id)
-        finally:
-            _stop(healthy)
         # Whether it reached the server is not known to anyone: a person decides, nothing is sent again.
         assert interrupted["status"] == "interrupted"
         assert "outcome is unknown" in interrupted["error"]["message"]
@@ -129,11 +131,8 @@ async def test_console_killed_after_taking_the_resume_its_answer_completed_leave
     log = tmp_path / "requests.jsonl"
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         call = await console.call("mrtr", "signed", {"item": "answered"}, wait=0)
-        healthy = _worker(database_url, log)
-        try:
+        with _healthy_worker(database_url, log):
             waiting = await console.settle(call["id"])
-        finally:
-            _stop(healthy)
         assert waiting["status"] == "awaiting_input"
         await _post_to_a_console_that_dies_taking_it(
             database_url,
@@ -146,11 +145,8 @@ async def test_console_killed_after_taking_the_resume_its_answer_completed_leave
             status = (await session.execute(select(Call.status).where(Call.id == call["id"]))).scalar_one()
         assert status == "resuming"
         assert len(_calls_of(log, "answered")) == 1  # the first send; the resume was taken, then it died
-        healthy = _worker(database_url, log)
-        try:
+        with _healthy_worker(database_url, log):
             interrupted = await console.settle(call["id"], after_round=waiting["round"])
-        finally:
-            _stop(healthy)
     assert interrupted["status"] == "interrupted"
     assert "outcome is unknown" in interrupted["error"]["message"]
     assert len(_calls_of(log, "answered")) == 1
@@ -165,11 +161,8 @@ async def test_worker_killed_after_send_marks_the_call_interrupted_without_resen
         crashing = _worker(database_url, log, fault="crash_after_send")
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         assert len(_calls_of(log, "sent")) == 1  # the server got it; the outcome was never recorded
-        healthy = _worker(database_url, log)
-        try:
+        with _healthy_worker(database_url, log):
             interrupted = await console.settle(call["id"])
-        finally:
-            _stop(healthy)
         assert interrupted["status"] == "interrupted"
         assert "outcome is unknown" in interrupted["error"]["message"]
         assert len(_calls_of(log, "sent")) == 1
@@ -198,11 +191,8 @@ async def test_a_gate_approved_just_before_a_crash_is_sent_once_after_the_lease(
         crashing = _worker(database_url, log, fault="crash_after_claim")
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         assert _calls_of(log, "gated") == []  # approved, taken, never sent
-        healthy = _worker(database_url, log)
-        try:
+        with _healthy_worker(database_url, log):
             waiting = await console.settle(call["id"], after_round=0)
-        finally:
-            _stop(healthy)
     assert waiting["status"] == "awaiting_input"  # the server's own question, round 1
     assert len(_calls_of(log, "gated")) == 1
 
@@ -218,13 +208,10 @@ async def test_a_worker_that_dies_while_its_request_is_out_is_noticed_within_one
         call = await console.call("mrtr", "slow", {"seconds": 60}, wait=0)
         crashing = _worker(database_url, log, fault="crash_while_sending", **LONG_TIMEOUT)
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
-        healthy = _worker(database_url, log, **LONG_TIMEOUT)
-        try:
+        with _healthy_worker(database_url, log, **LONG_TIMEOUT):
             # One lease (1 s) after the last heartbeat, not the request timeout (120 s) plus a lease.
             with anyio.fail_after(15):
                 interrupted = await console.settle(call["id"])
-        finally:
-            _stop(healthy)
     assert interrupted["status"] == "interrupted"
     assert "outcome is unknown" in interrupted["error"]["message"]
 
@@ -233,10 +220,7 @@ async def test_a_request_out_for_several_leases_stays_its_senders(database_url: 
     log = tmp_path / "requests.jsonl"
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         call = await console.call("mrtr", "slow", {"seconds": 4}, wait=0)
-        worker = _worker(database_url, log, **LONG_TIMEOUT)  # a lease of 1 s, renewed while it waits
-        try:
+        with _healthy_worker(database_url, log, **LONG_TIMEOUT):  # a lease of 1 s, renewed while it waits
             done = await console.settle(call["id"])
-        finally:
-            _stop(worker)
     assert done["status"] == "completed", done
     assert done["result"]["content"][0]["text"] == "slept 4"
