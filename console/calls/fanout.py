@@ -32,7 +32,7 @@ from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.notify.channels import channels_for
 from console.notify.mail import Mailer
-from console.notify.models import Delivery, Notice
+from console.notify.models import Channel, Delivery, Notice
 from console.notify.render import (
     MAX_MESSAGE,
     MAX_NAME,
@@ -73,7 +73,8 @@ async def expand_notices(session: AsyncSession, now: datetime, *, settings: Sett
     )
     # Everything is read first; the claim and the inserts come last, just before the commit, so that
     # another process claiming the same notices waits on their rows as briefly as possible.
-    planned = {notice.id: await _deliveries(session, settings, notice, now) for notice in notices}
+    batch = _Batch(session, await _calls_and_runs(session, {notice.call_id for notice in notices}))
+    planned = {notice.id: await _deliveries(batch, settings, notice, now) for notice in notices}
     if not planned:
         await session.commit()
         return 0
@@ -95,13 +96,40 @@ async def expand_notices(session: AsyncSession, now: datetime, *, settings: Sett
     return len(claimed)
 
 
-async def _deliveries(
-    session: AsyncSession, settings: Settings, notice: Notice, now: datetime
-) -> list[Delivery]:
-    call = await session.get(Call, notice.call_id)
-    run = await session.get(Run, call.run_id) if call is not None else None
-    if call is None or run is None:
+async def _calls_and_runs(session: AsyncSession, call_ids: set[str]) -> dict[str, tuple[Call, Run]]:
+    if not call_ids:
+        return {}
+    rows = await session.execute(
+        select(Call, Run).join(Run, Run.id == Call.run_id).where(Call.id.in_(call_ids))
+    )
+    return {call.id: (call, run) for call, run in rows.all()}
+
+
+class _Batch:
+    """What a batch of notices reads, each thing once: their calls and runs (loaded together) and the
+    channels of each team and event."""
+
+    def __init__(self, session: AsyncSession, calls: dict[str, tuple[Call, Run]]) -> None:
+        self.session = session
+        self.calls = calls
+        self._channels: dict[tuple[str, str], list[Channel]] = {}
+
+    async def channels(self, team_id: str, event: str) -> list[Channel]:
+        if (team_id, event) not in self._channels:
+            self._channels[team_id, event] = await channels_for(self.session, team_id, event)
+        return self._channels[team_id, event]
+
+
+async def _deliveries(batch: _Batch, settings: Settings, notice: Notice, now: datetime) -> list[Delivery]:
+    found = batch.calls.get(notice.call_id)
+    if found is None:
         return []
+    call, run = found
+    channels = await batch.channels(run.team_id, notice.event)
+    callback_url = call.callback_url if notice.event != ANSWERED else None
+    if settings.smtp_url is None and not channels and callback_url is None:
+        return []  # nobody can be told: no mail is sent, no webhook wants it, no callback was given
+    session = batch.session
     server = (await session.execute(select(McpServer.name).where(McpServer.id == call.server_id))).scalar()
     owner = await session.get(User, run.owner_id)
     base = settings.base_url.rstrip("/")
@@ -139,8 +167,8 @@ async def _deliveries(
         if settings.smtp_url is not None and owner is not None and owner.email and owner.email_notifications:
             add("email", owner.email, message.as_dict(), owner.id)
 
-    async def webhooks(data: dict[str, object]) -> None:
-        for channel in await channels_for(session, run.team_id, notice.event):
+    def webhooks(data: dict[str, object]) -> None:
+        for channel in channels:
             add(channel.kind, channel.id, {"body": webhook_event(notice.event, now.isoformat(), data)})
 
     if notice.event == ANSWERED:
@@ -160,12 +188,12 @@ async def _deliveries(
                 "decided_at": question.decided_at.isoformat() if question.decided_at else None,
                 "page": f"{base}/elicitations/{question.id}",
             }
-            await webhooks({"question": answered, "call": call_facts_json(facts)})
+            webhooks({"question": answered, "call": call_facts_json(facts)})
         return out
     if notice.event != INPUT_REQUIRED and (call.asked_people or call.status == "interrupted"):
         email(call_ended_message(facts))
-        await webhooks({"call": call_facts_json(facts)})
-    if call.callback_url is not None:
+        webhooks({"call": call_facts_json(facts)})
+    if callback_url is not None:
         pending = (
             (
                 await session.execute(
@@ -179,7 +207,7 @@ async def _deliveries(
         )
         body = CallOut.of(call, server=server or "", pending=pending, base_url=base).model_dump(mode="json")
         envelope = webhook_event(notice.event, now.isoformat(), {"call": body})
-        add("callback", call.callback_url, {"body": envelope, "token": call.callback_token_id}, run.owner_id)
+        add("callback", callback_url, {"body": envelope, "token": call.callback_token_id}, run.owner_id)
     return out
 
 
