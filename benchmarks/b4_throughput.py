@@ -1,6 +1,8 @@
 """B4 throughput: complete round trips per second (call → input_required → answer → resume → complete),
 and the floor's: how many calls per second B1's floor API (benchmarks/floor_api.py) records on this
-machine with the most agents, which bounds the round trips any recorded design can reach here."""
+machine with the most agents, which bounds the round trips any recorded design can reach here. Each leg
+also says where the CPU went: milliseconds of CPU per round trip (or floor call) spent by the console (or
+the floor), the MCP server, the agents and PostgreSQL, and how many of the machine's cores were busy."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from benchmarks import procs
+from benchmarks import cpu, procs
 from benchmarks.agent import Agent, ApiError, console_with_agent
 from benchmarks.b1_overhead import floor_database
 from benchmarks.config import Sizes
@@ -25,7 +27,9 @@ from benchmarks.stats import table
 FLOOR_CALLS_PER_ROUND_TRIP = 2
 
 
-async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
+async def _measure(
+    agent: Agent, agents: int, seconds: float, processes: dict[str, cpu.Finder]
+) -> dict[str, Any]:
     runs = [await agent.new_run(f"b4-{agents}-{i}") for i in range(agents)]
     for i, run_id in enumerate(runs):  # warm-up: each agent once
         await agent.round_trip(run_id, "bench", f"warm-{agents}-{i}")
@@ -33,11 +37,25 @@ async def _measure(agent: Agent, agents: int, seconds: float) -> dict[str, Any]:
     async def one(run_id: str, tag: str) -> None:
         await agent.round_trip(run_id, "bench", tag)
 
-    measured = await _for_a_while(runs, one, seconds)
-    return {**measured, "round_trips": measured.pop("done"), "agents": agents}
+    with cpu.measured(processes) as spent:
+        measured = await _for_a_while(runs, one, seconds)
+    return {**measured, "round_trips": measured.pop("done"), "agents": agents, "cpu": spent}
 
 
-async def _floor_calls(agents: list[Agent], count: int, seconds: float) -> dict[str, Any]:
+def _processes(kind: str, serving: list[procs.Proc], server: procs.Proc) -> dict[str, cpu.Finder]:
+    """Whose CPU B4 counts: what serves the agents (the console or the floors), the MCP server, the agents
+    (this process) and, on PostgreSQL, the database server."""
+    found = {
+        "serving": cpu.trees([proc.pid for proc in serving]),
+        "mcp_server": cpu.trees([server.pid]),
+        "agents": cpu.this_process,
+    }
+    return {**found, "postgres": cpu.postgres} if kind == "postgres" else found
+
+
+async def _floor_calls(
+    agents: list[Agent], count: int, seconds: float, processes: dict[str, cpu.Finder]
+) -> dict[str, Any]:
     """`echo` calls per second through the floor APIs from `count` agents, each on one of `agents`."""
     agent_of = {f"floor-{i}": agents[i % len(agents)] for i in range(count)}
     runs = list(agent_of)
@@ -49,8 +67,9 @@ async def _floor_calls(agents: list[Agent], count: int, seconds: float) -> dict[
 
     for run_id in runs:  # warm-up: each agent once
         await one(run_id, f"warm-{run_id}")
-    measured = await _for_a_while(runs, one, seconds)
-    return {**measured, "calls": measured.pop("done"), "agents": count}
+    with cpu.measured(processes) as spent:
+        measured = await _for_a_while(runs, one, seconds)
+    return {**measured, "calls": measured.pop("done"), "agents": count, "cpu": spent}
 
 
 async def _for_a_while(
@@ -90,8 +109,14 @@ async def _one_database(
     kind: str, work: Path, sizes: Sizes, postgres_url: str, workers: int, agents: tuple[int, ...]
 ) -> list[dict[str, Any]]:
     with procs.mcp_server(work) as server:
-        async with console_with_agent(kind, work, postgres_url, server.url, workers=workers) as (agent, _):
-            return [{**await _measure(agent, n, sizes.b4_seconds), "processes": workers} for n in agents]
+        async with console_with_agent(kind, work, postgres_url, server.url, workers=workers) as (
+            agent,
+            console,
+        ):
+            counted = _processes(kind, [console], server)
+            return [
+                {**await _measure(agent, n, sizes.b4_seconds, counted), "processes": workers} for n in agents
+            ]
 
 
 async def _floor(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
@@ -107,7 +132,8 @@ async def _floor(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict
                 ]
                 agents = [Agent(floor.url, token) for floor in floors]
                 try:
-                    measured = await _floor_calls(agents, sizes.b4_agents[-1], sizes.b4_seconds)
+                    counted = _processes(kind, floors, server)
+                    measured = await _floor_calls(agents, sizes.b4_agents[-1], sizes.b4_seconds, counted)
                 finally:
                     for agent in agents:
                         await agent.aclose()
@@ -155,4 +181,48 @@ def render(result: dict[str, Any]) -> str:
             for kind, f in result["floors"].items()
         ],
     )
-    return f"{consoles}\n\n{floors}"
+    return f"{consoles}\n\n{floors}\n\n{_render_cpu(result)}"
+
+
+CPU_GROUPS = ("serving", "mcp_server", "agents", "postgres")
+
+
+def _render_cpu(result: dict[str, Any]) -> str:
+    """Milliseconds of CPU per round trip (per call for the floor) by whom, the machine's busy cores, and
+    the most per second those costs allow on this machine's cores."""
+    legs = [("console", kind, m, m["round_trips"]) for kind, ms in result["consoles"].items() for m in ms]
+    legs += [("floor", kind, f, f["calls"]) for kind, f in result["floors"].items()]
+    rows = []
+    for leg, kind, measured, done in legs:
+        spent = measured["cpu"]
+        per = {group: 1000 * spent[group] / done if done and group in spent else None for group in CPU_GROUPS}
+        total = sum(v for v in per.values() if v is not None)
+        rows.append(
+            [
+                leg,
+                kind,
+                measured["processes"],
+                measured["agents"],
+                *("-" if per[group] is None else f"{per[group]:.1f}" for group in CPU_GROUPS),
+                f"{spent['busy_cores']:.2f} of {spent['cores']}",
+                f"{1000 * spent['cores'] / total:.0f}" if total else "-",
+            ]
+        )
+    return table(
+        "B4 where the CPU goes: ms of CPU per round trip (the floor: per call) spent by what serves the "
+        "agents, the MCP server, the agents and PostgreSQL; the machine's busy cores; and the most per "
+        "second those costs allow on all of its cores",
+        [
+            "leg",
+            "database",
+            "processes",
+            "agents",
+            "serving",
+            "MCP server",
+            "agents",
+            "PostgreSQL",
+            "busy",
+            "at most/s",
+        ],
+        rows,
+    )

@@ -28,6 +28,7 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
         "B3 scale of waiting",
         "B4 throughput",
         "B4 floor",
+        "B4 where the CPU goes",
         "B5 ",
         "B6 gateway",
         "B7 audit chain",
@@ -42,6 +43,11 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
     assert results["B5"]["console"]["rss_waiting"] > 0
     assert all(m["errors"] == 0 for measured in results["B4"]["consoles"].values() for m in measured)
     assert all(f["errors"] == 0 and f["calls"] > 0 for f in results["B4"]["floors"].values())
+    b4_legs = [
+        *(m for ms in results["B4"]["consoles"].values() for m in ms),
+        *results["B4"]["floors"].values(),
+    ]
+    assert all(leg["cpu"]["serving"] > 0 and leg["cpu"]["busy_cores"] > 0 for leg in b4_legs)
     for measured in results["B7"].values():
         assert measured["verified"]["ok"], measured["verified"]["lines"]
         assert measured["round_trip"]["events"] > 0
