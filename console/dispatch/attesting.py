@@ -45,7 +45,7 @@ async def attestation_meta(
     if not decided:
         return None
     questions = [question for question, _ in decided]
-    signed = await signatures_of(session=session, ids=[q.id for q in questions])
+    signed = await signatures_of(session=session, questions=questions)
     approvals = [approval for question, by in decided for approval in _approvals(question, by, signed)]
     token = attester.sign(
         issuer=settings.base_url,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NoReturn
@@ -160,7 +161,7 @@ async def list_questions(
         )
     query = query.order_by(Elicitation.created_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
-    signatures = await signatures_of(session=session, ids=[v.elicitation.id for v in views])
+    signatures = await signatures_of(session=session, questions=[v.elicitation for v in views])
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
@@ -199,7 +200,7 @@ async def list_decided(
         )
     query = query.order_by(Elicitation.decided_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
-    signatures = await signatures_of(session=session, ids=[v.elicitation.id for v in views])
+    signatures = await signatures_of(session=session, questions=[v.elicitation for v in views])
     await session.commit()
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
@@ -307,13 +308,17 @@ async def _refuse(
 
 
 async def _with_signatures(session: AsyncSession, view: QuestionView) -> QuestionView:
-    signatures = await signatures_of(session=session, ids=[view.elicitation.id])
+    signatures = await signatures_of(session=session, questions=[view.elicitation])
     await session.commit()
     return replace(view, signatures=signatures.get(view.elicitation.id, ()))
 
 
-async def signatures_of(*, session: AsyncSession, ids: list[str]) -> dict[str, tuple[SignatureView, ...]]:
-    """The signatures of these questions (N-of-M approvals) by question id, oldest first; a read query."""
+async def signatures_of(
+    *, session: AsyncSession, questions: Iterable[Elicitation]
+) -> dict[str, tuple[SignatureView, ...]]:
+    """The signatures of these questions (N-of-M approvals) by question id, oldest first; a read query,
+    only for questions that needed more than one approval (no other question is ever signed)."""
+    ids = [question.id for question in questions if question.required_approvals > 1]
     if not ids:
         return {}
     rows = (

@@ -123,7 +123,7 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
             .order_by(Elicitation.created_at, Elicitation.key)
         )
     ).all()
-    signatures = await signatures_of(session=session, ids=[e.id for e, _ in questions])
+    signatures = await signatures_of(session=session, questions=[e for e, _ in questions])
     await session.commit()
     by_round: dict[str, list[AnsweredQuestion]] = {}
     for elicitation, who in questions:
