@@ -12,21 +12,23 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import psycopg
 
 from console.db import is_sqlite, postgres_conninfo
 from console.dispatch.signals import ANY, WORK, Signals
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+    Connection = AsyncConnection[Any]
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "console_wakeups"
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0)  # before connecting again after 0, 1, 2… failures; then the last
 MAX_QUEUED = 1000
-
-Connection = psycopg.AsyncConnection[Any]
 
 
 @asynccontextmanager
@@ -69,6 +71,8 @@ class Wakeups:
         self._queued.set()
 
     async def _keep_up(self, work: Callable[[Connection], Awaitable[None]], doing: str) -> None:
+        import psycopg  # here, not above: a console on SQLite never loads it (9 MiB)
+
         failures = 0
         while True:
             try:
