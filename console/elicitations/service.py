@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
@@ -205,28 +205,38 @@ async def list_decided(
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
-async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[int, str, str, str]:
-    """Changes whenever a question the viewer could see arrives, is signed or is decided (cheap to poll)."""
-    teams = list(viewer.roles)
-    signed = (
-        select(func.max(Signature.signed_at))
-        .join(Elicitation, Elicitation.id == Signature.elicitation_id)
-        .where(Elicitation.team_id.in_(teams))
-        .correlate(None)  # its own scan of the team's questions, not the outer row's
-        .scalar_subquery()
+# Longer than any transaction that stamps a question takes to commit: one that commits after a later-stamped
+# one still lands this close to the newest stamp, where the fingerprint counts.
+RECENT = timedelta(minutes=1)
+
+
+async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[object, ...]:
+    """Changes whenever a question the viewer could see arrives, is signed or is decided (cheap to poll).
+
+    For arrivals (pending questions), decisions and signatures alike: the newest stamp, and how many carry
+    a stamp within `RECENT` of it, which catches one committed after a later-stamped one. Every part is
+    an index seek or a short index range (`ix_elicitation_inbox`, `ix_elicitation_decided`), so the cost
+    does not grow with the questions waiting or decided long ago.
+    """
+    in_teams = Elicitation.team_id.in_(list(viewer.roles))
+    parts = (
+        (Elicitation.created_at, (Elicitation.status == "pending") & in_teams),
+        (Elicitation.decided_at, in_teams),
+        (Signature.signed_at, exists().where(Elicitation.id == Signature.elicitation_id, in_teams)),
     )
-    row = (
+    newest = (
         await session.execute(
-            select(
-                func.count().filter(Elicitation.status == "pending"),
-                func.max(Elicitation.created_at),
-                func.max(Elicitation.decided_at),
-                signed,
-            ).where(Elicitation.team_id.in_(teams))
+            select(*(select(func.max(stamp)).where(where).scalar_subquery() for stamp, where in parts))
         )
     ).one()
+    recent = [
+        select(func.count()).where(where, stamp >= at - RECENT).scalar_subquery()
+        for (stamp, where), at in zip(parts, newest, strict=True)
+        if at is not None
+    ]
+    counts = (await session.execute(select(*recent))).one() if recent else ()
     await session.commit()
-    return int(row[0] or 0), str(row[1]), str(row[2]), str(row[3])
+    return (*newest, *counts)
 
 
 async def look_at_question(

@@ -114,7 +114,7 @@ async def inbox_events(request: Request, user: WebUser, seen: Seen = None) -> St
     factory = request.app.state.factory
     signals = request.app.state.signals
 
-    async def fingerprint() -> tuple[int, str, str, str]:
+    async def fingerprint() -> tuple[object, ...]:
         with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
             async with factory() as session:
                 now = await _fingerprint(session, user)
@@ -140,9 +140,9 @@ async def inbox_events(request: Request, user: WebUser, seen: Seen = None) -> St
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
 
 
-async def _fingerprint(session: AsyncSession, user: SignedIn) -> tuple[int, str, str, str]:
+async def _fingerprint(session: AsyncSession, user: SignedIn) -> tuple[object, ...]:
     return await questions.inbox_fingerprint(session=session, viewer=user.viewer)
 
 
-def _token(fingerprint: tuple[int, str, str, str]) -> str:
+def _token(fingerprint: tuple[object, ...]) -> str:
     return hashlib.sha256(repr(fingerprint).encode()).hexdigest()[:32]
