@@ -27,10 +27,18 @@ SKIPPED = ("script", "style")  # our own code; never server text
 def _character_class() -> str:
     # Format characters live in planes 0, 1 and 14 (the tag characters); controls in plane 0.
     code_points = (*range(0x20000), *range(0xE0000, 0xE1000))
-    found = [
-        chr(c) for c in code_points if unicodedata.category(chr(c)) in ("Cc", "Cf") and chr(c) not in KEPT
-    ]
-    return "[" + "".join(re.escape(c) for c in found) + "]"
+    found = [c for c in code_points if unicodedata.category(chr(c)) in ("Cc", "Cf") and chr(c) not in KEPT]
+    # As ranges of consecutive code points: a class of single characters made a search of a 60 KB page
+    # take about 5 ms, ten times longer, on every page.
+    runs: list[list[int]] = []
+    for c in found:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return (
+        "[" + "".join(re.escape(chr(a)) + ("" if a == b else "-" + re.escape(chr(b))) for a, b in runs) + "]"
+    )
 
 
 HIDDEN = re.compile(_character_class())

@@ -46,11 +46,10 @@ def time_tag(moment: datetime | str | None, words: str | None = None) -> Markup:
         except ValueError:
             return escape(moment)
         moment = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-    return Markup('<time datetime="{}" title="{}">{}</time>').format(
-        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        exact_time(moment),
-        age(moment) if words is None else words,
-    )
+    # Escaped one by one: `Markup.format` takes almost twice as long, and a page may show hundreds of these.
+    when = escape(moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    shown = escape(age(moment) if words is None else words)
+    return Markup(f'<time datetime="{when}" title="{escape(exact_time(moment))}">{shown}</time>')  # noqa: S704  # every part escaped
 
 
 def left_tag(moment: datetime | None) -> Markup:
