@@ -5,6 +5,7 @@ renders with exactly the elements and attributes of a benign rendering, on every
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from typing import Any
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup, Tag
 
+from console.web import invisible
 from tests.harness import (
     Browser,
     Console,
@@ -322,3 +324,11 @@ async def test_hidden_and_direction_changing_characters_show_as_code_points_on_e
         assert marked(payload) in [link.get_text() for link in soups["runs list"].select("a.run-link")]
         decided = [" ".join(row.get_text().split()) for row in soups["decided list"].select("tbody tr")]
         assert any(f"Hostile: {' '.join(marked(payload).split())}" in row for row in decided), decided
+
+
+def test_every_control_and_format_character_is_revealed_and_nothing_else() -> None:
+    everything = "".join(chr(c) for c in (*range(0xD800), *range(0xE000, 0x30000), *range(0xE0000, 0xF0000)))
+    hidden = {c for c in everything if unicodedata.category(c) in ("Cc", "Cf") and c not in "\t\n\r"}
+    assert set(invisible.HIDDEN.findall(everything)) == hidden
+    assert "\u202e" in hidden  # the right-to-left override
+    assert "\U000e0041" in hidden  # a tag character
