@@ -48,8 +48,8 @@ def time_tag(moment: datetime | str | None, words: str | None = None) -> Markup:
         moment = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
     # Escaped one by one: `Markup.format` takes almost twice as long, and a page may show hundreds of these.
     when = escape(moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    shown = escape(age(moment) if words is None else words)
-    return Markup(f'<time datetime="{when}" title="{escape(exact_time(moment))}">{shown}</time>')  # noqa: S704  # every part escaped
+    exact, shown = escape(exact_time(moment)), escape(age(moment) if words is None else words)
+    return Markup(f'<time datetime="{when}" title="{exact}">{shown}</time>')  # noqa: S704  # parts escaped
 
 
 def left_tag(moment: datetime | None) -> Markup:
