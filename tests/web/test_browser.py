@@ -223,9 +223,7 @@ async def test_the_inbox_follows_new_and_answered_questions_without_reload(
     site = site_any_db
     page = await new_page(browser, site.base)
     # Signed in once the page listens for changes, so the question below cannot slip in before it does.
-    async with page.expect_response(
-        re.compile(r"/inbox/events\?seen=[0-9a-f]{32}$"), timeout=ACTION_TIMEOUT_MS
-    ):
+    async with page.expect_response(re.compile(INBOX_EVENTS + "$"), timeout=ACTION_TIMEOUT_MS):
         await sign_in(page, "lead2")
     empty = page.get_by_text("Nothing is waiting for you.")
     await expect(empty).to_be_visible()
