@@ -42,13 +42,14 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
         assert secret is not None
         call = await console.call("mrtr", "two_rounds", {"topic": HOSTILE})
         await send_due(console)  # the first question, to dev and lead
-        second = await console.answer_and_settle(call, "accept", {"name": "ada"}, who="lead")
+        # A name no hex id or signature can contain ("ada" once matched a hex string by chance)
+        second = await console.answer_and_settle(call, "accept", {"name": "quillon"}, who="lead")
         await send_due(console)
         answered = [m for to, m in received(sink_folder) if "accepted a question" in str(m["Subject"])]
         assert [m["To"] for m in answered] == [ADDRESSES["dev"]]  # the requester, not the answerer
         assert answered[0]["Subject"] == "mrtr: lead accepted a question of your call to two_rounds"
         text, markup = parts(answered[0])
-        assert "ada" not in text + markup  # who decided what, never what was answered
+        assert "quillon" not in text + markup  # who decided what, never what was answered
         assert "<img" not in markup and "&lt;img src=x" in markup  # noqa: PT018
 
         done = await console.answer_and_settle(second, "accept", {"amount": 5, "count": 2}, who="dev")
@@ -89,7 +90,7 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
             "error": None,
             "page": f"http://console.test/runs/{call['run_id']}",
         }
-        assert not any("ada" in p["body"] for p in posts(inbox))  # answers and results stay in the API
+        assert not any("quillon" in p["body"] for p in posts(inbox))  # answers and results stay in the API
 
 
 async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_not_announced(
