@@ -48,9 +48,11 @@ def _seconds_by_pid(processes: list[psutil.Process]) -> dict[int, float]:
     for process in processes:
         try:
             spent = process.cpu_times()
-        except psutil.Error:  # it ended meanwhile: what it spent is lost to the count
+        except psutil.Error:  # it ended meanwhile: only a parent in the group still counts what it spent
             continue
-        seconds[process.pid] = spent.user + spent.system
+        # With what its children that ended spent (PostgreSQL's backends that closed, say): psutil can no
+        # longer ask them, but their parent's count holds it.
+        seconds[process.pid] = spent.user + spent.system + spent.children_user + spent.children_system
     return seconds
 
 
