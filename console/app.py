@@ -86,7 +86,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
         app.state.factory = session_factory(engine, info=session_info(settings))
         app.state.signals = Signals()
         async with app.state.factory() as session:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import secrets
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import DateTime, MetaData, event
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
@@ -107,9 +108,14 @@ def postgres_conninfo(database_url: str) -> str:
     return make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
+DEFAULT_POOL_SIZE = 5  # one-shot commands and tests; a serving process passes CONSOLE_DATABASE_POOL_SIZE
+
+
+def create_engine(url: str, *, pool_size: int = DEFAULT_POOL_SIZE, **kwargs: Any) -> AsyncEngine:
     """An async engine; SQLite is called on the event loop's thread (console/inline_sqlite.py) and gets
-    WAL and write-locking transactions."""
+    WAL and write-locking transactions. On PostgreSQL it keeps `pool_size` connections open: a process
+    that needs more at once opens up to half as many again, and closes each of those when it is done,
+    which costs PostgreSQL a new backend every time, so `pool_size` should cover what a process uses."""
     if is_sqlite(url):
         private_sqlite_file(url)
         engine = create_async_engine(
@@ -123,7 +129,40 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
         )
         _serialise_sqlite_writers(engine.sync_engine)
         return engine
-    return create_async_engine(url, pool_pre_ping=True, connect_args=_postgres_options(url), **kwargs)
+    engine = create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size // 2,
+        connect_args=_postgres_options(url),
+        **kwargs,
+    )
+    _ping_when_idle(engine.sync_engine)
+    return engine
+
+
+PING_AFTER_IDLE_SECONDS = 1.0
+_RETURNED = "console_returned"  # pool record info key: when the connection went back to the pool
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    # A pooled connection may have died while it sat idle (PostgreSQL restarted, a proxy closed it), so one
+    # that has been idle a while is tried before use and replaced if it is dead, as `pool_pre_ping` would;
+    # one back from work within the last second is used at once, sparing the hot path a round trip per
+    # transaction. Should the server go away in that second, SQLAlchemy drops the whole pool at the first
+    # failure, as it would for the requests that were in flight then.
+    @event.listens_for(engine.pool, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_RETURNED] = time.monotonic()
+
+    @event.listens_for(engine.pool, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        returned = record.info.get(_RETURNED)
+        if returned is None or time.monotonic() - returned < PING_AFTER_IDLE_SECONDS:
+            return  # new, or just used
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error:
+            raise DisconnectionError("the connection died while it was idle") from None
 
 
 def _postgres_options(url: str) -> dict[str, str]:
@@ -150,6 +189,17 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+async def reads_without_begin(session: AsyncSession) -> None:
+    """On PostgreSQL, run the session's statements until it next commits or rolls back without BEGIN and
+    COMMIT (autocommit), two round trips fewer. Only for reads on the request path that end their
+    transaction themselves, and single-statement writes. Each statement in a transaction takes its own
+    snapshot under READ COMMITTED too, so such reads see what they saw before. A no-op inside a
+    transaction and on SQLite (whose transactions take the write lock: console/db.py's BEGIN IMMEDIATE)."""
+    if session.in_transaction() or session.get_bind().dialect.name != "postgresql":
+        return
+    await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
 
 
 def session_factory(

@@ -1,6 +1,7 @@
-"""A console process that dies while its PostgreSQL transaction waits for a lock lets go of what it locked
-(its dispatch jobs, say) at once, not once that wait ends: the server checks that its client is still
-there (console/db.py)."""
+"""PostgreSQL connections: a console process that dies while its transaction waits for a lock lets go of
+what it locked (its dispatch jobs, say) at once, not once that wait ends, because the server checks that its
+client is still there; a pooled connection that died while idle is replaced unnoticed; and reads that skip
+BEGIN leave the next transaction on their connection whole (console/db.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import sys
 import anyio
 import pytest
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
-from console.db import create_engine
+from console import db
+from console.db import create_engine, reads_without_begin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -74,3 +76,60 @@ async def test_a_process_killed_while_it_waits_for_a_lock_lets_go_of_what_it_loc
                     await other.execute(text("SELECT pg_advisory_xact_lock(1)"))
     finally:
         await engine.dispose()
+
+
+async def _kept(session: AsyncSession) -> list[str]:
+    return list((await session.execute(text("SELECT what FROM kept ORDER BY what"))).scalars())
+
+
+async def test_reads_without_begin_end_at_their_commit_and_the_connection_takes_transactions_again(
+    postgres_url: str,
+) -> None:
+    engine = create_engine(postgres_url, pool_size=1)  # every session below gets the same connection
+    try:
+        async with AsyncSession(engine) as session:
+            await session.execute(text("CREATE TABLE kept (what text)"))
+            await session.commit()
+            await reads_without_begin(session)
+            await session.execute(text("INSERT INTO kept VALUES ('kept: no transaction')"))
+            await session.rollback()
+            assert await _kept(session) == ["kept: no transaction"]
+            await session.commit()
+            # The same connection, in a transaction again: a rollback undoes what it did.
+            await session.execute(text("INSERT INTO kept VALUES ('undone')"))
+            await session.rollback()
+            assert await _kept(session) == ["kept: no transaction"]
+            # Inside a transaction it changes nothing: the rollback undoes this one too.
+            await session.execute(text("INSERT INTO kept VALUES ('undone too')"))
+            await reads_without_begin(session)
+            await session.rollback()
+            assert await _kept(session) == ["kept: no transaction"]
+    finally:
+        await engine.dispose()
+
+
+async def _backend(engine: AsyncEngine) -> int:
+    async with engine.connect() as connection:
+        return int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+
+
+async def test_a_pooled_connection_that_died_while_idle_is_replaced_before_use(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = create_engine(postgres_url, pool_size=1)  # one connection, handed back each time
+    admin = create_engine(postgres_url)
+    try:
+        first = await _backend(engine)
+        assert await _backend(engine) == first  # just used: no need to try it
+        async with admin.connect() as connection:
+            await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
+            with anyio.fail_after(BOUND):
+                while await connection.scalar(  # noqa: ASYNC110  # no event for a backend's end
+                    text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": first}
+                ):
+                    await anyio.sleep(0.05)
+        monkeypatch.setattr(db, "PING_AFTER_IDLE_SECONDS", 0.0)  # it has now been idle long enough
+        assert await _backend(engine) not in (first, None)
+    finally:
+        await engine.dispose()
+        await admin.dispose()

@@ -22,7 +22,7 @@ from console.calls.rawjson import member_text
 from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
 from console.config import Settings
-from console.db import new_id, utcnow
+from console.db import new_id, reads_without_begin, utcnow
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
@@ -401,6 +401,7 @@ async def view_call(
         NotFound: no such call in the caller's team (recorded as `access_refused`, named by `attempt`,
             when the call exists).
     """
+    await reads_without_begin(session)
     row = (
         await session.execute(
             select(Call, Run, McpServer.name)

@@ -150,7 +150,7 @@ def _worker(settings: Settings, _args: Any) -> int:
     attester = attester_from(settings)  # before anything starts: an unreadable key is one line
 
     async def work() -> None:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
         try:
             factory = session_factory(engine, info=session_info(settings))
             signals = Signals()

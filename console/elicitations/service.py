@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event, record_refusal
 from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation, Run, Signature
+from console.db import reads_without_begin
 from console.elicitations.decisions import may_answer, refuse
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
@@ -246,6 +247,7 @@ async def look_at_question(
 
     Raises: NotFound otherwise (recorded as `access_refused`, named by `attempt`, if the question exists).
     """
+    await reads_without_begin(session)
     row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
     if row is None:
         await session.commit()

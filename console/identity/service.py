@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event
-from console.db import flush_unique, utcnow
+from console.db import flush_unique, reads_without_begin, utcnow
 from console.errors import InvalidInput, NotFound, Unauthorized
 from console.identity.credentials import CredentialCipher
 from console.identity.models import ROLES, ApiToken, Membership, Team, User
@@ -128,6 +128,7 @@ async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:
     Raises:
         Unauthorized: unknown or revoked token, or the user left the team.
     """
+    await reads_without_begin(session)  # on every API request: a read and at most one single-row update
     found = await session.execute(_PRINCIPAL_OF_TOKEN, {"token_hash": token_hash(token)})
     row = found.one_or_none()
     if row is None:
