@@ -210,8 +210,9 @@ def _render_cpu(result: dict[str, Any]) -> str:
         )
     return table(
         "B4 where the CPU goes: ms of CPU per round trip (the floor: per call) spent by what serves the "
-        "agents, the MCP server, the agents and PostgreSQL; the machine's busy cores; and the most per "
-        "second those costs allow on all of its cores",
+        "agents, the MCP server, the agents' side (the benchmark with its agents) and PostgreSQL (with its "
+        "backends that ended); the machine's busy cores; and the most per second those costs allow on "
+        "all of its cores",
         [
             "leg",
             "database",
@@ -219,7 +220,7 @@ def _render_cpu(result: dict[str, Any]) -> str:
             "agents",
             "serving",
             "MCP server",
-            "agents",
+            "agents' side",
             "PostgreSQL",
             "busy",
             "at most/s",
