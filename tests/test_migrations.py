@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -10,7 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DatabaseError
 
-from console.migrate import alembic_config, sync_url, upgrade
+from console.migrate import alembic_config, head_revision, sync_url, upgrade
 
 
 def test_migrations_match_models_and_downgrade_cleanly(database_url: str) -> None:
@@ -78,3 +80,18 @@ def test_upgrading_revokes_the_live_tokens_of_people_no_longer_in_the_tokens_tea
             assert [(token, revoked is not None) for token, revoked in rows] == [("k1", False), ("k2", True)]
     finally:
         engine.dispose()
+
+
+def test_the_newest_revision_read_from_the_files_is_alembics_head() -> None:
+    assert head_revision() == ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def test_a_serving_process_does_not_load_alembic() -> None:
+    probe = (
+        "import sys; from console.app import create_app; from console.migrate import head_revision; "
+        "create_app(); head_revision(); print(sorted(m for m in sys.modules if m.startswith('alembic')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert loaded.stdout.strip() == "[]"
