@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from console.calls.models import TERMINAL
@@ -108,6 +107,8 @@ def load_script(path: Path) -> tuple[ScriptIn, list[list[Answer]]]:
         raise ConsoleError(f"cannot read {path}: {exc.strerror}") from None
     if len(raw) > MAX_SCRIPT_BYTES:
         raise ConsoleError(f"{path} is larger than {MAX_SCRIPT_BYTES} bytes")
+    import yaml  # here: every console command loads this module, and only this one reads YAML
+
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import exceptions, validators
-from referencing import Registry
-from referencing.exceptions import Unresolvable
-
 MAX_ERRORS = 20
 
 
 def argument_errors(schema: Any, arguments: Any) -> dict[str, str]:
     """Field errors (`arguments`, `arguments.<path>`) of arguments that the schema refuses; none when it
     takes them. A missing schema, or one that is itself not valid JSON Schema, refuses every change."""
+    # Imported here: 3 MiB that a console whose gates never change arguments need not hold.
+    from jsonschema import exceptions, validators
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+
     if not isinstance(arguments, dict):
         return {"arguments": "must be an object"}
     if not isinstance(schema, dict):

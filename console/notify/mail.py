@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from urllib.parse import unquote, urlsplit
 
-import aiosmtplib
-
 from console.config import Settings
 from console.notify.failed import DeliveryFailed
 from console.notify.render import Message
@@ -50,6 +48,8 @@ class Mailer:
         """Raises:
         MailFailed: not delivered to the SMTP server.
         """
+        import aiosmtplib  # here: a console that sends no mail is spared loading it
+
         mail = EmailMessage()
         mail["From"], mail["To"], mail["Subject"] = self.sender, recipient, message.subject
         mail.set_content(message.text)
