@@ -22,10 +22,12 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, event, exists, insert, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Update
 
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditPending
 from console.audit.records import chain_hash, checkpoint_message, event_content, timestamp
@@ -157,8 +159,12 @@ def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
     signer: Signer | None = session.info.get(SIGNER)
     if signer is not None and _checkpoint_due(head, signer):
         moved.update(_checkpoint(session, head, signer))
-    if connection.dialect.name == "postgresql" and len(rows) == 1 and len(moved) == 2:  # no checkpoint
-        connection.execute(_APPEND_ONE, {**rows[0], "head_seq": head.seq, "head_hash": head.hash})
+    checkpointed = moved.keys() != {"seq", "hash"}
+    if connection.dialect.name == "postgresql" and len(rows) <= FOLDED_AT_MOST and not checkpointed:
+        parameters = {f"{column}_{i}": value for i, row in enumerate(rows) for column, value in row.items()}
+        connection.execute(
+            _folded_append(len(rows)), {**parameters, "head_seq": head.seq, "head_hash": head.hash}
+        )
         return
     connection.execute(_INSERT_EVENTS, rows)
     connection.execute(_MOVE_HEAD, moved)
@@ -197,12 +203,20 @@ PENDING_COLUMNS = tuple(column.key for column in _WAITING.columns if column.key 
 _INSERT_EVENTS = insert(_EVENTS)
 _INSERT_PENDING = insert(_WAITING)
 _MOVE_HEAD = update(_HEAD).where(_HEAD.c.id == 1)  # SET: the keys of the parameters
-# On PostgreSQL, most transactions append one event: its INSERT rides along in the head's UPDATE, one round
-# trip (PostgreSQL runs a data-modifying WITH to completion although nothing reads it). Bound parameters
-# only, so SQLAlchemy compiles it once; several rows in one VALUES would be compiled every time.
-_APPEND_ONE = _MOVE_HEAD.values(seq=bindparam("head_seq"), hash=bindparam("head_hash")).add_cte(
-    insert(_EVENTS).values({column: bindparam(column) for column in EVENT_COLUMNS}).cte("appended")
-)
+FOLDED_AT_MOST = 4  # events; a request's transaction records one or two, a few more when others wait
+
+
+@cache
+def _folded_append(rows: int) -> Update:
+    """On PostgreSQL, the INSERTs of a few events ride along in the head's UPDATE: one round trip
+    (PostgreSQL runs each data-modifying WITH to completion although nothing reads it). Built once per
+    number of rows, one single-row INSERT each and bound parameters only, so SQLAlchemy compiles it once
+    (it compiles a multi-row VALUES every time)."""
+    statement = _MOVE_HEAD.values(seq=bindparam("head_seq"), hash=bindparam("head_hash"))
+    for i in range(rows):
+        values: dict[str, Any] = {column: bindparam(f"{column}_{i}") for column in EVENT_COLUMNS}
+        statement = statement.add_cte(insert(_EVENTS).values(values).cte(f"appended_{i}"))
+    return statement
 
 
 def _checkpoint_due(head: Head, signer: Signer) -> bool:
