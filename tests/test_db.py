@@ -12,8 +12,9 @@ import sys
 
 import anyio
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Text, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from console import db
 from console.db import create_engine, reads_without_begin
@@ -23,7 +24,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 # Locks one thing (advisory lock 1), says so, then waits for another (lock 2) until it is killed.
 WAITER = """
 import sys, anyio
-from sqlalchemy import text
+from sqlalchemy import Text, text
 from console.db import create_engine
 
 async def main(url):
@@ -104,8 +105,23 @@ async def test_reads_without_begin_end_at_their_commit_and_the_connection_takes_
             await reads_without_begin(session)
             await session.rollback()
             assert await _kept(session) == ["kept: no transaction"]
+            # Nor with changes not yet flushed: they stay one transaction, which a rollback undoes.
+            session.add(Kept(what="undone as well"))
+            await reads_without_begin(session)
+            await session.flush()
+            await session.rollback()
+            assert await _kept(session) == ["kept: no transaction"]
     finally:
         await engine.dispose()
+
+
+class _Scratch(DeclarativeBase):
+    pass
+
+
+class Kept(_Scratch):
+    __tablename__ = "kept"
+    what: Mapped[str] = mapped_column(Text, primary_key=True)
 
 
 async def _backend(engine: AsyncEngine) -> int:
