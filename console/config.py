@@ -79,10 +79,10 @@ class Settings(BaseSettings):
     )
     lease_seconds: float = Field(default=30, gt=0, description="how long a dispatcher owns a claimed resume")
     database_pool_size: int = Field(
-        default=20,
+        default=10,
         ge=1,
         le=1000,
-        description="PostgreSQL connections each console process keeps open (half as many more in a burst)",
+        description="most PostgreSQL connections a console process uses at once for requests and its work",
     )
     dispatch_poll_seconds: float = Field(
         default=0.5, gt=0, description="how often the dispatcher looks for work it was not woken for"
