@@ -192,10 +192,9 @@ async def reads_without_begin(session: AsyncSession) -> None:
     COMMIT (autocommit), two round trips fewer. Only for reads on the request path that end their
     transaction themselves, and single-statement writes. Each statement in a transaction takes its own
     snapshot under READ COMMITTED too, so such reads see what they saw before. A no-op inside a
-    transaction, with changes not yet flushed (their flush stays one transaction), and on SQLite, whose
-    transactions take the write lock (BEGIN IMMEDIATE, above)."""
-    unflushed = session.new or session.dirty or session.deleted
-    if session.in_transaction() or unflushed or session.get_bind().dialect.name != "postgresql":
+    transaction (a change to a row the session holds begins one) and on SQLite, whose transactions take
+    the write lock (BEGIN IMMEDIATE, above)."""
+    if session.in_transaction() or session.get_bind().dialect.name != "postgresql":
         return
     await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
 

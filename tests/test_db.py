@@ -12,7 +12,7 @@ import sys
 
 import anyio
 import pytest
-from sqlalchemy import Text, text
+from sqlalchemy import Text, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 # Locks one thing (advisory lock 1), says so, then waits for another (lock 2) until it is killed.
 WAITER = """
 import sys, anyio
-from sqlalchemy import Text, text
+from sqlalchemy import Text, select, text
 from console.db import create_engine
 
 async def main(url):
@@ -88,8 +88,8 @@ async def test_reads_without_begin_end_at_their_commit_and_the_connection_takes_
 ) -> None:
     engine = create_engine(postgres_url, pool_size=1)  # every session below gets the same connection
     try:
-        async with AsyncSession(engine) as session:
-            await session.execute(text("CREATE TABLE kept (what text)"))
+        async with AsyncSession(engine, expire_on_commit=False) as session:  # as the console's sessions
+            await session.execute(text("CREATE TABLE kept (what text PRIMARY KEY, note text)"))
             await session.commit()
             await reads_without_begin(session)
             await session.execute(text("INSERT INTO kept VALUES ('kept: no transaction')"))
@@ -105,12 +105,15 @@ async def test_reads_without_begin_end_at_their_commit_and_the_connection_takes_
             await reads_without_begin(session)
             await session.rollback()
             assert await _kept(session) == ["kept: no transaction"]
-            # Nor with changes not yet flushed: they stay one transaction, which a rollback undoes.
-            session.add(Kept(what="undone as well"))
+            # Nor with a change not yet flushed (making it began a transaction): a rollback undoes it.
+            kept = (await session.execute(select(Kept))).scalar_one()
+            await session.commit()
+            kept.note = "undone as well"
             await reads_without_begin(session)
             await session.flush()
             await session.rollback()
-            assert await _kept(session) == ["kept: no transaction"]
+            notes = await session.execute(text("SELECT note FROM kept"))
+            assert list(notes.scalars()) == [None]
     finally:
         await engine.dispose()
 
@@ -122,6 +125,7 @@ class _Scratch(DeclarativeBase):
 class Kept(_Scratch):
     __tablename__ = "kept"
     what: Mapped[str] = mapped_column(Text, primary_key=True)
+    note: Mapped[str | None] = mapped_column(Text)
 
 
 async def _backend(engine: AsyncEngine) -> int:
