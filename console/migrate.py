@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import make_url
@@ -58,25 +58,35 @@ def needs_schema(url: str) -> bool:
 
 @cache
 def head_revision() -> str | None:
-    """The newest schema revision this code knows: the one no other revision follows (the migrations are
-    one line, without branches), read from the files' `revision` and `down_revision`."""
+    """The newest schema revision this code knows, read from the migration files without Alembic."""
+    return newest_revision(MIGRATIONS / "versions")
+
+
+def newest_revision(versions: Path) -> str | None:
+    """The revision no other revision in `versions` follows, from each file's `revision` and
+    `down_revision` (a merge names several).
+
+    Raises:
+        LookupError: a file names no revision, or several revisions have no successor (a branch).
+    """
     revisions: set[str] = set()
-    followed: set[str | None] = set()
-    for path in (MIGRATIONS / "versions").glob("*.py"):
+    followed: set[str] = set()
+    for path in versions.glob("*.py"):
         names = _assigned(path)
-        if "revision" not in names:
+        if not isinstance(names.get("revision"), str):
             raise LookupError(f"migration {path.name} names no revision")
-        revisions.add(str(names["revision"]))
-        followed.add(names.get("down_revision"))
+        revisions.add(names["revision"])
+        down = names.get("down_revision")
+        followed.update([down] if isinstance(down, str) else down or ())
     heads = revisions - followed
     if len(heads) > 1:
         raise LookupError(f"the migrations branch: nothing follows {sorted(heads)}")
     return next(iter(heads), None)
 
 
-def _assigned(path: Path) -> dict[str, str | None]:
+def _assigned(path: Path) -> dict[str, Any]:
     """The module-level `revision` and `down_revision` of a migration file, read without running it."""
-    found: dict[str, str | None] = {}
+    found: dict[str, Any] = {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         targets: list[ast.expr]
         if isinstance(node, ast.AnnAssign) and node.value is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from alembic import command
@@ -12,7 +13,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DatabaseError
 
-from console.migrate import alembic_config, head_revision, sync_url, upgrade
+from console.migrate import alembic_config, head_revision, newest_revision, sync_url, upgrade
 
 
 def test_migrations_match_models_and_downgrade_cleanly(database_url: str) -> None:
@@ -84,6 +85,21 @@ def test_upgrading_revokes_the_live_tokens_of_people_no_longer_in_the_tokens_tea
 
 def test_the_newest_revision_read_from_the_files_is_alembics_head() -> None:
     assert head_revision() == ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def _migration(versions: Path, revision: str, down: str | tuple[str, ...] | None) -> None:
+    text = f"revision: str = {revision!r}\ndown_revision: str | tuple[str, ...] | None = {down!r}\n"
+    (versions / f"{revision}.py").write_text(text, encoding="utf-8")
+
+
+def test_the_newest_revision_follows_merges_and_refuses_a_branch(tmp_path: Path) -> None:
+    _migration(tmp_path, "a", None)
+    _migration(tmp_path, "b", "a")
+    _migration(tmp_path, "c", "a")
+    with pytest.raises(LookupError, match=r"nothing follows \['b', 'c'\]"):
+        newest_revision(tmp_path)
+    _migration(tmp_path, "d", ("b", "c"))  # a merge of the two
+    assert newest_revision(tmp_path) == "d"
 
 
 def test_a_serving_process_does_not_load_alembic() -> None:
