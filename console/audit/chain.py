@@ -159,8 +159,7 @@ def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
     signer: Signer | None = session.info.get(SIGNER)
     if signer is not None and _checkpoint_due(head, signer):
         moved.update(_checkpoint(session, head, signer))
-    checkpointed = moved.keys() != {"seq", "hash"}
-    if connection.dialect.name == "postgresql" and len(rows) <= FOLDED_AT_MOST and not checkpointed:
+    elif connection.dialect.name == "postgresql" and len(rows) <= FOLDED_AT_MOST:
         parameters = {f"{column}_{i}": value for i, row in enumerate(rows) for column, value in row.items()}
         connection.execute(
             _folded_append(len(rows)), {**parameters, "head_seq": head.seq, "head_hash": head.hash}
