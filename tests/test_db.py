@@ -140,7 +140,7 @@ async def test_a_pooled_connection_that_died_while_idle_is_replaced_before_use(
     admin = create_engine(postgres_url)
     try:
         first = await _backend(engine)
-        assert await _backend(engine) == first  # just used: no need to try it
+        assert await _backend(engine) == first  # the same connection while it lives
         async with admin.connect() as connection:
             await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
             with anyio.fail_after(BOUND):
