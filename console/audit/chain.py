@@ -37,6 +37,7 @@ from console.config import Settings
 from console.db import utcnow
 
 RECORDED = "audit_recorded"  # session.info key: this transaction's events, in the order they were recorded
+CONTEXTS = "audit_contexts"  # session.info key: contexts found while the rows they come from were held
 LEFT_WAITING = "audit_left_waiting"  # session.info key: this transaction left events in audit_pending
 SIGNER = "audit_signer"  # session.info key: the checkpoint Signer, when one is configured
 # session.info key: wait for the head row instead of leaving the events waiting, as every writer did
@@ -57,6 +58,7 @@ class EventContext:
 
 ContextFinder = Callable[[Session, str], EventContext | None]
 _FINDERS: dict[str, ContextFinder] = {}
+_HOLDERS: dict[str, ContextFinder] = {}
 
 
 def finds_context(kind: str) -> Callable[[ContextFinder], ContextFinder]:
@@ -70,6 +72,18 @@ def finds_context(kind: str) -> Callable[[ContextFinder], ContextFinder]:
     return register
 
 
+def holds_context(kind: str) -> Callable[[ContextFinder], ContextFinder]:
+    """Register how to find the context of events about a `kind` from the rows the session holds, without
+    a query (None when it does not hold them): tried as each event is recorded, while the code that
+    records it still holds those rows, for the session forgets rows nobody holds."""
+
+    def register(finder: ContextFinder) -> ContextFinder:
+        _HOLDERS[kind] = finder
+        return finder
+
+    return register
+
+
 def session_info(settings: Settings) -> dict[str, object]:
     """What `session_factory(..., info=)` needs so flushes write signed checkpoints."""
     signer = signer_from(settings)
@@ -77,6 +91,13 @@ def session_info(settings: Settings) -> dict[str, object]:
 
 
 def queue(session: Session, audit_event: AuditEvent) -> None:
+    """Add the event to the session's transaction, with its context if the session holds what gives it
+    (else it is looked up when the transaction commits)."""
+    about = _about(audit_event)
+    if about is not None and (holder := _HOLDERS.get(about[0])) is not None:
+        contexts = session.info.setdefault(CONTEXTS, {})
+        if about not in contexts and (held := holder(session, about[1])) is not None:
+            contexts[about] = held
     session.info.setdefault(RECORDED, []).append(audit_event)
 
 
@@ -92,6 +113,7 @@ def on_left_waiting(wake: Callable[[], None]) -> Callable[[], None]:
 @event.listens_for(Session, "after_soft_rollback")
 def _forget_pending(session: Session, _previous: Any) -> None:
     session.info.pop(RECORDED, None)
+    session.info.pop(CONTEXTS, None)
     session.info.pop(LEFT_WAITING, None)
 
 
@@ -105,10 +127,10 @@ def _wake_sequencers(session: Session) -> None:
 @event.listens_for(Session, "before_commit")
 def _chain_recorded(session: Session) -> None:
     recorded: list[AuditEvent] = session.info.pop(RECORDED, [])
+    contexts: dict[tuple[str, str], EventContext | None] = session.info.pop(CONTEXTS, {})
     if not recorded:
         return
     session.flush()  # the change the events describe first, so their context can be looked up
-    contexts: dict[tuple[str, str], EventContext | None] = {}
     for audit_event in recorded:
         _fill_context(session, audit_event, contexts)
         audit_event.outcome = outcome_of(audit_event.action, audit_event.payload_json)
@@ -254,13 +276,11 @@ def _fill_context(
 ) -> None:
     """Team, server and tool of the event, from the call, server, token, run or team it is about (each
     looked up once per transaction)."""
-    if audit_event.call_id is not None:
-        kind, key = "call", audit_event.call_id
-    elif audit_event.subject_type == "team":
+    about = _about(audit_event)
+    if about is None:
         audit_event.team_id = audit_event.team_id or audit_event.subject_id
         return
-    else:
-        kind, key = audit_event.subject_type, audit_event.subject_id
+    kind, key = about
     if (kind, key) not in found_before:
         finder = _FINDERS.get(kind)
         found_before[kind, key] = None if finder is None else finder(session, key)
@@ -268,6 +288,15 @@ def _fill_context(
     if found is not None:
         audit_event.team_id = audit_event.team_id or found.team_id
         audit_event.server, audit_event.tool = found.server, found.tool
+
+
+def _about(audit_event: AuditEvent) -> tuple[str, str] | None:
+    """What kind of thing, by id, the event's context comes from; None for an event about a team."""
+    if audit_event.call_id is not None:
+        return "call", audit_event.call_id
+    if audit_event.subject_type == "team":
+        return None
+    return audit_event.subject_type, audit_event.subject_id
 
 
 OUTCOMES = {

@@ -17,12 +17,13 @@ from sqlalchemy import (
     UniqueConstraint,
     bindparam,
     false,
+    inspect,
     select,
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 from sqlalchemy.orm.util import identity_key
 
-from console.audit.chain import EventContext, finds_context
+from console.audit.chain import EventContext, finds_context, holds_context
 from console.db import Base, M, UtcDateTime, new_id, utcnow
 from console.mcp.models import McpServer
 
@@ -247,13 +248,21 @@ class DispatchJob(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-@finds_context("call")
-def _call_context(session: Session, call_id: str) -> EventContext | None:
-    call = _loaded(session, Call, call_id)
-    run = None if call is None else _loaded(session, Run, call.run_id)
-    server = None if call is None else _loaded(session, McpServer, call.server_id)
+@holds_context("call")
+def _held_call_context(session: Session, call_id: str) -> EventContext | None:
+    call = _loaded(session, Call, call_id, "run_id", "server_id", "params_json")
+    run = None if call is None else _loaded(session, Run, call.run_id, "team_id")
+    server = None if call is None else _loaded(session, McpServer, call.server_id, "name")
     if call is not None and run is not None and server is not None:
         return EventContext(team_id=run.team_id, server=server.name, tool=call_target(call.params_json))
+    return None
+
+
+@finds_context("call")
+def _call_context(session: Session, call_id: str) -> EventContext | None:
+    held = _held_call_context(session, call_id)
+    if held is not None:
+        return held
     found = session.execute(_CALL_CONTEXT, {"call_id": call_id}).one_or_none()
     if found is None:
         return None
@@ -271,10 +280,12 @@ _CALL_CONTEXT = (
 )
 
 
-def _loaded(session: Session, model: type[M], key: str) -> M | None:
-    """The row if the session holds it already (no query)."""
+def _loaded(session: Session, model: type[M], key: str, *columns: str) -> M | None:
+    """The row if the session holds it already with `columns` loaded (reading them needs no query)."""
     found = session.identity_map.get(identity_key(model, key))
-    return found if isinstance(found, model) else None
+    if not isinstance(found, model) or inspect(found).unloaded.intersection(columns):
+        return None
+    return found
 
 
 @finds_context("run")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
@@ -402,15 +403,7 @@ async def view_call(
             when the call exists).
     """
     await reads_without_begin(session)
-    row = (
-        await session.execute(
-            select(Call, Run, McpServer.name)
-            .join(Run, Run.id == Call.run_id)
-            .join(McpServer, McpServer.id == Call.server_id)
-            .where(Call.id == call_id)
-            .execution_options(populate_existing=True)
-        )
-    ).one_or_none()
+    row = (await session.execute(_CALL_TO_VIEW, {"call_id": call_id})).one_or_none()
     if row is None:
         raise NotFound(f"no call {call_id!r}")
     call, run, server_name = row
@@ -420,16 +413,31 @@ async def view_call(
         raise NotFound(f"no call {call_id!r}")
     questions: list[PendingQuestion] = []
     if call.status == "awaiting_input":  # the only state in which a call has pending questions
-        pending = (
-            await session.execute(
-                select(Elicitation)
-                .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
-                .order_by(Elicitation.created_at, Elicitation.key)
-            )
-        ).scalars()
-        questions = [PendingQuestion(e.id, e.key, e.mode, e.message) for e in pending]
+        pending = (await session.execute(_PENDING_OF_CALL, {"call_id": call.id})).scalars()
+        questions = pending_questions(pending)
     await session.commit()  # end the read: on SQLite an open transaction holds the write lock
     return CallView(call, server_name, run.owner_id, run.team_id, questions)
+
+
+# Built once: they run for every look at a call, and building them cost about as much as running them.
+_CALL_TO_VIEW = (
+    select(Call, Run, McpServer.name)
+    .join(Run, Run.id == Call.run_id)
+    .join(McpServer, McpServer.id == Call.server_id)
+    .where(Call.id == bindparam("call_id"))
+    .execution_options(populate_existing=True)
+)
+_PENDING_OF_CALL = select(Elicitation).where(
+    Elicitation.call_id == bindparam("call_id"), Elicitation.status == "pending"
+)
+
+
+def pending_questions(pending: Iterable[Elicitation]) -> list[PendingQuestion]:
+    """A call's pending questions as its view shows them, in the order they were asked."""
+    return [
+        PendingQuestion(e.id, e.key, e.mode, e.message)
+        for e in sorted(pending, key=lambda e: (e.created_at, e.key))
+    ]
 
 
 async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:

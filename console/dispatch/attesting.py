@@ -7,15 +7,40 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.attestation import APPROVAL_META, Approval, Attester
-from console.calls.models import Call, DispatchJob, Elicitation
+from console.calls.models import Call, Elicitation
 from console.config import Settings
 from console.elicitations.service import SignatureView, signatures_of
 from console.identity.models import User
 from console.policies.rules import gate_rule
+
+# Built once: it runs for every resume.
+_QUESTIONS_AND_DECIDERS = (
+    select(Elicitation, User.name)
+    .outerjoin(User, User.id == Elicitation.decided_by)
+    .where(Elicitation.round_id == bindparam("round_id"))
+    .order_by(Elicitation.decided_at, Elicitation.key)
+)
+
+
+class RoundQuestions:
+    """The questions of a round with who decided each (None: nobody, it expired), read once for both the
+    answers a resume sends and the attestation of who decided them."""
+
+    def __init__(self, session: AsyncSession, round_id: str) -> None:
+        self._session, self.round_id = session, round_id
+        self._rows: list[tuple[Elicitation, str | None]] | None = None
+
+    async def with_deciders(self) -> list[tuple[Elicitation, str | None]]:
+        """In the order they were decided (by key when at the same time)."""
+        if self._rows is None:
+            found = await self._session.execute(_QUESTIONS_AND_DECIDERS, {"round_id": self.round_id})
+            self._rows = [(question, by) for question, by in found]
+        return self._rows
+
 
 ACTIONS = {"accepted": "accept", "declined": "decline", "cancelled": "cancel"}
 
@@ -25,27 +50,20 @@ async def attestation_meta(
     session: AsyncSession,
     attester: Attester | None,
     settings: Settings,
-    job: DispatchJob,
     call: Call,
     server: str,
     params: dict[str, Any],
+    questions: RoundQuestions | None,
 ) -> dict[str, Any] | None:
-    """`{APPROVAL_META: <compact JWS>}` for a send that follows people's decisions on the job's round
-    (none when nobody decided it: no round, or every question of it expired)."""
-    if attester is None or job.round_id is None:
+    """`{APPROVAL_META: <compact JWS>}` for a send that follows people's decisions on its round's
+    `questions` (none when nobody decided it: no round, or every question of it expired)."""
+    if attester is None or questions is None:
         return None
-    decided = (
-        await session.execute(
-            select(Elicitation, User.name)
-            .join(User, User.id == Elicitation.decided_by)
-            .where(Elicitation.round_id == job.round_id)
-            .order_by(Elicitation.decided_at, Elicitation.key)
-        )
-    ).all()
+    decided = [(question, by) for question, by in await questions.with_deciders() if by is not None]
     if not decided:
         return None
-    questions = [question for question, _ in decided]
-    signed = await signatures_of(session=session, questions=questions)
+    decided_questions = [question for question, _ in decided]
+    signed = await signatures_of(session=session, questions=decided_questions)
     approvals = [approval for question, by in decided for approval in _approvals(question, by, signed)]
     token = attester.sign(
         issuer=settings.base_url,
@@ -54,8 +72,8 @@ async def attestation_meta(
         method=call.method,
         params=params,
         approvals=approvals,
-        rule=_rule(questions[0]),
-        decided_at=max(q.decided_at for q in questions if q.decided_at is not None),
+        rule=_rule(decided_questions[0]),
+        decided_at=max(q.decided_at for q in decided_questions if q.decided_at is not None),
         minutes=settings.approval_minutes,
     )
     return {APPROVAL_META: token}

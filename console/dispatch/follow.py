@@ -93,12 +93,14 @@ async def follow_call(
     wait: float,
     settled: Callable[[str, int], bool],
     unsettled_since: anyio.Event | None = None,
+    seen: Seen | None = None,
 ) -> calls.CallView:
     """The call once `settled(status, round)` holds, or as it is when `wait` seconds ran out.
 
     No transaction stays open while waiting; changes wake it at once when signals reach it (always from
     this process, on PostgreSQL from every process), others within `DB_POLL_SECONDS`. With
-    `unsettled_since`, the first read waits for a change after that marker.
+    `unsettled_since`, the first read waits for a change after that marker; with `seen`, the caller's own
+    read stands for the first.
     """
     poll = SAFETY_NET_SECONDS if signals.crosses_processes else DB_POLL_SECONDS
     marker = unsettled_since
@@ -106,16 +108,17 @@ async def follow_call(
     with anyio.move_on_after(wait):
         if marker is not None:
             await signals.wait_for_call(call_id, poll, since=marker)
-            view = _left_ended(signals, marker, viewer)
+            view = _left_settled(signals, marker, viewer, settled)
         while view is None:
-            marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
-            with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
-                current = await calls.view_call(session=session, viewer=viewer, call_id=call_id)
+            if seen is None:
+                seen = await look(session=session, viewer=viewer, signals=signals, call_id=call_id)
+            marker, current = seen.marker, seen.view
+            seen = None
             if settled(current.call.status, current.call.round):
                 view = current
                 break
             await signals.wait_for_call(call_id, poll, since=marker)
-            view = _left_ended(signals, marker, viewer)
+            view = _left_settled(signals, marker, viewer, settled)
     if marker is not None:
         signals.drop_call_marker(call_id, marker)
     if view is not None:
@@ -125,12 +128,38 @@ async def follow_call(
     return latest
 
 
-def _left_ended(signals: Signals, marker: anyio.Event, viewer: Viewer) -> calls.CallView | None:
-    """The call as this process's dispatcher recorded its end, when that woke us: no need to read it
-    again (every `settled` holds for an ended call)."""
-    ended = signals.left_by(marker)
-    if isinstance(ended, calls.CallView) and viewer.sees_run(ended.team_id, ended.owner_id):
-        return ended
+@dataclass(frozen=True)
+class Seen:
+    """A read of the call and the marker taken before it (`Signals.call_marker`)."""
+
+    marker: anyio.Event
+    view: calls.CallView
+
+
+async def look(*, session: AsyncSession, viewer: Viewer, signals: Signals, call_id: str) -> Seen:
+    """The call as it is now, and a marker a change after this read sets (`follow_call(seen=…)`)."""
+    marker = signals.call_marker(call_id)  # before reading: a change meanwhile still sets it
+    try:
+        with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way
+            view = await calls.view_call(session=session, viewer=viewer, call_id=call_id)
+    except BaseException:
+        signals.drop_call_marker(call_id, marker)
+        raise
+    return Seen(marker, view)
+
+
+def _left_settled(
+    signals: Signals, marker: anyio.Event, viewer: Viewer, settled: Callable[[str, int], bool]
+) -> calls.CallView | None:
+    """The call as this process's dispatcher recorded it (ended, or asking its questions) when that
+    woke us, if that settles it: no need to read it again."""
+    left = signals.left_by(marker)
+    if (
+        isinstance(left, calls.CallView)
+        and viewer.sees_run(left.team_id, left.owner_id)
+        and settled(left.call.status, left.call.round)
+    ):
+        return left
     return None
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
@@ -31,6 +31,13 @@ STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
 
 
+class Opened(NamedTuple):
+    """A round opened by a server's reply, and the questions it left waiting for people."""
+
+    round: CallRound
+    asked: list[Elicitation]
+
+
 async def record_reply(
     *,
     session: AsyncSession,
@@ -41,9 +48,9 @@ async def record_reply(
     settings: Settings,
     server: str,
     roots: tuple[Root, ...] = (),
-) -> None:
+) -> list[Elicitation]:
     """Apply a server's reply to a sent request; the caller commits. `roots` answer the server's
-    `roots/list` requests (those the request told it of)."""
+    `roots/list` requests (those the request told it of). The questions the reply left waiting."""
     if job.round_id is not None:
         await _set_round_status(session, job.round_id, "answered")
     if isinstance(reply, Complete):
@@ -57,9 +64,9 @@ async def record_reply(
             call_id=call.id,
             payload={"round": call.round, "job": job.kind, "result": reply.result},
         )
-        return
+        return []
     try:
-        await open_round(
+        opened = await open_round(
             session=session,
             call=call,
             run=run,
@@ -71,6 +78,8 @@ async def record_reply(
         )
     except McpProtocolError as exc:
         await record_error(session=session, call=call, job=job, error=exc)
+        return []
+    return [] if opened is None else opened.asked
 
 
 async def record_pushed(
@@ -95,7 +104,7 @@ async def record_pushed(
         raise capped
     reply = InputRequired(input_requests={PUSHED_KEY: {"method": method, "params": params}})
     try:
-        round_ = await open_round(
+        opened = await open_round(
             session=session,
             call=call,
             run=run,
@@ -108,25 +117,21 @@ async def record_pushed(
         )
     except McpProtocolError as exc:
         raise PushedRefused(exc.message) from None
-    if round_ is None:  # only at the cap, checked above
+    if opened is None:  # only at the cap, checked above
         raise capped
-    return round_
+    return opened.round
+
+
+# Built once: it runs whenever a call that asked something ends.
+_HELD_OPEN_ROUNDS = select(CallRound.id).where(
+    CallRound.call_id == bindparam("call_id"), CallRound.held.is_(True), CallRound.status == "open"
+)
 
 
 async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> None:
     """The server stopped waiting: what the call's held rounds still ask is closed as interrupted, and the
     audit log says why. The caller commits."""
-    held_rounds = (
-        (
-            await session.execute(
-                select(CallRound.id).where(
-                    CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
-                )
-            )
-        )
-        .scalars()
-        .all()
-    )
+    held_rounds = (await session.execute(_HELD_OPEN_ROUNDS, {"call_id": call_id})).scalars().all()
     if not held_rounds:  # most calls: one query
         return
     closed = await close_pending(session=session, rounds=held_rounds, status="interrupted", now=utcnow())
@@ -275,7 +280,7 @@ async def open_round(
     server: str,
     roots: tuple[Root, ...],
     held: bool = False,
-) -> CallRound | None:
+) -> Opened | None:
     if call.round >= settings.round_cap:
         end_call(
             session,
@@ -307,17 +312,17 @@ async def open_round(
     relayed = relayed_of(call) | answered_here
     people_sample = call.people_sample and SAMPLING not in relayed
     questions, asks = parse_input_requests(reply.input_requests, relayed, people_sample=people_sample)
-    call.round += 1
     round_ = CallRound(
         call_id=call.id,
-        n=call.round,
+        n=call.round + 1,
         input_requests_json=requests_json,
         request_state_json=state_json,
         status="open",
         held=held,
     )
     session.add(round_)
-    await session.flush()
+    await session.flush()  # before what refers to it
+    call.round = round_.n  # after: the call's changes then go out in one UPDATE
     record_event(
         session=session,
         actor=SYSTEM,
@@ -335,7 +340,7 @@ async def open_round(
     call.updated_at = utcnow()
     if not questions and not asks:
         await _queue_state_only_retry(session, call, round_)
-        return round_
+        return Opened(round_, [])
     call.status = "awaiting_input"
     agent_expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
     for ask in asks:
@@ -355,9 +360,10 @@ async def open_round(
         if all(ask.method in answered_here for ask in asks):
             await session.flush()
             await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
-        return round_
+        return Opened(round_, [])
     params = json.loads(call.sent_params_json)
-    resolved = await policy_of_call(session=session, call=call, team_id=run.team_id)
+    with session.no_autoflush:  # the team's rules do not depend on this round
+        resolved = await policy_of_call(session=session, call=call, team_id=run.team_id)
     policy = resolved.policy
     ttl = (
         timedelta(minutes=policy.expiry_minutes)
@@ -375,15 +381,18 @@ async def open_round(
     for row in rows:
         keep_policy(row, resolved)
     session.add_all(rows)
+    restarted = None if held else job.restart_of
+    if restarted is None:  # all are asked: marking it (as `announce` does) here joins the call's UPDATE
+        call.asked_people = True
     await session.flush()
-    if job.restart_of is not None and not held:
-        await _reapply(session, call, job.restart_of, rows)
+    if restarted is not None:
+        await _reapply(session, call, restarted, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
     asked = [row for row in rows if row.status == "pending"]
     await announce(
         session=session, settings=settings, call=call, server=server, questions=asked, policy=policy
     )
-    return round_
+    return Opened(round_, asked)
 
 
 def _answer_roots(session: AsyncSession, call: Call, row: AgentRequest, roots: tuple[Root, ...]) -> None:

@@ -20,11 +20,11 @@ from console.calls.connects import may_ask_to_connect, open_connect
 from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.service import CallView, is_terminal, record_sent
+from console.calls.service import CallView, is_terminal, pending_questions, record_sent
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import get_row, utcnow
-from console.dispatch.attesting import attestation_meta
+from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.logs import LogRecorder
 from console.dispatch.outcomes import close_held, fail_call, record_error, record_lost, record_reply
@@ -418,16 +418,17 @@ class Dispatcher:
         Raises:
             CredentialMissing, SecretMissing.
         """
-        request = await _request_for(session, job, call)
+        questions = None if job.round_id is None else RoundQuestions(session, job.round_id)
+        request = await _request_for(session, job, call, questions)
         if call.task_id is None:  # the approval is attested on the call itself, not on a task's requests
             meta = await attestation_meta(
                 session=session,
                 attester=self._attester,
                 settings=self._settings,
-                job=job,
                 call=call,
                 server=server.name,
                 params=request.params,
+                questions=questions,
             )
             request = replace(request, meta=meta)
         endpoint = await endpoint_for_owner(
@@ -460,6 +461,7 @@ class Dispatcher:
         reports: Reports,
         hint: SignInHint | None,
     ) -> CallView | None:
+        """Record the reply; the call as it left it when it ended or waits on its questions."""
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
         if job.status != "sending" or job.claimed_by != self.worker_id:
@@ -467,6 +469,7 @@ class Dispatcher:
             return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
         reports.keep(call)
+        asked: list[Elicitation] | None = None  # known when the reply was a plain result or a round
         if job.kind == CANCEL:
             record_cancel_sent(session, call, reply)
         if is_terminal(call.status):  # abandoned while the server held it open: what it answered is moot
@@ -496,7 +499,7 @@ class Dispatcher:
                 roots=roots,
             )
         else:
-            await record_reply(
+            asked = await record_reply(
                 session=session,
                 call=call,
                 run=run,
@@ -513,9 +516,11 @@ class Dispatcher:
         await session.commit()
         if queued:
             self._signals.work_available()
-        if not is_terminal(call.status):
-            return None
-        return CallView(call, server_row.name, run.owner_id, run.team_id, [])
+        if is_terminal(call.status):
+            return CallView(call, server_row.name, run.owner_id, run.team_id, [])
+        if call.status == "awaiting_input" and asked is not None:  # earlier rounds' were all answered
+            return CallView(call, server_row.name, run.owner_id, run.team_id, pending_questions(asked))
+        return None
 
     async def _unauthorized(
         self,
@@ -602,17 +607,16 @@ async def _mark_sent(session: AsyncSession, job: DispatchJob, request: McpReques
         record_sent(session=session, job=job, responses=request.input_responses)
 
 
-async def _request_for(session: AsyncSession, job: DispatchJob, call: Call) -> McpRequest:
+async def _request_for(
+    session: AsyncSession, job: DispatchJob, call: Call, questions: RoundQuestions | None
+) -> McpRequest:
     if call.task_id is not None and job.kind in TASK_JOBS:
         return replace(task_request(call.task_id, job.kind, None), relayed=declared(call))
     params = json.loads(call.sent_params_json)
-    if job.kind != "resume" or job.round_id is None:
+    if job.kind != "resume" or questions is None:
         return McpRequest(call.method, params, relayed=declared(call))
-    round_ = await get_row(session, CallRound, job.round_id)
-    questions = (
-        await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
-    ).scalars()
-    responses = {q.key: response_for(q) for q in questions}
+    round_ = await get_row(session, CallRound, questions.round_id)
+    responses = {q.key: response_for(q) for q, _by in await questions.with_deciders()}
     if _asks_agent(round_):
         relayed = (
             await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))

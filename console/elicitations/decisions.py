@@ -295,10 +295,8 @@ async def _locked_question(
     ).scalar_one_or_none()
     if round_ is None:
         return None
-    query = (
-        select(Elicitation).where(Elicitation.id == elicitation_id).execution_options(populate_existing=True)
-    )
-    return round_, (await session.execute(query)).scalar_one()
+    question = await session.execute(_QUESTION_LOCKED, {"elicitation_id": elicitation_id})
+    return round_, question.scalar_one()
 
 
 # Built once: it runs for every decision.
@@ -311,6 +309,11 @@ _ROUND_OF_QUESTION = (
     .with_for_update()
     .execution_options(populate_existing=True)
 )
+_QUESTION_LOCKED = (
+    select(Elicitation)
+    .where(Elicitation.id == bindparam("elicitation_id"))
+    .execution_options(populate_existing=True)
+)
 
 
 async def _lock_round(session: AsyncSession, round_id: str) -> CallRound:
@@ -318,14 +321,16 @@ async def _lock_round(session: AsyncSession, round_id: str) -> CallRound:
     return (await session.execute(query)).scalar_one()
 
 
+# Built once: it runs for every decision.
+_ROLE_IN_TEAM = select(Membership.role).where(
+    Membership.user_id == bindparam("user_id"), Membership.team_id == bindparam("team_id")
+)
+
+
 async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicitation, action: str) -> None:
     """Raises Forbidden (or StepUpRequired), after committing an audit event of the refused attempt."""
     role = (
-        await session.execute(
-            select(Membership.role).where(
-                Membership.user_id == viewer.user_id, Membership.team_id == elicitation.team_id
-            )
-        )
+        await session.execute(_ROLE_IN_TEAM, {"user_id": viewer.user_id, "team_id": elicitation.team_id})
     ).scalar_one_or_none()
     if role is None:
         await session.rollback()

@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
@@ -153,8 +153,12 @@ async def remove_channel(
 
 async def channels_for(session: AsyncSession, team_id: str, event: str) -> list[Channel]:
     """The team's channels that want `event`."""
-    rows = (await session.execute(select(Channel).where(Channel.team_id == team_id))).scalars().all()
+    rows = (await session.execute(_CHANNELS_OF_TEAM, {"team_id": team_id})).scalars().all()
     return [c for c in rows if event in json.loads(c.events_json)]
+
+
+# Built once: it runs for every question asked and every notice sent.
+_CHANNELS_OF_TEAM = select(Channel).where(Channel.team_id == bindparam("team_id"))
 
 
 def _row(channel: Channel) -> ChannelRow:

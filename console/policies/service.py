@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
@@ -85,7 +85,7 @@ async def resolve_for_request(
     server = await session.get(McpServer, server_id)
     if server is None:
         raise NotFound(f"no server {server_id!r}")
-    rules = (await session.execute(select(PolicyRule).where(PolicyRule.team_id == team_id))).scalars().all()
+    rules = (await session.execute(_RULES_OF_TEAM, {"team_id": team_id})).scalars().all()
     destructive = treated_as_destructive(method, annotations, server.trusted)
     layers = layers_for(
         rules,
@@ -97,6 +97,10 @@ async def resolve_for_request(
     )
     policy, applied = combine(layers)
     return Resolved(policy, applied, destructive)
+
+
+# Built once: it runs for every call and every round that asks people.
+_RULES_OF_TEAM = select(PolicyRule).where(PolicyRule.team_id == bindparam("team_id"))
 
 
 async def list_rules(*, session: AsyncSession, team_id: str) -> list[RuleView]:

@@ -164,8 +164,10 @@ async def get_call(
         ),
     ] = None,
 ) -> CallOut:
-    view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
-    start = (view.call.status, view.call.round)
+    seen = await follow.look(
+        session=session, viewer=principal.viewer, signals=request.app.state.signals, call_id=call_id
+    )
+    start = (seen.view.call.status, seen.view.call.round)
 
     def settled(status: str, round_: int) -> bool:
         if calls.is_terminal(status):
@@ -174,7 +176,9 @@ async def get_call(
             return status == "awaiting_input" and round_ > after_round
         return status == "awaiting_input" and (status, round_) != start
 
-    return await _call_response(request, response, session, principal, call_id, wait, settled=settled)
+    return await _call_response(
+        request, response, session, principal, call_id, wait, settled=settled, seen=seen
+    )
 
 
 @router.post("/calls/{call_id}/abandon", response_model=CallOut)
@@ -208,6 +212,7 @@ async def _call_response(
     *,
     settled: Callable[[str, int], bool],
     unsettled_since: anyio.Event | None = None,
+    seen: follow.Seen | None = None,
 ) -> CallOut:
     """The call once `settled` holds or `wait` runs out (200 when finished, else 202)."""
     view = await follow.follow_call(
@@ -218,6 +223,7 @@ async def _call_response(
         wait=wait,
         settled=settled,
         unsettled_since=unsettled_since,
+        seen=seen,
     )
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
     return CallOut.of(

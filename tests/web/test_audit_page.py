@@ -181,3 +181,32 @@ async def test_the_chain_badge_checks_only_new_events_and_a_tampered_new_one_tur
 
 def text_of(soup: Any, selector: str) -> str:
     return " ".join(one(soup, selector).get_text().split())
+
+
+async def test_every_event_of_a_call_that_asked_names_its_team_server_and_tool(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """The events of a round trip come from several transactions (the call, its round, the answer and
+    the resume it queued, the reply): each names what an auditor filters them by."""
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        asked = await console.call("mrtr", "two_rounds", {"topic": "context"})
+        second = await console.answer_and_settle(asked, "accept", {"name": "Ada"})
+        done = await console.answer_and_settle(second, "accept", {"amount": 7, "count": 2})
+        assert done["status"] == "completed", done
+        async with signed_in(console, "viewer") as auditor:
+            exported = await auditor.client.get("/audit/export", params={"format": "jsonl"})
+    assert exported.status_code == 200
+    records = [json.loads(line) for line in exported.content.decode().splitlines()]
+    of_call = [r for r in records if r.get("type") == "event" and r["call_id"] == asked["id"]]
+    actions = {r["action"] for r in of_call}
+    assert {
+        "call_started",
+        "round_received",
+        "question_answered",
+        "resume_queued",
+        "call_completed",
+    } <= actions
+    assert [(r["action"], r["server"]) for r in of_call if r["server"] != "mrtr"] == []
+    teams_and_tools = {(r["team_id"], r["tool"]) for r in of_call}
+    assert len(teams_and_tools) == 1
+    assert [tool for team_id, tool in teams_and_tools if team_id] == ["two_rounds"]
