@@ -1,12 +1,14 @@
-"""PostgreSQL connections: a console process that dies while its transaction waits for a lock lets go of
-what it locked (its dispatch jobs, say) at once, not once that wait ends, because the server checks that its
-client is still there; a pooled connection that died while idle is replaced unnoticed; and reads that skip
-BEGIN leave the next transaction on their connection whole (console/db.py)."""
+"""Database connections: a console process that dies while its transaction waits for a PostgreSQL lock lets
+go of what it locked (its dispatch jobs, say) at once, not once that wait ends, because the server checks
+that its client is still there; a pooled connection that died while idle is replaced unnoticed; reads that
+skip BEGIN leave the next transaction on their connection whole, and on SQLite neither wait for another
+connection's write lock nor hold one (console/db.py)."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import sqlite3
 import subprocess
 import sys
 
@@ -18,13 +20,14 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from console import db
 from console.db import create_engine, reads_without_begin
+from tests.backends import until_gone
 
-pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
+pytestmark = pytest.mark.anyio
 
 # Locks one thing (advisory lock 1), says so, then waits for another (lock 2) until it is killed.
 WAITER = """
 import sys, anyio
-from sqlalchemy import Text, select, text
+from sqlalchemy import text
 from console.db import create_engine
 
 async def main(url):
@@ -35,6 +38,7 @@ async def main(url):
 anyio.run(main, sys.argv[1])
 """
 BOUND = 30  # seconds; the check runs every second
+READ_BOUND = 10  # seconds: well below SQLite's lock wait (console/inline_sqlite.py), far above a read
 
 
 def _start_waiter(database_url: str, name: str) -> subprocess.Popen[bytes]:
@@ -56,6 +60,7 @@ async def _waits_for_a_lock(engine: AsyncEngine, name: str) -> bool:
         return bool(found.scalar_one())
 
 
+@pytest.mark.postgres
 async def test_a_process_killed_while_it_waits_for_a_lock_lets_go_of_what_it_locked(
     postgres_url: str,
 ) -> None:
@@ -84,24 +89,24 @@ async def _kept(session: AsyncSession) -> list[str]:
 
 
 async def test_reads_without_begin_end_at_their_commit_and_the_connection_takes_transactions_again(
-    postgres_url: str,
+    database_url: str,
 ) -> None:
-    engine = create_engine(postgres_url, pool_size=1)  # every session below gets the same connection
+    engine = create_engine(database_url, pool_size=1)  # every session below gets the same connection
     try:
         async with AsyncSession(engine, expire_on_commit=False) as session:  # as the console's sessions
             await session.execute(text("CREATE TABLE kept (what text PRIMARY KEY, note text)"))
             await session.commit()
             await reads_without_begin(session)
-            await session.execute(text("INSERT INTO kept VALUES ('kept: no transaction')"))
+            await session.execute(text("INSERT INTO kept (what) VALUES ('kept: no transaction')"))
             await session.rollback()
             assert await _kept(session) == ["kept: no transaction"]
             await session.commit()
             # The same connection, in a transaction again: a rollback undoes what it did.
-            await session.execute(text("INSERT INTO kept VALUES ('undone')"))
+            await session.execute(text("INSERT INTO kept (what) VALUES ('undone')"))
             await session.rollback()
             assert await _kept(session) == ["kept: no transaction"]
             # Inside a transaction it changes nothing: the rollback undoes this one too.
-            await session.execute(text("INSERT INTO kept VALUES ('undone too')"))
+            await session.execute(text("INSERT INTO kept (what) VALUES ('undone too')"))
             await reads_without_begin(session)
             await session.rollback()
             assert await _kept(session) == ["kept: no transaction"]
@@ -116,6 +121,34 @@ async def test_reads_without_begin_end_at_their_commit_and_the_connection_takes_
             assert list(notes.scalars()) == [None]
     finally:
         await engine.dispose()
+
+
+async def test_on_sqlite_reads_without_begin_neither_wait_for_nor_hold_up_another_connections_writes(
+    sqlite_url: str,
+) -> None:
+    engine = create_engine(sqlite_url)
+    # Never waits for a lock: locked, it fails at once.
+    other = sqlite3.connect(sqlite_url.removeprefix("sqlite+aiosqlite:///"), timeout=0, isolation_level=None)
+    try:
+        async with AsyncSession(engine) as session:
+            assert await _migrations(session) == 1  # the engine's own connection is open (WAL)
+            await session.commit()
+            other.execute("BEGIN IMMEDIATE")  # another process's write transaction holds the lock
+            with anyio.fail_after(READ_BOUND):  # in a transaction: the lock wait (30 s), then "locked"
+                await reads_without_begin(session)
+                assert await _migrations(session) == 1
+            other.execute("COMMIT")
+            assert await _migrations(session) == 1  # the session has not committed yet
+            other.execute("BEGIN IMMEDIATE")  # in a transaction, the session would hold the lock
+            other.execute("COMMIT")
+            await session.commit()
+    finally:
+        other.close()
+        await engine.dispose()
+
+
+async def _migrations(session: AsyncSession) -> int:
+    return int((await session.execute(text("SELECT count(*) FROM alembic_version"))).scalar_one())
 
 
 class _Scratch(DeclarativeBase):
@@ -133,6 +166,7 @@ async def _backend(engine: AsyncEngine) -> int:
         return int((await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one())
 
 
+@pytest.mark.postgres
 async def test_a_pooled_connection_that_died_while_idle_is_replaced_before_use(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,11 +177,7 @@ async def test_a_pooled_connection_that_died_while_idle_is_replaced_before_use(
         assert await _backend(engine) == first  # the same connection while it lives
         async with admin.connect() as connection:
             await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
-            with anyio.fail_after(BOUND):
-                while await connection.scalar(  # noqa: ASYNC110  # no event for a backend's end
-                    text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": first}
-                ):
-                    await anyio.sleep(0.05)
+        await until_gone(postgres_url, [first], BOUND)
         monkeypatch.setattr(db, "PING_AFTER_IDLE_SECONDS", 0.0)  # it has now been idle long enough
         assert await _backend(engine) not in (first, None)
     finally:
