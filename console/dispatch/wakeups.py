@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 CHANNEL = "console_wakeups"
 RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0)  # before connecting again after 0, 1, 2… failures; then the last
 MAX_QUEUED = 1000
+WAKEUP_CONNECTIONS = 2  # each process holds one to listen and one to send (Wakeups.run)
 
 
 @asynccontextmanager
@@ -107,7 +108,14 @@ class Wakeups:
             await self._queued.wait()
             self._queued = anyio.Event()
             messages, self._outgoing = list(self._outgoing), {}
-            # One statement for the burst; messages in one transaction arrive in order, repeats once.
-            await conn.execute(
-                "SELECT pg_notify(%s, message) FROM unnest(%s::text[]) AS message", (CHANNEL, messages)
-            )
+            try:
+                # One statement for the burst; messages in one transaction arrive in order, repeats once.
+                await conn.execute(
+                    "SELECT pg_notify(%s, message) FROM unnest(%s::text[]) AS message", (CHANNEL, messages)
+                )
+            except BaseException:
+                # Perhaps not sent (the connection dropped): first out once connected again. Heard twice,
+                # a wake-up only makes a waiter look once more.
+                self._outgoing = {**dict.fromkeys(messages), **self._outgoing}
+                self._queued.set()
+                raise

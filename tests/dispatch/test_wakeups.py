@@ -11,12 +11,11 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
-import psycopg
 import pytest
 
-from console.db import postgres_conninfo
 from console.dispatch.signals import Signals
 from console.dispatch.wakeups import across_processes
+from tests.backends import terminate, until_gone
 from tests.harness import running_console, stdio_mrtr
 from tests.processes import read_log, worker_process
 
@@ -69,16 +68,28 @@ async def test_new_work_and_any_change_wake_the_other_processes(postgres_url: st
 async def test_wake_ups_cross_again_after_the_connections_were_cut(postgres_url: str) -> None:
     async with listening(postgres_url, 2) as (here, there):
         back = there.work_marker()
-        async with await psycopg.AsyncConnection.connect(postgres_conninfo(postgres_url)) as admin:
-            await admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                " AND (query LIKE 'LISTEN%%' OR query LIKE '%%pg_notify%%')"
-            )
+        await terminate(postgres_url, "LISTEN%", "%pg_notify%")
         with anyio.fail_after(BOUND):  # it listens again, and looks at everything once
             await there.wait_for_work(NEVER, since=back)
         waiting = there.call_marker("call-1")
         here.call_changed("call-1")
+        with anyio.fail_after(BOUND):
+            await there.wait_for_call("call-1", NEVER, since=waiting)
+
+
+async def test_a_wake_up_sent_on_a_connection_that_died_goes_out_once_connected_again(
+    postgres_url: str,
+) -> None:
+    async with listening(postgres_url, 2) as (here, there):
+        crossed = there.call_marker("call-0")
+        here.call_changed("call-0")  # now the sending connection's last statement names pg_notify
+        with anyio.fail_after(BOUND):
+            await there.wait_for_call("call-0", NEVER, since=crossed)
+        senders = await terminate(postgres_url, "%pg_notify%")
+        assert len(senders) == 1, senders  # here's; there has sent nothing, and both still listen
+        await until_gone(postgres_url, senders, BOUND)
+        waiting = there.call_marker("call-1")
+        here.call_changed("call-1")  # tried first on the connection that is gone
         with anyio.fail_after(BOUND):
             await there.wait_for_call("call-1", NEVER, since=waiting)
 
