@@ -23,6 +23,7 @@ from console.cli.common import (
     say,
     warn_without_secret,
 )
+from console.cli.connection_room import warn_if_short_of_connections
 from console.cli.supervise import serve_in_processes
 from console.config import Settings, secret_text
 from console.db import create_engine, is_sqlite, session_factory
@@ -78,6 +79,7 @@ def _serve(settings: Settings, args: Any) -> int:
     warn_without_secret(settings)
     prepare_database(settings)
     workers = args.workers or (1 if is_sqlite(settings.database_url) else os.cpu_count() or 1)
+    warn_if_short_of_connections(settings, workers)
     if workers > 1:
         return serve_in_processes(sock, workers, ["--no-dispatcher"] * args.no_dispatcher, address_of(sock))
     serve_app(create_app(settings, dispatcher=not args.no_dispatcher), sock)
@@ -170,5 +172,6 @@ def _worker(settings: Settings, _args: Any) -> int:
 
     warn_without_secret(settings)
     prepare_database(settings)
+    warn_if_short_of_connections(settings, 1)
     anyio.run(work)
     return 0
