@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event, record_refusal
@@ -129,6 +129,7 @@ async def list_questions(
 
     The same rules as `may_answer`, in SQL; a question the viewer already signed is left out.
     """
+    await reads_without_begin(session)
     answering = [t for t in viewer.roles if viewer.answers_forms_in(t)]
     mine = Elicitation.owner_id == viewer.user_id
     owner_may = Elicitation.mode.in_(OWNER_ONLY_MODES) | (
@@ -155,6 +156,7 @@ async def list_questions(
     if before is not None:
         anchor = await session.get(Elicitation, before)
         if anchor is None:
+            await session.commit()
             raise NotFound(f"no question {before!r}")
         query = query.where(
             (Elicitation.created_at < anchor.created_at)
@@ -163,7 +165,7 @@ async def list_questions(
     query = query.order_by(Elicitation.created_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
     signatures = await signatures_of(session=session, questions=[v.elicitation for v in views])
-    await session.commit()  # end the read: on SQLite an open transaction holds the write lock
+    await session.commit()
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
@@ -181,6 +183,7 @@ async def list_decided(
     Raises:
         NotFound: `before` names no question of this list.
     """
+    await reads_without_begin(session)
     visible = Elicitation.team_id.in_(list(viewer.roles)) & (
         (Elicitation.owner_id == viewer.user_id) | Elicitation.team_id.in_(viewer.teams_seeing_every_run)
     )
@@ -219,6 +222,7 @@ async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[o
     an index seek or a short index range (`ix_elicitation_inbox`, `ix_elicitation_decided`), so the cost
     does not grow with the questions waiting or decided long ago.
     """
+    await reads_without_begin(session)  # polled by every live inbox at every change
     in_teams = Elicitation.team_id.in_(list(viewer.roles))
     parts = (
         (Elicitation.created_at, (Elicitation.status == "pending") & in_teams),
@@ -248,7 +252,7 @@ async def look_at_question(
     Raises: NotFound otherwise (recorded as `access_refused`, named by `attempt`, if the question exists).
     """
     await reads_without_begin(session)
-    row = (await session.execute(_question_query().where(Elicitation.id == elicitation_id))).one_or_none()
+    row = (await session.execute(_QUESTION_BY_ID, {"elicitation_id": elicitation_id})).one_or_none()
     if row is None:
         await session.commit()
         raise NotFound(f"no question {elicitation_id!r}")
@@ -428,6 +432,10 @@ def _question_query() -> Any:
         .join(McpServer, McpServer.id == Call.server_id)
         .execution_options(populate_existing=True)
     )
+
+
+# Built once: it runs for every answer and every question opened.
+_QUESTION_BY_ID = _question_query().where(Elicitation.id == bindparam("elicitation_id"))
 
 
 def _view(row: Any) -> QuestionView:

@@ -1,21 +1,27 @@
 """The live inbox's fingerprint moves with every question that arrives or is decided, one whose decision
-commits after a later-stamped one included, and stays put while nothing changes."""
+commits after a later-stamped one included, and stays put while nothing changes; on SQLite it and the
+inbox's lists read without taking the write lock."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 from sqlalchemy import func, select, update
 
 from console.calls.models import Elicitation
-from console.elicitations.service import inbox_fingerprint
+from console.db import create_engine, session_factory
+from console.elicitations.service import inbox_fingerprint, list_decided, list_questions
 from console.identity import Viewer
 from console.identity.models import Team
 from tests.harness import TEAM, Console, running_console, stdio_mrtr, user_id
 
 pytestmark = pytest.mark.anyio
+
+READ_BOUND = 10  # seconds: well below SQLite's lock wait (console/inline_sqlite.py), far above a read
 
 
 async def _fingerprint(console: Console, viewer: Viewer) -> tuple[object, ...]:
@@ -54,3 +60,28 @@ async def test_the_fingerprint_moves_with_arrivals_and_decisions_even_late_ones_
             )
             await session.commit()
         assert await _fingerprint(console, viewer) != settled
+
+
+async def test_on_sqlite_the_inbox_reads_wait_for_no_write_lock(sqlite_url: str, tmp_path: Path) -> None:
+    async with running_console(sqlite_url, {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}) as console:
+        asked = await console.call("mrtr", "two_rounds", {"topic": "locked"})
+        async with console.app.state.factory() as session:
+            team_id = (await session.execute(select(Team.id).where(Team.name == TEAM))).scalar_one()
+        viewer = Viewer(user_id=await user_id(console, "lead"), user_name="lead", roles={team_id: "approver"})
+    engine = create_engine(sqlite_url)  # as another process would read while a third one writes
+    writer = sqlite3.connect(sqlite_url.removeprefix("sqlite+aiosqlite:///"), timeout=0, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        factory = session_factory(engine)
+        with anyio.fail_after(READ_BOUND):  # taking the write lock, each would wait 30 s and fail
+            async with factory() as session:
+                assert await inbox_fingerprint(session=session, viewer=viewer) != ()
+            async with factory() as session:
+                waiting = await list_questions(session=session, viewer=viewer)
+            async with factory() as session:
+                decided = await list_decided(session=session, viewer=viewer)
+        assert [view.elicitation.id for view in waiting] == [asked["pending"][0]["id"]]
+        assert decided == []
+    finally:
+        writer.close()
+        await engine.dispose()
