@@ -193,9 +193,14 @@ def retry_after(response: httpx.Response) -> int:
     assert response.status_code == 429, response.text
     seconds = int(response.headers["retry-after"])
     assert 1 <= seconds <= 300
-    assert (
-        alert_text(response) == f"Error: Too many wrong passwords from here. Try again in {seconds} seconds."
+    wait = (
+        "1 second"
+        if seconds == 1
+        else f"{seconds} seconds"
+        if seconds < 120
+        else f"{-(-seconds // 60)} minutes"
     )
+    assert alert_text(response) == f"Error: Too many wrong passwords from here. Try again in {wait}."
     assert COOKIE not in set_cookies(response)
     return seconds
 
