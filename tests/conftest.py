@@ -6,7 +6,7 @@ import os
 import secrets
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import psycopg
@@ -21,6 +21,27 @@ from tests.tracker import Tracker, start_tracker
 
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES_ENV = "CONSOLE_TEST_POSTGRES_URL"
+
+
+CONSOLE_LOG = "console.txt"  # where tests/site.py has `console serve` write its stderr
+LOG_TAIL = 4000
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that ran `console serve` shows the end of what the console logged, which is often
+    the only account of why a page or a call did not come."""
+    report = yield
+    tmp_path = getattr(item, "funcargs", {}).get("tmp_path")
+    if report.failed and call.when == "call" and isinstance(tmp_path, Path):
+        log = tmp_path / CONSOLE_LOG
+        if log.is_file():
+            report.sections.append(
+                ("console's stderr (its end)", log.read_text(errors="replace")[-LOG_TAIL:])
+            )
+    return report
 
 
 @pytest.fixture
