@@ -24,6 +24,7 @@ from benchmarks.setup import database, seed
 from benchmarks.stats import median, ms, table
 from console.app import create_app
 from console.config import Settings
+from console.db import NO_BEGIN
 
 # Wall-clock phases of one call through the console, timed around these coroutines in-process.
 PHASES = (
@@ -42,9 +43,10 @@ LEGS = {
 }
 TARGET_OVER_DIRECT = 3.0
 TARGET_OVER_FLOOR = 1.5
-TRANSACTIONS = "database transactions per call"
+TRANSACTIONS = "transactions (BEGIN ... COMMIT) per call"
+WITHOUT_BEGIN = "reads without BEGIN per call"
 STATEMENTS = "SQL statements per call (besides BEGIN and COMMIT)"
-COUNTS = (TRANSACTIONS, STATEMENTS)
+COUNTS = (TRANSACTIONS, WITHOUT_BEGIN, STATEMENTS)
 
 
 async def direct_calls(url: str, sizes: Sizes) -> list[float]:
@@ -77,10 +79,10 @@ async def _through_api(agent: Agent, run_id: str, sizes: Sizes) -> list[float]:
 
 async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
     """Per database kind, the three legs side by side in alternating repetitions, against one MCP server
-    process; then where the console's time goes (SQLite, in-process)."""
+    process; then where the console's time goes (in-process, on each database kind)."""
     with procs.mcp_server(work) as server:
         databases = {kind: await _side_by_side(kind, work, sizes, postgres_url, server.url) for kind in kinds}
-        profile = await _profile(work, server.url, sizes, postgres_url)
+        profile = {kind: await _profile(kind, work, server.url, sizes, postgres_url) for kind in kinds}
     first = databases[kinds[0]]
     return {
         "ratio": first["ratio"],
@@ -128,9 +130,11 @@ async def floor_database(kind: str, work: Path, postgres_url: str) -> AsyncItera
         yield url
 
 
-async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str) -> dict[str, float]:
+async def _profile(
+    kind: str, work: Path, server_url: str, sizes: Sizes, postgres_url: str
+) -> dict[str, float]:
     """Where a console call's time goes: the same calls in-process, wall-clock per phase, ms per call."""
-    async with database("sqlite", work, postgres_url) as url:
+    async with database(kind, work, postgres_url) as url:
         token = await seed(url, {"bench": server_url})
         settings = Settings(database_url=url, env="dev", base_url="http://console.bench")
         app = create_app(settings)
@@ -155,11 +159,15 @@ async def _profile(work: Path, server_url: str, sizes: Sizes, postgres_url: str)
 
 @contextmanager
 def _counted_sql(engine: AsyncEngine) -> Iterator[dict[str, int]]:
-    """Database transactions and SQL statements the console runs meanwhile (all of its tasks)."""
-    counts = {TRANSACTIONS: 0, STATEMENTS: 0}
+    """Database transactions and SQL statements the console runs meanwhile (all of its tasks). Reads
+    without BEGIN (console/db.py `reads_without_begin`) begin a transaction in SQLAlchemy too, but send no
+    BEGIN and COMMIT: they are counted apart."""
+    counts = dict.fromkeys(COUNTS, 0)
 
-    def began(*_: Any) -> None:
-        counts[TRANSACTIONS] += 1
+    def began(connection: Any) -> None:
+        options = connection.get_execution_options()
+        no_begin = options.get(NO_BEGIN) or options.get("isolation_level") == "AUTOCOMMIT"
+        counts[WITHOUT_BEGIN if no_begin else TRANSACTIONS] += 1
 
     def executed(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
         if not statement.startswith("BEGIN"):  # SQLite's BEGIN IMMEDIATE (console/db.py)
@@ -234,16 +242,19 @@ def render(result: dict[str, Any]) -> str:
         ["database", "path", "median ms", "x direct", "x floor"],
         rows,
     )
+    profiles: dict[str, dict[str, float]] = result["profile"]
+    kinds = list(profiles)
+    phases = [phase for phase in next(iter(profiles.values())) if phase not in COUNTS]
     areas = table(
         "B1 where a call's time goes through the console (in-process, wall clock, ms per call; the whole "
         "also has routing, serialisation and wake-ups)",
-        ["phase", "ms per call"],
-        [[phase, f"{value:.1f}"] for phase, value in result["profile"].items() if phase not in COUNTS],
+        ["phase", *kinds],
+        [[phase, *(f"{profiles[kind][phase]:.1f}" for kind in kinds)] for phase in phases],
     )
     counts = table(
         "B1 database work per call through the console (in-process)",
-        ["what", "per call"],
-        [[what, f"{result['profile'][what]:.1f}"] for what in COUNTS],
+        ["what", *kinds],
+        [[what, *(f"{profiles[kind][what]:.1f}" for kind in kinds)] for what in COUNTS],
     )
     return f"{head}\n\n{areas}\n\n{counts}"
 

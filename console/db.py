@@ -175,7 +175,7 @@ def _postgres_options(url: str) -> dict[str, str]:
 # option skips (reads_without_begin). SQLAlchemy's AUTOCOMMIT would do the same but, leaving it, sets
 # `PRAGMA read_uncommitted`, which makes SQLite prepare every cached statement again: measured, that cost
 # more than the lock saved.
-_NO_BEGIN = "console_no_begin"
+NO_BEGIN = "console_no_begin"
 
 
 def _serialise_sqlite_writers(engine: Engine) -> None:
@@ -191,7 +191,7 @@ def _serialise_sqlite_writers(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        if not connection.get_execution_options().get(_NO_BEGIN):
+        if not connection.get_execution_options().get(NO_BEGIN):
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
@@ -206,7 +206,7 @@ async def reads_without_begin(session: AsyncSession) -> None:
     if session.in_transaction():
         return
     if session.get_bind().dialect.name == "sqlite":
-        await session.connection(execution_options={_NO_BEGIN: True})
+        await session.connection(execution_options={NO_BEGIN: True})
     else:
         await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
 
