@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import DateTime, MetaData, event
+from sqlalchemy import ColumnElement, DateTime, MetaData, event, exists, select
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -209,6 +209,17 @@ async def reads_without_begin(session: AsyncSession) -> None:
         await session.connection(execution_options={NO_BEGIN: True})
     else:
         await session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+
+
+async def finds_any(session: AsyncSession, where: ColumnElement[bool]) -> bool:
+    """Whether any row meets `where`, read without BEGIN and ended at once. For polls that mostly find
+    nothing (the dispatcher's and its housekeeping's, in every process): one statement then, instead of a
+    transaction, and on SQLite no write lock. What it finds is looked up again in the caller's transaction,
+    with the same `where`."""
+    await reads_without_begin(session)
+    found = (await session.execute(select(exists().where(where)))).scalar()
+    await session.commit()
+    return bool(found)
 
 
 def session_factory(

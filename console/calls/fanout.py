@@ -27,6 +27,7 @@ from console.calls.models import Call, Elicitation, Run, call_target
 from console.calls.notices import ANSWERED, INPUT_REQUIRED, still_pending
 from console.calls.objects import CallOut
 from console.config import Settings
+from console.db import finds_any
 from console.identity.models import User
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
@@ -62,12 +63,11 @@ def carriers_for(settings: Settings) -> Carriers:
 
 async def expand_notices(session: AsyncSession, now: datetime, *, settings: Settings) -> int:
     """Fan out the pending notices (at most a batch) in one transaction; how many."""
+    pending = Notice.status == "pending"
+    if not await finds_any(session, pending):
+        return 0
     notices = (
-        (
-            await session.execute(
-                select(Notice).where(Notice.status == "pending").order_by(Notice.created_at).limit(BATCH)
-            )
-        )
+        (await session.execute(select(Notice).where(pending).order_by(Notice.created_at).limit(BATCH)))
         .scalars()
         .all()
     )

@@ -23,7 +23,7 @@ from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Eli
 from console.calls.service import CallView, is_terminal, pending_questions, record_sent
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
-from console.db import get_row, utcnow
+from console.db import finds_any, get_row, utcnow
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.logs import LogRecorder
@@ -213,6 +213,8 @@ class Dispatcher:
             (DispatchJob.status == "claimed") & (DispatchJob.lease_until < now),
         )
         async with self._factory() as session:
+            if not await finds_any(session, due):
+                return None
             candidate = (
                 await session.execute(
                     select(DispatchJob.id, DispatchJob.call_id, DispatchJob.status)
@@ -638,13 +640,13 @@ def _asks_agent(round_: CallRound) -> bool:
 
 
 async def _recover_lost_sends(session: AsyncSession) -> list[str]:
+    expired = (DispatchJob.status == "sending") & (DispatchJob.lease_until < utcnow())
+    if not await finds_any(session, expired):
+        return []
     stale = (
         (
             await session.execute(
-                select(DispatchJob)
-                .where(DispatchJob.status == "sending", DispatchJob.lease_until < utcnow())
-                .with_for_update(skip_locked=True)
-                .limit(100)
+                select(DispatchJob).where(expired).with_for_update(skip_locked=True).limit(100)
             )
         )
         .scalars()

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import AgentRequest, CallRound
-from console.db import utcnow
+from console.db import finds_any, utcnow
 from console.elicitations.abandon import abandon_waiting_call
 from console.elicitations.decisions import queue_resume_if_complete
 from console.errors import InvalidInput, NotFound
@@ -78,17 +78,10 @@ async def expire_agent_requests(*, session: AsyncSession, now: datetime | None =
     """End the calls whose agent never answered the server in time (a sampling or roots request has no
     answer that means "no"); returns their ids."""
     now = now or utcnow()
-    due = (
-        (
-            await session.execute(
-                select(AgentRequest)
-                .where(AgentRequest.status == "pending", AgentRequest.expires_at <= now)
-                .limit(200)
-            )
-        )
-        .scalars()
-        .all()
-    )
+    overdue = (AgentRequest.status == "pending") & (AgentRequest.expires_at <= now)
+    if not await finds_any(session, overdue):
+        return []
+    due = (await session.execute(select(AgentRequest).where(overdue).limit(200))).scalars().all()
     touched: list[str] = []
     for row in due:
         moved = await session.execute(

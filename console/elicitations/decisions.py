@@ -29,7 +29,7 @@ from console.calls.models import (
 )
 from console.calls.notices import question_answered
 from console.calls.questions import canonical_json
-from console.db import new_id, utcnow
+from console.db import finds_any, new_id, utcnow
 from console.elicitations.connects import check_connected, pass_connect
 from console.elicitations.gates import (
     GATE_ROUND,
@@ -516,17 +516,10 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
     Returns the ids of the calls touched.
     """
     now = now or utcnow()
-    due = (
-        (
-            await session.execute(
-                select(Elicitation)
-                .where(Elicitation.status == "pending", Elicitation.expires_at <= now)
-                .limit(200)
-            )
-        )
-        .scalars()
-        .all()
-    )
+    overdue = (Elicitation.status == "pending") & (Elicitation.expires_at <= now)
+    if not await finds_any(session, overdue):
+        return []
+    due = (await session.execute(select(Elicitation).where(overdue).limit(200))).scalars().all()
     touched: list[str] = []
     for elicitation in due:
         round_ = await _lock_round(session, elicitation.round_id)

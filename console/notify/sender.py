@@ -21,7 +21,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
-from console.db import utcnow
+from console.db import finds_any, utcnow
 from console.identity.models import ApiToken, User
 from console.mcp.sealed import Outbound
 from console.metrics import NOTIFICATIONS_FAILED
@@ -121,24 +121,20 @@ async def _claim_due(
     """The deliveries due at `now`, claimed (their `not_before` a lease ahead, one attempt more), each with
     its channel or callback token; reminders of questions answered meanwhile are dropped instead.
     Commits."""
+    due_now = (Delivery.status == "pending") & (Delivery.not_before <= now)
+    if not await finds_any(session, due_now):  # the common pass: one read, and on SQLite no write lock
+        return []
     due = (
-        (
-            await session.execute(
-                select(Delivery.id)
-                .where(Delivery.status == "pending", Delivery.not_before <= now)
-                .order_by(Delivery.not_before)
-                .limit(BATCH)
-            )
-        )
+        (await session.execute(select(Delivery.id).where(due_now).order_by(Delivery.not_before).limit(BATCH)))
         .scalars()
         .all()
     )
-    if not due:  # the common pass: a read only, so it never takes the write lock from answering
+    if not due:  # taken by another process meanwhile
         await session.commit()
         return []
     claim = (
         update(Delivery)
-        .where(Delivery.id.in_(due), Delivery.status == "pending", Delivery.not_before <= now)
+        .where(Delivery.id.in_(due), due_now)
         .values(not_before=now + LEASE, attempts=Delivery.attempts + 1)
         .returning(Delivery.id)
     )
