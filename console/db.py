@@ -213,9 +213,9 @@ async def reads_without_begin(session: AsyncSession) -> None:
 
 async def finds_any(session: AsyncSession, where: ColumnElement[bool]) -> bool:
     """Whether any row meets `where`, read without BEGIN and ended at once. For polls that mostly find
-    nothing (the dispatcher's and its housekeeping's, in every process): one statement then, instead of a
-    transaction, and on SQLite no write lock. What it finds is looked up again in the caller's transaction,
-    with the same `where`."""
+    nothing (the dispatcher's, its housekeeping's and the notifier's, in every process): one statement
+    then, instead of a transaction, and on SQLite no write lock. What it finds is looked up again in the
+    caller's transaction, with the same `where`."""
     await reads_without_begin(session)
     found = (await session.execute(select(exists().where(where)))).scalar()
     await session.commit()
