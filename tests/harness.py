@@ -22,6 +22,7 @@ from console.app import create_app
 from console.audit.models import AuditEvent
 from console.config import Settings
 from console.db import create_engine, session_factory
+from console.dispatch.worker import Dispatcher
 from console.identity import create_team, create_token, create_user, team_by_name
 from console.identity.credentials import CredentialCipher
 from console.identity.models import Membership, User
@@ -127,6 +128,18 @@ class Console:
 
     def auth(self, who: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[who]}"}
+
+    def new_dispatcher(self, **options: Any) -> Dispatcher:
+        """A dispatcher (not started) on this console's database, MCP pool, settings and signals."""
+        state = self.app.state
+        return Dispatcher(
+            factory=state.factory,
+            pool=state.pool,
+            settings=state.settings,
+            signals=state.signals,
+            attester=None,
+            **options,
+        )
 
     async def new_run(self, who: str = "dev", title: str = "test run") -> str:
         response = await self.client.post(

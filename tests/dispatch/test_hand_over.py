@@ -15,7 +15,6 @@ from sqlalchemy import select
 
 from console.audit.models import AuditEvent
 from console.calls.models import DispatchJob
-from console.dispatch.worker import Dispatcher
 from tests.harness import WAIT, Console, result_text, running_console, stdio_mrtr
 from tests.processes import read_log, requests_with
 
@@ -27,14 +26,7 @@ async def without_sending_slots(console: Console) -> AsyncIterator[None]:
     """The console's dispatcher is one whose claimer never takes a job from the queue: only what is
     handed over to it is sent."""
     state = console.app.state
-    no_slots = Dispatcher(
-        factory=state.factory,
-        pool=state.pool,
-        settings=state.settings,
-        signals=state.signals,
-        attester=None,
-        concurrency=0,
-    )
+    no_slots = console.new_dispatcher(concurrency=0)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(no_slots.run)
         with anyio.fail_after(WAIT):

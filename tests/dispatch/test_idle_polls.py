@@ -13,7 +13,6 @@ import pytest
 
 from console.calls.fanout import carriers_for
 from console.db import utcnow
-from console.dispatch.worker import Dispatcher
 from console.elicitations.decisions import expire_due
 from console.notify.sender import deliver_due
 from tests.harness import running_console
@@ -26,13 +25,7 @@ BOUND = 10  # seconds: well below SQLite's lock wait (console/inline_sqlite.py),
 async def test_polls_that_find_nothing_neither_wait_for_nor_hold_sqlites_write_lock(sqlite_url: str) -> None:
     async with running_console(sqlite_url, {}, dispatcher=False) as console:
         state = console.app.state
-        dispatcher = Dispatcher(
-            factory=state.factory,
-            pool=state.pool,
-            settings=state.settings,
-            signals=state.signals,
-            attester=None,
-        )
+        dispatcher = console.new_dispatcher()
         # Never waits for a lock: locked, it fails at once.
         other = sqlite3.connect(
             sqlite_url.removeprefix("sqlite+aiosqlite:///"), timeout=0, isolation_level=None
