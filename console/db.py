@@ -6,9 +6,21 @@ import secrets
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, DateTime, MetaData, event, exists, select
+from sqlalchemy import (
+    ColumnDefault,
+    ColumnElement,
+    DateTime,
+    Insert,
+    MetaData,
+    Table,
+    event,
+    exists,
+    insert,
+    inspect,
+    select,
+)
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -220,6 +232,39 @@ async def finds_any(session: AsyncSession, where: ColumnElement[bool]) -> bool:
     found = (await session.execute(select(exists().where(where)))).scalar()
     await session.commit()
     return bool(found)
+
+
+async def insert_rows(session: AsyncSession, *rows: DeclarativeBase) -> None:
+    """Write new rows with one plain INSERT each, in the session's transaction, instead of adding them to
+    the session: on the hottest paths the unit of work costs more CPU than the statement. The objects get
+    their columns' defaults, as a flush would give them, and stay outside the session: it does not track
+    them (change them with statements, or load them)."""
+    for row in rows:
+        mapper = inspect(type(row))
+        values: dict[str, Any] = {}
+        for column in mapper.columns:
+            key = mapper.get_property_by_column(column).key
+            default = column.default
+            if key in row.__dict__:
+                values[column.key] = row.__dict__[key]
+            elif isinstance(default, ColumnDefault) and not default.is_clause_element:
+                values[column.key] = default.arg(None) if default.is_callable else default.arg
+                setattr(row, key, values[column.key])
+            elif default is None and column.server_default is None:
+                values[column.key] = None
+                setattr(row, key, None)
+        await session.execute(_insert_into(cast(Table, mapper.local_table)), values)
+
+
+_INSERTS: dict[Table, Insert] = {}
+
+
+def _insert_into(table: Table) -> Insert:
+    """One INSERT per table, built once: SQLAlchemy then finds its compiled form without building a key."""
+    statement = _INSERTS.get(table)
+    if statement is None:
+        statement = _INSERTS[table] = insert(table)
+    return statement
 
 
 def session_factory(

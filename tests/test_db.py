@@ -2,7 +2,8 @@
 go of what it locked (its dispatch jobs, say) at once, not once that wait ends, because the server checks
 that its client is still there; a pooled connection that died while idle is replaced unnoticed; reads that
 skip BEGIN leave the next transaction on their connection whole, and on SQLite neither wait for another
-connection's write lock nor hold one (console/db.py)."""
+connection's write lock nor hold one; rows inserted with plain statements get what a flush would give them
+(console/db.py)."""
 
 from __future__ import annotations
 
@@ -159,6 +160,38 @@ class Kept(_Scratch):
     __tablename__ = "kept"
     what: Mapped[str] = mapped_column(Text, primary_key=True)
     note: Mapped[str | None] = mapped_column(Text)
+
+
+class Stamped(_Scratch):
+    __tablename__ = "stamped"
+    id: Mapped[str] = mapped_column(Text, primary_key=True, default=db.new_id)
+    kind: Mapped[str] = mapped_column(Text, default="plain")
+    note: Mapped[str | None] = mapped_column(Text)
+    set_by_database: Mapped[str] = mapped_column(Text, server_default="from the database")
+
+
+async def test_rows_inserted_with_plain_statements_get_their_defaults_and_stay_out_of_the_session(
+    database_url: str,
+) -> None:
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(Stamped.metadata.create_all)
+        plain, named = Stamped(), Stamped(id="chosen", kind="special", note=None)
+        async with AsyncSession(engine, expire_on_commit=False) as session:
+            await db.insert_rows(session, plain, named)
+            assert plain not in session
+            assert (plain.kind, plain.note) == ("plain", None)
+            assert len(plain.id) == len(db.new_id())
+            await session.commit()
+            rows = (await session.execute(select(Stamped).order_by(Stamped.kind))).scalars().all()
+        kept = [(row.id, row.kind, row.note, row.set_by_database) for row in rows]
+        assert kept == [
+            (plain.id, "plain", None, "from the database"),
+            ("chosen", "special", None, "from the database"),
+        ]
+    finally:
+        await engine.dispose()
 
 
 async def _backend(engine: AsyncEngine) -> int:

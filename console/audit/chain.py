@@ -101,6 +101,12 @@ def queue(session: Session, audit_event: AuditEvent) -> None:
     session.info.setdefault(RECORDED, []).append(audit_event)
 
 
+def knows_context(session: Session, kind: str, key: str, context: EventContext) -> None:
+    """Give the context of this transaction's events about the `kind` `key`, for a caller that has it
+    while the session holds no rows to find it from (they were written with plain statements)."""
+    session.info.setdefault(CONTEXTS, {})[kind, key] = context
+
+
 _ON_LEFT_WAITING: set[Callable[[], None]] = set()
 
 

@@ -12,18 +12,19 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event, record_refusal
+from console.audit.chain import EventContext, knows_context
 from console.calls.access import refuse_read_only
 from console.calls.connects import PARKED
 from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.gates import open_gate, waiting_at_gate
-from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run
+from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run, call_target
 from console.calls.notices import call_ended_by_id
 from console.calls.rawjson import member_text
 from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
 from console.config import Settings
-from console.db import new_id, reads_without_begin, utcnow
+from console.db import insert_rows, new_id, reads_without_begin, utcnow
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
@@ -266,7 +267,12 @@ async def start_call(
         callback_url=callback_url,
         callback_token_id=principal.token_id if callback_url is not None else None,
     )
-    session.add(call)
+    if gated is not None:
+        session.add(call)
+    else:  # the hot path: a plain statement, not the unit of work
+        await insert_rows(session, call)
+        context = EventContext(team_id=run.team_id, server=server.name, tool=call_target(params_text))
+        knows_context(session.sync_session, "call", call.id, context)
     if idempotency is not None:
         idempotency.remember(session, "call", call.id)
     record_event(
@@ -293,13 +299,13 @@ async def start_call(
         return StartedCall(call, None)
     job = DispatchJob(id=new_id(), call_id=call.id, kind="initial", status="ready")
     if claimed_by is None:
-        session.add(job)
+        await insert_rows(session, job)
         await session.commit()
         return StartedCall(call, job.id)
     # The dispatcher renews the lease while the send is out; it runs out when this process is gone.
     job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
     job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
-    session.add(job)
+    await insert_rows(session, job)
     record_sent(session=session, job=job, responses=None)
     await session.commit()
     request = McpRequest(method, params, relayed=declared(call))
