@@ -14,6 +14,10 @@ class Reports:
     progress: ProgressRecorder
     logs: LogRecorder
 
+    def none_arrived(self) -> bool:
+        """Whether the server reported nothing while the request was out."""
+        return self.progress.latest is None and not self.logs.unwritten and not self.logs.lost
+
     def keep(self, call: Call) -> bool:
         """Put what arrived since the last write on the call (its row locked by the caller's transaction);
         whether anything changed."""

@@ -24,6 +24,7 @@ from console.calls.service import CallView, is_terminal, pending_questions, reco
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import finds_any, get_row, utcnow
+from console.dispatch.at_once import record_completed
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.logs import LogRecorder
@@ -44,7 +45,7 @@ from console.errors import McpError, McpLost, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.models import Team, User
 from console.mcp.challenge import AuthorizationRequired
-from console.mcp.endpoint import ELICITATION, LOG_LEVELS, Endpoint, McpRequest, Reply, Task
+from console.mcp.endpoint import ELICITATION, LOG_LEVELS, Complete, Endpoint, McpRequest, Reply, Task
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.roots import Root
@@ -464,6 +465,17 @@ class Dispatcher:
         hint: SignInHint | None,
     ) -> CallView | None:
         """Record the reply; the call as it left it when it ended or waits on its questions."""
+        if isinstance(reply, Complete) and reports.none_arrived():
+            completed = await record_completed(
+                session,
+                job_id=claimed.job_id,
+                call_id=claimed.call_id,
+                worker_id=self.worker_id,
+                result=reply.result,
+                protocol=protocol,
+            )
+            if completed is not None:
+                return completed
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
         if job.status != "sending" or job.claimed_by != self.worker_id:
