@@ -18,7 +18,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks import procs
-from benchmarks.agent import Agent, console_with_agent
+from benchmarks.agent import Agent
 from benchmarks.config import Sizes
 from benchmarks.setup import database, seed
 from benchmarks.stats import median, ms, table
@@ -39,6 +39,7 @@ PHASES = (
 LEGS = {
     "direct": "direct (mcp SDK Client)",
     "floor": "floor: token, two durable rows (benchmarks/floor_api.py)",
+    "records": "floor with the console's records (benchmarks/floor_records.py)",
     "console": "through the console API",
 }
 TARGET_OVER_DIRECT = 3.0
@@ -99,23 +100,32 @@ async def _side_by_side(
     legs: dict[str, list[float]] = {leg: [] for leg in LEGS}
     async with (
         floor_database(kind, work, postgres_url) as floor_url,
-        console_with_agent(kind, work, postgres_url, server_url) as (agent, _),
+        database(kind, work, postgres_url) as url,
     ):
-        with procs.floor_api(work, server_url, floor_url, floor_token) as floor:
-            floor_agent = Agent(floor.url, floor_token)
+        token = await seed(url, {"bench": server_url})
+        with (
+            procs.console(url, work) as console,
+            procs.floor_api(work, server_url, floor_url, floor_token) as floor,
+            procs.floor_records(work, server_url, url) as records,
+        ):
+            agents = {"floor": Agent(floor.url, floor_token), "records": Agent(records.url, token)}
+            agents["console"] = Agent(console.url, token)
             try:
-                run_id = await agent.new_run("b1")
+                run_id = await agents["console"].new_run("b1")
                 for _ in range(sizes.repetitions):
                     legs["direct"].extend(await direct_calls(server_url, sizes))
-                    legs["floor"].extend(await _through_api(floor_agent, "floor", sizes))
-                    legs["console"].extend(await _through_api(agent, run_id, sizes))
+                    legs["floor"].extend(await _through_api(agents["floor"], "floor", sizes))
+                    legs["records"].extend(await _through_api(agents["records"], run_id, sizes))
+                    legs["console"].extend(await _through_api(agents["console"], run_id, sizes))
             finally:
-                await floor_agent.aclose()
+                for agent in agents.values():
+                    await agent.aclose()
     medians = {leg: median(samples) for leg, samples in legs.items()}
     return {
         **{f"{leg}_median_s": seconds for leg, seconds in medians.items()},
         "ratio": medians["console"] / medians["direct"],
         "over_floor": medians["console"] / medians["floor"],
+        "over_records": medians["console"] / medians["records"],
         "samples": len(legs["direct"]),
     }
 
@@ -230,16 +240,17 @@ def render(result: dict[str, Any]) -> str:
                     label,
                     ms(seconds),
                     f"{seconds / found['direct_median_s']:.2f}",
-                    _over_floor(found, leg),
+                    _over(found, leg, "floor"),
+                    _over(found, leg, "records"),
                 ]
             )
         met = found["ratio"] <= TARGET_OVER_DIRECT and found["over_floor"] <= TARGET_OVER_FLOOR
         target = f"target: console <= {TARGET_OVER_DIRECT:g}x direct and <= {TARGET_OVER_FLOOR:g}x floor"
-        rows.append([kind, target, "met" if met else "missed", "", ""])
+        rows.append([kind, target, "met" if met else "missed", "", "", ""])
     samples = next(iter(result["databases"].values()))["samples"]
     head = table(
         f"B1 call overhead: a call with no questions (median of {samples} each, ms)",
-        ["database", "path", "median ms", "x direct", "x floor"],
+        ["database", "path", "median ms", "x direct", "x floor", "x records"],
         rows,
     )
     profiles: dict[str, dict[str, float]] = result["profile"]
@@ -259,5 +270,8 @@ def render(result: dict[str, Any]) -> str:
     return f"{head}\n\n{areas}\n\n{counts}"
 
 
-def _over_floor(found: dict[str, Any], leg: str) -> str:
-    return "" if leg == "direct" else f"{found[f'{leg}_median_s'] / found['floor_median_s']:.2f}"
+def _over(found: dict[str, Any], leg: str, floor: str) -> str:
+    """The leg's median over a floor's, for the floor and what costs more than it."""
+    if list(LEGS).index(leg) < list(LEGS).index(floor):
+        return ""
+    return f"{found[f'{leg}_median_s'] / found[f'{floor}_median_s']:.2f}"

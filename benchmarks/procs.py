@@ -111,6 +111,15 @@ def floor_api(work: Path, upstream_url: str, database_url: str, token: str) -> I
 
 
 @contextmanager
+def floor_records(work: Path, upstream_url: str, database_url: str) -> Iterator[Proc]:
+    """B1's second floor (benchmarks/floor_records.py) in front of `upstream_url`, on the console database
+    `database_url`; its URL is the API's base, as the console's."""
+    argv = [sys.executable, "-m", "benchmarks.floor_records", upstream_url, database_url]
+    with started(argv, work / "floor-records.log", {}) as proc:
+        yield proc
+
+
+@contextmanager
 def console(database_url: str, work: Path, *, workers: int = 1, **env: str) -> Iterator[Proc]:
     """`console serve` on a free port from `workers` processes, each with its in-process dispatcher."""
     settings = {
