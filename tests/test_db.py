@@ -15,7 +15,7 @@ import sys
 
 import anyio
 import pytest
-from sqlalchemy import Text, select, text
+from sqlalchemy import Text, event, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -178,8 +178,12 @@ async def test_rows_inserted_with_plain_statements_get_their_defaults_and_stay_o
         async with engine.begin() as connection:
             await connection.run_sync(Stamped.metadata.create_all)
         plain, named = Stamped(), Stamped(id="chosen", kind="special", note=None)
+        statements: list[str] = []
+        event.listen(engine.sync_engine, "before_cursor_execute", lambda *sent: statements.append(sent[2]))
         async with AsyncSession(engine, expire_on_commit=False) as session:
             await db.insert_rows(session, plain, named)
+            inserts = [statement for statement in statements if "INSERT" in statement]
+            assert len(inserts) == (1 if engine.dialect.name == "postgresql" else 2)  # one round trip there
             assert plain not in session
             assert (plain.kind, plain.note) == ("plain", None)
             assert len(plain.id) == len(db.new_id())

@@ -269,8 +269,7 @@ async def start_call(
     )
     if gated is not None:
         session.add(call)
-    else:  # the hot path: a plain statement, not the unit of work
-        await insert_rows(session, call)
+    else:  # the hot path: written below with its job, with plain statements, not the unit of work
         context = EventContext(team_id=run.team_id, server=server.name, tool=call_target(params_text))
         knows_context(session.sync_session, "call", call.id, context)
     if idempotency is not None:
@@ -299,13 +298,13 @@ async def start_call(
         return StartedCall(call, None)
     job = DispatchJob(id=new_id(), call_id=call.id, kind="initial", status="ready")
     if claimed_by is None:
-        await insert_rows(session, job)
+        await insert_rows(session, call, job)
         await session.commit()
         return StartedCall(call, job.id)
     # The dispatcher renews the lease while the send is out; it runs out when this process is gone.
     job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
     job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
-    await insert_rows(session, job)
+    await insert_rows(session, call, job)
     record_sent(session=session, job=job, responses=None)
     await session.commit()
     request = McpRequest(method, params, relayed=declared(call))
