@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
@@ -32,9 +32,9 @@ _CALLS, _JOBS, _RUNS, _SERVERS = (
 _JOB_DONE = (
     update(_JOBS)
     .where(
-        _JOBS.c.id == bindparam("job_id"),
+        _JOBS.c.id == bindparam("the_job"),
         _JOBS.c.status == "sending",
-        _JOBS.c.claimed_by == bindparam("worker_id"),
+        _JOBS.c.claimed_by == bindparam("the_worker"),
         _JOBS.c.kind == "initial",
     )
     .values(status="done", lease_until=None)
@@ -44,13 +44,16 @@ _OF_RUN, _OF_SERVER = _RUNS.c, _SERVERS.c
 _CALL_COMPLETED = (
     update(_CALLS)
     .where(
-        _CALLS.c.id == bindparam("call_id"),
+        _CALLS.c.id == bindparam("the_call"),
         _CALLS.c.status == "running",
         _CALLS.c.task_id.is_(None),
         _CALLS.c.round == 0,
     )
     .values(
-        status="completed", result_json=bindparam("result_json"), error_json=None, updated_at=bindparam("now")
+        status="completed",
+        result_json=bindparam("the_result"),
+        error_json=None,
+        updated_at=bindparam("the_time"),
     )
     .returning(
         *_CALLS.c,
@@ -63,6 +66,10 @@ _CALL_COMPLETED = (
         .label("server_protocol"),
     )
 )
+# On PostgreSQL both in one statement, one round trip: the call is updated only if the job was, and a
+# job updated without its call is rolled back with it.
+_JOB_DONE_IN_WITH = _JOB_DONE.cte("job_done")
+_BOTH_DONE = _CALL_COMPLETED.where(exists(select(_JOB_DONE_IN_WITH.c.id))).add_cte(_JOB_DONE_IN_WITH)
 _SERVER_PROTOCOL = (
     update(_SERVERS)
     .where(_OF_SERVER.id == bindparam("server_id"))
@@ -83,12 +90,20 @@ async def record_completed(
     """Record `result` as the end of the call whose first send `job_id` was; the call as the agent is
     shown it. None, with nothing written, when the job or the call is not as a first send that completes
     at once leaves them."""
-    job = (await session.execute(_JOB_DONE, {"job_id": job_id, "worker_id": worker_id})).first()
-    if job is None:
-        await session.rollback()
-        return None
-    parameters = {"call_id": call_id, "result_json": json.dumps(result), "now": utcnow()}
-    row = (await session.execute(_CALL_COMPLETED, parameters)).first()
+    # Named unlike any column: an UPDATE would also set a column its parameters name.
+    parameters = {
+        "the_job": job_id,
+        "the_worker": worker_id,
+        "the_call": call_id,
+        "the_result": json.dumps(result),
+        "the_time": utcnow(),
+    }
+    if session.get_bind().dialect.name == "postgresql":
+        row = (await session.execute(_BOTH_DONE, parameters)).first()
+    elif (await session.execute(_JOB_DONE, parameters)).first() is not None:
+        row = (await session.execute(_CALL_COMPLETED, parameters)).first()
+    else:
+        row = None
     if row is None:
         await session.rollback()
         return None
