@@ -10,7 +10,7 @@ import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import ExitStack
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,11 @@ from benchmarks import cpu, procs
 from benchmarks.agent import Agent, ApiError, console_with_agent
 from benchmarks.b1_overhead import floor_database
 from benchmarks.config import Sizes
+from benchmarks.setup import TEAM, database, seed
 from benchmarks.stats import table
+from console.calls.service import create_run
+from console.db import create_engine, session_factory
+from console.identity.service import authenticate_token
 
 # A round trip sends two recorded MCP requests (the call and its resume) and records a third request (the
 # answer), so it costs at least two of the floor's calls: the floor allows at most half its calls/s.
@@ -54,11 +58,10 @@ def _processes(kind: str, serving: list[procs.Proc], server: procs.Proc) -> dict
 
 
 async def _floor_calls(
-    agents: list[Agent], count: int, seconds: float, processes: dict[str, cpu.Finder]
+    agents: list[Agent], runs: list[str], seconds: float, processes: dict[str, cpu.Finder]
 ) -> dict[str, Any]:
-    """`echo` calls per second through the floor APIs from `count` agents, each on one of `agents`."""
-    agent_of = {f"floor-{i}": agents[i % len(agents)] for i in range(count)}
-    runs = list(agent_of)
+    """`echo` calls per second through the floor APIs, one agent per run, each on one of `agents`."""
+    agent_of = {run_id: agents[i % len(agents)] for i, run_id in enumerate(runs)}
 
     async def one(run_id: str, tag: str) -> None:
         done = await agent_of[run_id].call(run_id, "bench", "echo", {"x": tag})
@@ -69,7 +72,7 @@ async def _floor_calls(
         await one(run_id, f"warm-{run_id}")
     with cpu.measured(processes) as spent:
         measured = await _for_a_while(runs, one, seconds)
-    return {**measured, "calls": measured.pop("done"), "agents": count, "cpu": spent}
+    return {**measured, "calls": measured.pop("done"), "agents": len(runs), "cpu": spent}
 
 
 async def _for_a_while(
@@ -119,25 +122,53 @@ async def _one_database(
             ]
 
 
-async def _floor(kind: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
-    """B1's floor API, one process per CPU on one database (one on SQLite), with B4's most agents."""
-    token = secrets.token_urlsafe(32)
+FLOORS = {
+    "floor": "B1's floor API (benchmarks/floor_api.py)",
+    "records": "B1's floor with the console's records (benchmarks/floor_records.py)",
+}
+
+
+async def _floor(kind: str, leg: str, work: Path, sizes: Sizes, postgres_url: str) -> dict[str, Any]:
+    """One of B1's floors (`leg`), one process per CPU on one database (one on SQLite), with B4's most
+    agents."""
     processes = 1 if kind == "sqlite" else os.cpu_count() or 1
-    with procs.mcp_server(work) as server:
-        async with floor_database(kind, work, postgres_url) as url:
-            with ExitStack() as stack:
-                floors = [
-                    stack.enter_context(procs.floor_api(work, server.url, url, token))
-                    for _ in range(processes)
-                ]
-                agents = [Agent(floor.url, token) for floor in floors]
-                try:
-                    counted = _processes(kind, floors, server)
-                    measured = await _floor_calls(agents, sizes.b4_agents[-1], sizes.b4_seconds, counted)
-                finally:
-                    for agent in agents:
-                        await agent.aclose()
-    return {**measured, "processes": processes}
+    agents = sizes.b4_agents[-1]
+    async with AsyncExitStack() as stack:
+        server = stack.enter_context(procs.mcp_server(work))
+        if leg == "floor":
+            token = secrets.token_urlsafe(32)
+            url = await stack.enter_async_context(floor_database(kind, work, postgres_url))
+            runs = [f"floor-{i}" for i in range(agents)]
+            started = [procs.floor_api(work, server.url, url, token) for _ in range(processes)]
+        else:
+            url = await stack.enter_async_context(database(kind, work, postgres_url))
+            token = await seed(url, {"bench": server.url})
+            runs = await _runs(url, token, agents)
+            started = [procs.floor_records(work, server.url, url) for _ in range(processes)]
+        floors = [stack.enter_context(floor) for floor in started]
+        clients = [Agent(floor.url, token) for floor in floors]
+        try:
+            counted = _processes(kind, floors, server)
+            measured = await _floor_calls(clients, runs, sizes.b4_seconds, counted)
+        finally:
+            for client in clients:
+                await client.aclose()
+    return {**measured, "processes": processes, "leg": leg, "kind": kind}
+
+
+async def _runs(database_url: str, token: str, count: int) -> list[str]:
+    """`count` runs of the token's user, made as the console makes them."""
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            principal = await authenticate_token(session=session, token=token)
+            made = [
+                await create_run(session=session, principal=principal, team=TEAM, title=f"b4-{i}", agent="b4")
+                for i in range(count)
+            ]
+            return [run.id for run in made]
+    finally:
+        await engine.dispose()
 
 
 async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...]) -> dict[str, Any]:
@@ -149,7 +180,7 @@ async def run(work: Path, sizes: Sizes, postgres_url: str, kinds: tuple[str, ...
             result["postgres"] += await _one_database(
                 "postgres", work, sizes, postgres_url, workers, sizes.b4_agents[-1:]
             )
-    floors = {kind: await _floor(kind, work, sizes, postgres_url) for kind in kinds}
+    floors = [await _floor(kind, leg, work, sizes, postgres_url) for leg in FLOORS for kind in kinds]
     return {"consoles": result, "floors": floors}
 
 
@@ -165,12 +196,23 @@ def render(result: dict[str, Any]) -> str:
         rows,
     )
     floors = table(
-        "B4 floor: calls per second through B1's floor API (benchmarks/floor_api.py), and the round trips "
-        f"per second that allows (each costs at least {FLOOR_CALLS_PER_ROUND_TRIP} such calls)",
-        ["database", "processes", "agents", "calls", "calls per second", "round trips/s at most", "errors"],
+        "B4 floors: calls per second through B1's floor API (benchmarks/floor_api.py) and through B1's "
+        "floor with the console's records (benchmarks/floor_records.py), and the round trips per second "
+        f"each allows (a round trip costs at least {FLOOR_CALLS_PER_ROUND_TRIP} such calls)",
+        [
+            "floor",
+            "database",
+            "processes",
+            "agents",
+            "calls",
+            "calls per second",
+            "round trips/s at most",
+            "errors",
+        ],
         [
             [
-                kind,
+                f["leg"],
+                f["kind"],
                 f["processes"],
                 f["agents"],
                 f["calls"],
@@ -178,7 +220,7 @@ def render(result: dict[str, Any]) -> str:
                 f"{f['per_second'] / FLOOR_CALLS_PER_ROUND_TRIP:.1f}",
                 f["errors"],
             ]
-            for kind, f in result["floors"].items()
+            for f in result["floors"]
         ],
     )
     return f"{consoles}\n\n{floors}\n\n{_render_cpu(result)}"
@@ -191,7 +233,7 @@ def _render_cpu(result: dict[str, Any]) -> str:
     """Milliseconds of CPU per round trip (per call for the floor) by whom, the machine's busy cores, and
     the most per second those costs allow on this machine's cores."""
     legs = [("console", kind, m, m["round_trips"]) for kind, ms in result["consoles"].items() for m in ms]
-    legs += [("floor", kind, f, f["calls"]) for kind, f in result["floors"].items()]
+    legs += [(f["leg"], f["kind"], f, f["calls"]) for f in result["floors"]]
     rows = []
     for leg, kind, measured, done in legs:
         spent = measured["cpu"]

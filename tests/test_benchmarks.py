@@ -37,15 +37,17 @@ def test_quick_benchmark_run_prints_every_table_and_writes_json(tmp_path: Path) 
         assert title in done.stdout
     results = json.loads(out.read_text())["results"]
     assert results["B1"]["ratio"] > 0
+    assert all(found["records_median_s"] > 0 for found in results["B1"]["databases"].values())
     assert results["B6"]["ratio"] > 0
     assert results["B6"]["floor_median_s"] > 0
     assert results["B6"]["proxy_median_s"] > 0
     assert results["B5"]["console"]["rss_waiting"] > 0
     assert all(m["errors"] == 0 for measured in results["B4"]["consoles"].values() for m in measured)
-    assert all(f["errors"] == 0 and f["calls"] > 0 for f in results["B4"]["floors"].values())
+    assert all(f["errors"] == 0 and f["calls"] > 0 for f in results["B4"]["floors"])
+    assert {f["leg"] for f in results["B4"]["floors"]} == {"floor", "records"}
     b4_legs = [
         *(m for ms in results["B4"]["consoles"].values() for m in ms),
-        *results["B4"]["floors"].values(),
+        *results["B4"]["floors"],
     ]
     assert all(leg["cpu"]["serving"] > 0 and leg["cpu"]["busy_cores"] > 0 for leg in b4_legs)
     for measured in results["B7"].values():
