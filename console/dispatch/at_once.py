@@ -16,12 +16,12 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, record_event
 from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, DispatchJob, Run, call_target
 from console.calls.notices import call_ended
 from console.calls.service import CallView
 from console.db import utcnow
+from console.dispatch.outcomes import record_completion
 from console.mcp.models import McpServer
 
 _CALLS, _JOBS, _RUNS, _SERVERS = (
@@ -114,14 +114,6 @@ async def record_completed(
     call_ended(session, call)
     context = EventContext(found["run_team_id"], found["server"], call_target(call.params_json))
     knows_context(session.sync_session, "call", call.id, context)
-    record_event(
-        session=session,
-        actor=SYSTEM,
-        action="call_completed",
-        subject_type="call",
-        subject_id=call.id,
-        call_id=call.id,
-        payload={"round": 0, "job": "initial", "result": result},
-    )
+    record_completion(session, call, "initial", result)
     await session.commit()
     return CallView(call, found["server"], found["run_owner_id"], found["run_team_id"], [])

@@ -55,15 +55,7 @@ async def record_reply(
         await _set_round_status(session, job.round_id, "answered")
     if isinstance(reply, Complete):
         end_call(session, call, "completed", result=reply.result)
-        record_event(
-            session=session,
-            actor=SYSTEM,
-            action="call_completed",
-            subject_type="call",
-            subject_id=call.id,
-            call_id=call.id,
-            payload={"round": call.round, "job": job.kind, "result": reply.result},
-        )
+        record_completion(session, call, job.kind, reply.result)
         return []
     try:
         opened = await open_round(
@@ -250,6 +242,19 @@ async def _may_restart(session: AsyncSession, call: Call, round_: CallRound) -> 
         )
     ).scalar_one()
     return bool(human)
+
+
+def record_completion(session: AsyncSession, call: Call, job_kind: str, result: Any) -> None:
+    """The `call_completed` event of a call whose server answered its `job_kind` request with `result`."""
+    record_event(
+        session=session,
+        actor=SYSTEM,
+        action="call_completed",
+        subject_type="call",
+        subject_id=call.id,
+        call_id=call.id,
+        payload={"round": call.round, "job": job_kind, "result": result},
+    )
 
 
 def end_call(

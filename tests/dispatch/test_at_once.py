@@ -95,35 +95,30 @@ async def test_a_first_send_that_completes_is_recorded_as_the_general_path_recor
     assert report.problem is None, report.problem
 
 
-async def test_a_send_whose_lease_another_worker_took_is_left_to_the_general_path(
-    database_url: str, tmp_path: Path
+MEANWHILE = {
+    "another worker took the lease": lambda call_id, job_id: (
+        update(DispatchJob).where(DispatchJob.id == job_id).values(claimed_by="another")
+    ),
+    "the call was abandoned": lambda call_id, job_id: (
+        update(Call).where(Call.id == call_id).values(status="abandoned")
+    ),
+}
+
+
+@pytest.mark.parametrize("meanwhile", list(MEANWHILE))
+async def test_a_send_whose_job_or_call_changed_meanwhile_is_left_to_the_general_path(
+    database_url: str, tmp_path: Path, meanwhile: str
 ) -> None:
     async with running_console(
         database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}, dispatcher=False
     ) as console:
         call_id, job_id = await _first_send_out(console)
         async with console.app.state.factory() as session:
-            await session.execute(
-                update(DispatchJob).where(DispatchJob.id == job_id).values(claimed_by="another")
-            )
+            await session.execute(MEANWHILE[meanwhile](call_id, job_id))
             await session.commit()
         view = await _record(console, call_id, job_id)
-        state = await _state(console, call_id, job_id)
+        status, result, job_status, actions = await _state(console, call_id, job_id)
     assert view is None
-    assert state == ("running", None, "sending", ["call_started"])
-
-
-async def test_a_call_abandoned_while_its_request_was_out_is_left_to_the_general_path(
-    database_url: str, tmp_path: Path
-) -> None:
-    async with running_console(
-        database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}, dispatcher=False
-    ) as console:
-        call_id, job_id = await _first_send_out(console)
-        async with console.app.state.factory() as session:
-            await session.execute(update(Call).where(Call.id == call_id).values(status="abandoned"))
-            await session.commit()
-        view = await _record(console, call_id, job_id)
-        state = await _state(console, call_id, job_id)
-    assert view is None
-    assert state == ("abandoned", None, "sending", ["call_started"])  # the job's update was rolled back too
+    expected = "abandoned" if meanwhile == "the call was abandoned" else "running"
+    # Nothing written: the job's update is rolled back with the call's.
+    assert (status, result, job_status, actions) == (expected, None, "sending", ["call_started"])
