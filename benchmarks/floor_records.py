@@ -29,9 +29,9 @@ from fastapi import FastAPI, HTTPException, Request
 from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from console.audit import record_event
 from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, DispatchJob, Run
+from console.calls.service import record_started
 from console.db import create_engine, insert_rows, new_id, session_factory, utcnow
 from console.dispatch.at_once import record_completed
 from console.errors import Unauthorized
@@ -88,16 +88,7 @@ def build_app(factory: async_sessionmaker[AsyncSession], pool: ConnectionPool, u
             await insert_rows(session, call, job)
             context = EventContext(team_id=run.team_id, server=run.server, tool=params["name"])
             knows_context(session.sync_session, "call", call.id, context)
-            payload = {"server": run.server, "method": "tools/call", "params": params}
-            record_event(
-                session=session,
-                actor=principal.actor,
-                action="call_started",
-                subject_type="call",
-                subject_id=call.id,
-                call_id=call.id,
-                payload=payload,
-            )
+            record_started(session, principal.actor, call.id, run.server, "tools/call", params)
             await session.commit()
             reply = await pool.send(upstream, McpRequest("tools/call", params))
             if not isinstance(reply, Complete):

@@ -297,9 +297,13 @@ def _run_context(session: Session, run_id: str) -> EventContext | None:
 def call_target(params_json: str) -> str | None:
     """The tool or prompt name, or the resource URI, a call is about."""
     try:
-        params = json.loads(params_json)
+        return params_target(json.loads(params_json))
     except ValueError:
         return None
+
+
+def params_target(params: Any) -> str | None:
+    """`call_target` of params already parsed."""
     if not isinstance(params, dict):
         return None
     target = params.get("name", params.get("uri"))

@@ -11,14 +11,14 @@ from typing import Any, cast
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, record_event, record_refusal
+from console.audit import SYSTEM, Actor, record_event, record_refusal
 from console.audit.chain import EventContext, knows_context
 from console.calls.access import refuse_read_only
 from console.calls.connects import PARKED
 from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.calls.gates import open_gate, waiting_at_gate
-from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run, call_target
+from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run, params_target
 from console.calls.notices import call_ended_by_id
 from console.calls.rawjson import member_text
 from console.calls.tasks import cancel_task_of
@@ -270,19 +270,11 @@ async def start_call(
     if gated is not None:
         session.add(call)
     else:  # the hot path: written below with its job, with plain statements, not the unit of work
-        context = EventContext(team_id=run.team_id, server=server.name, tool=call_target(params_text))
+        context = EventContext(team_id=run.team_id, server=server.name, tool=params_target(params))
         knows_context(session.sync_session, "call", call.id, context)
     if idempotency is not None:
         idempotency.remember(session, "call", call.id)
-    record_event(
-        session=session,
-        actor=principal.actor,
-        action="call_started",
-        subject_type="call",
-        subject_id=call.id,
-        call_id=call.id,
-        payload={"server": server_name, "method": method, "params": params},
-    )
+    record_started(session, principal.actor, call.id, server_name, method, params)
     if gated is not None:
         await open_gate(
             session=session,
@@ -309,6 +301,21 @@ async def start_call(
     await session.commit()
     request = McpRequest(method, params, relayed=declared(call))
     return StartedCall(call, job.id, (endpoint, request, server.name))
+
+
+def record_started(
+    session: AsyncSession, actor: Actor, call_id: str, server: str, method: str, params: dict[str, Any]
+) -> None:
+    """The `call_started` event of a call its agent made, in the transaction that records the call."""
+    record_event(
+        session=session,
+        actor=actor,
+        action="call_started",
+        subject_type="call",
+        subject_id=call_id,
+        call_id=call_id,
+        payload={"server": server, "method": method, "params": params},
+    )
 
 
 def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str, Any] | None) -> None:
