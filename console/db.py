@@ -295,15 +295,10 @@ def _columns_of(
     return cast(Table, mapper.local_table), tuple(columns)
 
 
-_INSERTS: dict[Table, Insert] = {}
-
-
+@cache
 def _insert_into(table: Table) -> Insert:
     """One INSERT per table, built once: SQLAlchemy then finds its compiled form without building a key."""
-    statement = _INSERTS.get(table)
-    if statement is None:
-        statement = _INSERTS[table] = insert(table)
-    return statement
+    return insert(table)
 
 
 @cache

@@ -40,7 +40,6 @@ _JOB_DONE = (
     .values(status="done", lease_until=None)
     .returning(_JOBS.c.id)
 )
-_OF_RUN, _OF_SERVER = _RUNS.c, _SERVERS.c
 _CALL_COMPLETED = (
     update(_CALLS)
     .where(
@@ -57,11 +56,11 @@ _CALL_COMPLETED = (
     )
     .returning(
         *_CALLS.c,
-        select(_OF_RUN.team_id).where(_OF_RUN.id == _CALLS.c.run_id).scalar_subquery().label("run_team_id"),
-        select(_OF_RUN.owner_id).where(_OF_RUN.id == _CALLS.c.run_id).scalar_subquery().label("run_owner_id"),
-        select(_OF_SERVER.name).where(_OF_SERVER.id == _CALLS.c.server_id).scalar_subquery().label("server"),
-        select(_OF_SERVER.protocol_version)
-        .where(_OF_SERVER.id == _CALLS.c.server_id)
+        select(_RUNS.c.team_id).where(_RUNS.c.id == _CALLS.c.run_id).scalar_subquery().label("run_team_id"),
+        select(_RUNS.c.owner_id).where(_RUNS.c.id == _CALLS.c.run_id).scalar_subquery().label("run_owner_id"),
+        select(_SERVERS.c.name).where(_SERVERS.c.id == _CALLS.c.server_id).scalar_subquery().label("server"),
+        select(_SERVERS.c.protocol_version)
+        .where(_SERVERS.c.id == _CALLS.c.server_id)
         .scalar_subquery()
         .label("server_protocol"),
     )
@@ -72,7 +71,7 @@ _JOB_DONE_IN_WITH = _JOB_DONE.cte("job_done")
 _BOTH_DONE = _CALL_COMPLETED.where(exists(select(_JOB_DONE_IN_WITH.c.id))).add_cte(_JOB_DONE_IN_WITH)
 _SERVER_PROTOCOL = (
     update(_SERVERS)
-    .where(_OF_SERVER.id == bindparam("server_id"))
+    .where(_SERVERS.c.id == bindparam("server_id"))
     .values(protocol_version=bindparam("protocol"))
 )
 _CALL_COLUMNS = tuple(column.key for column in _CALLS.columns)
