@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -32,6 +33,19 @@ def commands(section: str) -> list[str]:
 def walkthrough() -> str:
     section = README.split("## The agent API, step by step", 1)[1].split("The whole API is described", 1)[0]
     return "\n".join(re.findall(r"```sh\n(.*?)```", section, flags=re.S))
+
+
+def document_ending(line: str) -> dict[str, Any]:
+    """The JSON object a printed line ends with (the command before may have printed no newline)."""
+    decoder = json.JSONDecoder()
+    for start in (index for index, char in enumerate(line) if char == "{"):
+        try:
+            document, end = decoder.raw_decode(line, start)
+        except json.JSONDecodeError:
+            continue
+        if end == len(line.rstrip()) and isinstance(document, dict):
+            return document
+    raise AssertionError(f"no JSON object ends this line: {line!r}")
 
 
 def child_pids(pid: int) -> list[int]:
@@ -107,13 +121,17 @@ def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str])
             if '"kind":"gate"' in line:
                 break
         assert '"kind":"gate"' in printed[-1], printed
-        gate = json.loads((cwd / "gated.json").read_text())["pending"][0]["id"]
+        # From the line tee printed, not from gated.json: tee may print before it writes the file.
+        gate = document_ending(printed[-1])["pending"][0]["id"]
         approve_gate_on_the_web(url, "lead", passwords["lead"], gate)
         approve_gate_on_the_web(url, "ops", passwords["ops"], gate)
         rest, errors = walk.communicate(timeout=START_TIMEOUT)
     finally:
         walk.kill()
         walk.wait(timeout=10)
+        walk.stdout.close()
+        if walk.stderr is not None:
+            walk.stderr.close()
     assert walk.returncode == 0, errors.decode()
     return "\n".join(printed) + "\n" + rest.decode()
 
