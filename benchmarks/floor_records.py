@@ -94,7 +94,13 @@ def build_app(factory: async_sessionmaker[AsyncSession], pool: ConnectionPool, u
             if not isinstance(reply, Complete):
                 raise ValueError("the floor forwards calls that complete at once")
             ended = await record_completed(
-                session, job_id=job.id, call_id=call.id, worker_id=WORKER, result=reply.result, protocol=None
+                session,
+                job_id=job.id,
+                kind="initial",
+                call_id=call.id,
+                worker_id=WORKER,
+                result=reply.result,
+                protocol=None,
             )
         if ended is None:
             raise ValueError("the call was not as its send left it")

@@ -1,74 +1,116 @@
-"""A call that completes at its first send, recorded with plain statements.
+"""A send that ends its call with a result, recorded with plain statements.
 
-Most calls end so: the server answers the call's first request with its result. Besides the audit
-event, that needs the job marked done and the result on the call, written here as two conditional
-UPDATEs that return what the agent is shown, not through ORM objects, whose loading and unit of work
-cost more CPU than the statements (benchmark B1). The conditions are the general path's checks
-(`Dispatcher._record`): the job is still this worker's first send of the call, and the call still runs,
-as no task and in no round. When one fails nothing is written, and the reply is recorded the general way.
+Most calls end so: the server answers the call's first request, or the resume of its last round, with
+its result. Besides the audit event, that needs the job marked done, a resume's round answered and the
+result on the call, written here as conditional UPDATEs that return what the agent is shown, not through
+ORM objects, whose loading and unit of work cost more CPU than the statements (benchmarks B1 and B4). The
+conditions are the general path's checks (`Dispatcher._record`): the job is still this worker's send of
+the call, and the call still runs (a first send: in no round) or resumes (a resume: no round the server
+holds open, which the general path would close), as no task. When one fails nothing is written, and the
+reply is recorded the general way.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, exists, select, update
+from sqlalchemy import ColumnElement, Table, Update, bindparam, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit.chain import EventContext, knows_context
-from console.calls.models import Call, DispatchJob, Run, call_target
+from console.calls.models import Call, CallRound, DispatchJob, Run, call_target
 from console.calls.notices import call_ended
 from console.calls.service import CallView
 from console.db import utcnow
 from console.dispatch.outcomes import record_completion
 from console.mcp.models import McpServer
 
-_CALLS, _JOBS, _RUNS, _SERVERS = (
-    cast(Table, model.__table__) for model in (Call, DispatchJob, Run, McpServer)
+_CALLS, _JOBS, _ROUNDS, _RUNS, _SERVERS = (
+    cast(Table, model.__table__) for model in (Call, DispatchJob, CallRound, Run, McpServer)
 )
 
-# Built once, as every statement on this path.
-_JOB_DONE = (
-    update(_JOBS)
-    .where(
-        _JOBS.c.id == bindparam("the_job"),
-        _JOBS.c.status == "sending",
-        _JOBS.c.claimed_by == bindparam("the_worker"),
-        _JOBS.c.kind == "initial",
+
+@dataclass(frozen=True)
+class _Statements:
+    """Built once per kind of send, as every statement on this path."""
+
+    job_done: Update
+    call_completed: Update
+    both_done: Update  # on PostgreSQL, all in one statement: one round trip
+
+
+def _job_done(kind: str) -> Update:
+    return (
+        update(_JOBS)
+        .where(
+            _JOBS.c.id == bindparam("the_job"),
+            _JOBS.c.status == "sending",
+            _JOBS.c.claimed_by == bindparam("the_worker"),
+            _JOBS.c.kind == kind,
+        )
+        .values(status="done", lease_until=None)
+        .returning(_JOBS.c.id, _JOBS.c.round_id)
     )
-    .values(status="done", lease_until=None)
-    .returning(_JOBS.c.id)
-)
-_CALL_COMPLETED = (
-    update(_CALLS)
-    .where(
-        _CALLS.c.id == bindparam("the_call"),
-        _CALLS.c.status == "running",
-        _CALLS.c.task_id.is_(None),
-        _CALLS.c.round == 0,
+
+
+def _still_as_sent(kind: str) -> ColumnElement[bool]:
+    if kind == "initial":
+        return (_CALLS.c.status == "running") & (_CALLS.c.round == 0)
+    held_open = select(_ROUNDS.c.id).where(
+        _ROUNDS.c.call_id == _CALLS.c.id, _ROUNDS.c.held.is_(True), _ROUNDS.c.status == "open"
     )
-    .values(
-        status="completed",
-        result_json=bindparam("the_result"),
-        error_json=None,
-        updated_at=bindparam("the_time"),
+    return (_CALLS.c.status == "resuming") & ~exists(held_open)
+
+
+def _call_completed(kind: str) -> Update:
+    return (
+        update(_CALLS)
+        .where(_CALLS.c.id == bindparam("the_call"), _CALLS.c.task_id.is_(None), _still_as_sent(kind))
+        .values(
+            status="completed",
+            result_json=bindparam("the_result"),
+            error_json=None,
+            updated_at=bindparam("the_time"),
+        )
+        .returning(
+            *_CALLS.c,
+            _of_run(_RUNS.c.team_id).label("run_team_id"),
+            _of_run(_RUNS.c.owner_id).label("run_owner_id"),
+            _of_server(_SERVERS.c.name).label("server"),
+            _of_server(_SERVERS.c.protocol_version).label("server_protocol"),
+        )
     )
-    .returning(
-        *_CALLS.c,
-        select(_RUNS.c.team_id).where(_RUNS.c.id == _CALLS.c.run_id).scalar_subquery().label("run_team_id"),
-        select(_RUNS.c.owner_id).where(_RUNS.c.id == _CALLS.c.run_id).scalar_subquery().label("run_owner_id"),
-        select(_SERVERS.c.name).where(_SERVERS.c.id == _CALLS.c.server_id).scalar_subquery().label("server"),
-        select(_SERVERS.c.protocol_version)
-        .where(_SERVERS.c.id == _CALLS.c.server_id)
-        .scalar_subquery()
-        .label("server_protocol"),
-    )
-)
-# On PostgreSQL both in one statement, one round trip: the call is updated only if the job was, and a
-# job updated without its call is rolled back with it.
-_JOB_DONE_IN_WITH = _JOB_DONE.cte("job_done")
-_BOTH_DONE = _CALL_COMPLETED.where(exists(select(_JOB_DONE_IN_WITH.c.id))).add_cte(_JOB_DONE_IN_WITH)
+
+
+def _of_run(column: Any) -> Any:
+    return select(column).where(_RUNS.c.id == _CALLS.c.run_id).scalar_subquery()
+
+
+def _of_server(column: Any) -> Any:
+    return select(column).where(_SERVERS.c.id == _CALLS.c.server_id).scalar_subquery()
+
+
+def _answered(which: ColumnElement[bool]) -> Update:
+    """The resumed round is answered, unless a restart superseded it meanwhile (as `record_reply`)."""
+    return update(_ROUNDS).where(which, _ROUNDS.c.status != "superseded").values(status="answered")
+
+
+def _statements(kind: str) -> _Statements:
+    job_done, call_completed = _job_done(kind), _call_completed(kind)
+    # The call is updated only if the job was, and a job updated without its call is rolled back with it.
+    job_in_with = job_done.cte("job_done")
+    done = call_completed.where(exists(select(job_in_with.c.id))).add_cte(job_in_with)
+    if kind == "resume":
+        resumed = _ROUNDS.c.id.in_(select(job_in_with.c.round_id))
+        done = done.add_cte(_answered(resumed).returning(_ROUNDS.c.id).cte("answered"))
+    return _Statements(job_done, call_completed, done)
+
+
+COMPLETES_AT_ONCE = ("initial", "resume")
+_BY_KIND = {kind: _statements(kind) for kind in COMPLETES_AT_ONCE}
+_ROUND_ANSWERED = _answered(_ROUNDS.c.id == bindparam("the_round"))
 _SERVER_PROTOCOL = (
     update(_SERVERS)
     .where(_SERVERS.c.id == bindparam("server_id"))
@@ -81,14 +123,16 @@ async def record_completed(
     session: AsyncSession,
     *,
     job_id: str,
+    kind: str,
     call_id: str,
     worker_id: str,
     result: dict[str, Any],
     protocol: str | None,
 ) -> CallView | None:
-    """Record `result` as the end of the call whose first send `job_id` was; the call as the agent is
-    shown it. None, with nothing written, when the job or the call is not as a first send that completes
-    at once leaves them."""
+    """Record `result` as the end of the call whose `kind` of send (one of COMPLETES_AT_ONCE) `job_id`
+    was; the call as the agent is shown it. None, with nothing written, when the job or the call is not as
+    that send left them."""
+    statements = _BY_KIND[kind]
     # Named unlike any column: an UPDATE would also set a column its parameters name.
     parameters = {
         "the_job": job_id,
@@ -98,9 +142,11 @@ async def record_completed(
         "the_time": utcnow(),
     }
     if session.get_bind().dialect.name == "postgresql":
-        row = (await session.execute(_BOTH_DONE, parameters)).first()
-    elif (await session.execute(_JOB_DONE, parameters)).first() is not None:
-        row = (await session.execute(_CALL_COMPLETED, parameters)).first()
+        row = (await session.execute(statements.both_done, parameters)).first()
+    elif (job := (await session.execute(statements.job_done, parameters)).first()) is not None:
+        row = (await session.execute(statements.call_completed, parameters)).first()
+        if row is not None and job.round_id is not None:
+            await session.execute(_ROUND_ANSWERED, {"the_round": job.round_id})
     else:
         row = None
     if row is None:
@@ -113,6 +159,6 @@ async def record_completed(
     call_ended(session, call)
     context = EventContext(found["run_team_id"], found["server"], call_target(call.params_json))
     knows_context(session.sync_session, "call", call.id, context)
-    record_completion(session, call, "initial", result)
+    record_completion(session, call, kind, result)
     await session.commit()
     return CallView(call, found["server"], found["run_owner_id"], found["run_team_id"], [])

@@ -76,7 +76,7 @@ async def start_and_hand_over(
         return Started(call_id, marker)
     job_id, send = started.job_id, started.send
     if here is not None and send is not None:
-        outcome = Started(call_id, marker, lambda: here.hand_over(Claimed(job_id, call_id, send)))
+        outcome = Started(call_id, marker, lambda: here.hand_over(Claimed(job_id, call_id, "initial", send)))
     else:
         outcome = Started(call_id, marker, signals.work_available)
     if not defer_send:

@@ -24,7 +24,7 @@ from console.calls.service import CallView, is_terminal, pending_questions, reco
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import finds_any, get_row, utcnow
-from console.dispatch.at_once import record_completed
+from console.dispatch.at_once import COMPLETES_AT_ONCE, record_completed
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.logs import LogRecorder
@@ -70,6 +70,7 @@ HELD_LOST = (
 class Claimed:
     job_id: str
     call_id: str
+    kind: str  # the job's
     # A first send already recorded as being sent by this worker (calls.service.start_call): no claim
     # and no preparing transaction.
     send: tuple[Endpoint, McpRequest, str] | None = None
@@ -218,7 +219,7 @@ class Dispatcher:
                 return None
             candidate = (
                 await session.execute(
-                    select(DispatchJob.id, DispatchJob.call_id, DispatchJob.status)
+                    select(DispatchJob.id, DispatchJob.call_id, DispatchJob.kind, DispatchJob.status)
                     .where(due)
                     .order_by(DispatchJob.not_before)
                     .limit(1)
@@ -244,7 +245,7 @@ class Dispatcher:
             await session.commit()
         if candidate.status == "claimed":  # its claimer's lease ran out before it sent anything
             LEASE_EXPIRIES.inc()
-        return Claimed(candidate.id, candidate.call_id)
+        return Claimed(candidate.id, candidate.call_id, candidate.kind)
 
     def _followed(
         self, request: McpRequest, reports: Reports, held: HeldRequest, followed_level: str | None
@@ -411,7 +412,7 @@ class Dispatcher:
             job.status, job.claimed_by, job.attempts, job.lease_until = "ready", None, 0, None
             return None
         await _mark_sent(session, job, request)
-        return Claimed(job.id, job.call_id, (endpoint, request, server.name))
+        return Claimed(job.id, job.call_id, job.kind, (endpoint, request, server.name))
 
     async def _request_and_endpoint(
         self, session: AsyncSession, job: DispatchJob, call: Call, server: McpServer, run: Run, owner: str
@@ -465,10 +466,11 @@ class Dispatcher:
         hint: SignInHint | None,
     ) -> CallView | None:
         """Record the reply; the call as it left it when it ended or waits on its questions."""
-        if isinstance(reply, Complete) and reports.none_arrived():
+        if isinstance(reply, Complete) and reports.none_arrived() and claimed.kind in COMPLETES_AT_ONCE:
             completed = await record_completed(
                 session,
                 job_id=claimed.job_id,
+                kind=claimed.kind,
                 call_id=claimed.call_id,
                 worker_id=self.worker_id,
                 result=reply.result,
