@@ -80,6 +80,7 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
         "CONSOLE_DATABASE_URL": database_url,
         "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
         "CONSOLE_SECRET_KEY": SECRET_KEY,  # what `seed` sealed the servers' values with
+        "PYTHONFAULTHANDLER": "1",  # SIGABRT prints every thread's stack: where a start that hangs is
         **env,
     }
     with stderr_path.open("ab") as stderr:
@@ -93,6 +94,9 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
             assert process.stdout is not None
             began = time.monotonic()
             line = next(read_lines(process.stdout, START_TIMEOUT), "")
+            if not line and process.poll() is None:
+                process.send_signal(signal.SIGABRT)
+                process.wait(timeout=30)
             assert line.startswith("listening on "), (
                 f"console serve printed {line!r} after {time.monotonic() - began:.1f} s "
                 f"(exit code {process.poll()}); its stderr ends: {stderr_path.read_text()[-2000:]!r}"
