@@ -24,11 +24,11 @@ from console.calls.models import Call, CallRound, DispatchJob, Run, call_target
 from console.calls.notices import call_ended
 from console.calls.service import CallView
 from console.db import utcnow
-from console.dispatch.outcomes import record_completion
+from console.dispatch.outcomes import held_open_rounds, record_completion, round_answered
 from console.mcp.models import McpServer
 
-_CALLS, _JOBS, _ROUNDS, _RUNS, _SERVERS = (
-    cast(Table, model.__table__) for model in (Call, DispatchJob, CallRound, Run, McpServer)
+_CALLS, _JOBS, _RUNS, _SERVERS = (
+    cast(Table, model.__table__) for model in (Call, DispatchJob, Run, McpServer)
 )
 
 
@@ -58,10 +58,7 @@ def _job_done(kind: str) -> Update:
 def _still_as_sent(kind: str) -> ColumnElement[bool]:
     if kind == "initial":
         return (_CALLS.c.status == "running") & (_CALLS.c.round == 0)
-    held_open = select(_ROUNDS.c.id).where(
-        _ROUNDS.c.call_id == _CALLS.c.id, _ROUNDS.c.held.is_(True), _ROUNDS.c.status == "open"
-    )
-    return (_CALLS.c.status == "resuming") & ~exists(held_open)
+    return (_CALLS.c.status == "resuming") & ~exists(held_open_rounds(_CALLS.c.id))
 
 
 def _call_completed(kind: str) -> Update:
@@ -92,25 +89,20 @@ def _of_server(column: Any) -> Any:
     return select(column).where(_SERVERS.c.id == _CALLS.c.server_id).scalar_subquery()
 
 
-def _answered(which: ColumnElement[bool]) -> Update:
-    """The resumed round is answered, unless a restart superseded it meanwhile (as `record_reply`)."""
-    return update(_ROUNDS).where(which, _ROUNDS.c.status != "superseded").values(status="answered")
-
-
 def _statements(kind: str) -> _Statements:
     job_done, call_completed = _job_done(kind), _call_completed(kind)
     # The call is updated only if the job was, and a job updated without its call is rolled back with it.
     job_in_with = job_done.cte("job_done")
     done = call_completed.where(exists(select(job_in_with.c.id))).add_cte(job_in_with)
     if kind == "resume":
-        resumed = _ROUNDS.c.id.in_(select(job_in_with.c.round_id))
-        done = done.add_cte(_answered(resumed).returning(_ROUNDS.c.id).cte("answered"))
+        resumed = CallRound.id.in_(select(job_in_with.c.round_id))
+        done = done.add_cte(round_answered(resumed).returning(CallRound.id).cte("answered"))
     return _Statements(job_done, call_completed, done)
 
 
 COMPLETES_AT_ONCE = ("initial", "resume")
 _BY_KIND = {kind: _statements(kind) for kind in COMPLETES_AT_ONCE}
-_ROUND_ANSWERED = _answered(_ROUNDS.c.id == bindparam("the_round"))
+_ROUND_ANSWERED = round_answered(CallRound.id == bindparam("the_round"))
 _SERVER_PROTOCOL = (
     update(_SERVERS)
     .where(_SERVERS.c.id == bindparam("server_id"))

@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import ColumnElement, Select, Update, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
@@ -52,7 +52,7 @@ async def record_reply(
     """Apply a server's reply to a sent request; the caller commits. `roots` answer the server's
     `roots/list` requests (those the request told it of). The questions the reply left waiting."""
     if job.round_id is not None:
-        await _set_round_status(session, job.round_id, "answered")
+        await session.execute(_ROUND_ANSWERED, {"round_id": job.round_id})
     if isinstance(reply, Complete):
         end_call(session, call, "completed", result=reply.result)
         record_completion(session, call, job.kind, reply.result)
@@ -114,10 +114,21 @@ async def record_pushed(
     return opened.round
 
 
-# Built once: it runs whenever a call that asked something ends.
-_HELD_OPEN_ROUNDS = select(CallRound.id).where(
-    CallRound.call_id == bindparam("call_id"), CallRound.held.is_(True), CallRound.status == "open"
-)
+def held_open_rounds(call_id: Any) -> Select[str]:
+    """The rounds of the call `call_id` (a value or a column) whose questions its server holds open."""
+    return select(CallRound.id).where(
+        CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
+    )
+
+
+def round_answered(which: ColumnElement[bool]) -> Update:
+    """The rounds `which` picks are answered, unless a restart superseded them meanwhile."""
+    return update(CallRound).where(which, CallRound.status != "superseded").values(status="answered")
+
+
+# Built once: they run whenever a call that asked something ends.
+_HELD_OPEN_ROUNDS = held_open_rounds(bindparam("call_id"))
+_ROUND_ANSWERED = round_answered(CallRound.id == bindparam("round_id"))
 
 
 async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> None:
@@ -264,14 +275,6 @@ def end_call(
     call.result_json = json.dumps(result) if result is not None else None
     call.error_json = json.dumps(error) if error is not None else None
     call_ended(session, call)
-
-
-async def _set_round_status(session: AsyncSession, round_id: str, status: str) -> None:
-    await session.execute(
-        update(CallRound)
-        .where(CallRound.id == round_id, CallRound.status != "superseded")
-        .values(status=status)
-    )
 
 
 async def open_round(
