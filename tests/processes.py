@@ -80,7 +80,7 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
         "CONSOLE_DATABASE_URL": database_url,
         "CONSOLE_DISPATCH_POLL_SECONDS": "0.1",
         "CONSOLE_SECRET_KEY": SECRET_KEY,  # what `seed` sealed the servers' values with
-        "PYTHONFAULTHANDLER": "1",  # SIGABRT prints every thread's stack: where a start that hangs is
+        "PYTHONFAULTHANDLER": "1",  # on SIGABRT it prints every thread's stack: where a hung start waits
         **env,
     }
     with stderr_path.open("ab") as stderr:

@@ -102,36 +102,33 @@ def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str])
     """Run the README's commands; when dev's own answer has been refused, two approvers decide on the web
     pages (as step 4 says) while the next command waits for the result, and again when the gated deploy
     waits at its gate (step 5). Returns everything printed."""
-    walk = subprocess.Popen(
+    with subprocess.Popen(
         [BASH, "-euo", "pipefail", "-c", script], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert walk.stdout is not None
-    printed: list[str] = []
-    try:
-        for line in read_lines(walk.stdout, START_TIMEOUT):
-            printed.append(line)
-            if "no self-approval" in line:
-                break
-        assert '"code":"forbidden"' in printed[-1], printed
-        question = json.loads((cwd / "call.json").read_text())["pending"][0]["id"]
-        decide_on_the_web(url, "lead", passwords["lead"], question, first=True)
-        decide_on_the_web(url, "ops", passwords["ops"], question, first=False)
-        for line in read_lines(walk.stdout, START_TIMEOUT):  # step 4 printed its whole line: none is cut
-            printed.append(line)
-            if '"kind":"gate"' in line:
-                break
-        assert '"kind":"gate"' in printed[-1], printed
-        # From the line tee printed, not from gated.json: tee may print before it writes the file.
-        gate = document_ending(printed[-1])["pending"][0]["id"]
-        approve_gate_on_the_web(url, "lead", passwords["lead"], gate)
-        approve_gate_on_the_web(url, "ops", passwords["ops"], gate)
-        rest, errors = walk.communicate(timeout=START_TIMEOUT)
-    finally:
-        walk.kill()
-        walk.wait(timeout=10)
-        walk.stdout.close()
-        if walk.stderr is not None:
-            walk.stderr.close()
+    ) as walk:  # leaving the block closes its pipes, also when the walk-through fails
+        assert walk.stdout is not None
+        printed: list[str] = []
+        try:
+            for line in read_lines(walk.stdout, START_TIMEOUT):
+                printed.append(line)
+                if "no self-approval" in line:
+                    break
+            assert '"code":"forbidden"' in printed[-1], printed
+            question = json.loads((cwd / "call.json").read_text())["pending"][0]["id"]
+            decide_on_the_web(url, "lead", passwords["lead"], question, first=True)
+            decide_on_the_web(url, "ops", passwords["ops"], question, first=False)
+            for line in read_lines(walk.stdout, START_TIMEOUT):  # step 4 printed its whole line: none is cut
+                printed.append(line)
+                if '"kind":"gate"' in line:
+                    break
+            assert '"kind":"gate"' in printed[-1], printed
+            # From the line tee printed, not from gated.json: tee may print before it writes the file.
+            gate = document_ending(printed[-1])["pending"][0]["id"]
+            approve_gate_on_the_web(url, "lead", passwords["lead"], gate)
+            approve_gate_on_the_web(url, "ops", passwords["ops"], gate)
+            rest, errors = walk.communicate(timeout=START_TIMEOUT)
+        finally:
+            walk.kill()
+            walk.wait(timeout=10)
     assert walk.returncode == 0, errors.decode()
     return "\n".join(printed) + "\n" + rest.decode()
 
