@@ -68,10 +68,13 @@ class HeadClock:
         event.listen(engine.sync_engine.pool, "checkin", self._returned)
 
     def _executed(self, conn: Any, cursor: Any, statement: str, *_args: Any) -> None:
-        # A head skipped as locked returns no row; SQLite reports -1, and its write lock is always held.
-        if "FROM audit_head" in statement and cursor.rowcount != 0:
+        # A head skipped as locked returns no row; SQLite reports -1 for a read, and its write lock is
+        # always held. On SQLite a writer may take the head by its UPDATE alone (the head it left last).
+        taken = "FROM audit_head" in statement or statement.startswith("UPDATE audit_head")
+        key = id(conn.connection.dbapi_connection)
+        if taken and cursor.rowcount != 0 and key not in self._since:
             self.takes += 1
-            self._since.setdefault(id(conn.connection.dbapi_connection), time.perf_counter())
+            self._since[key] = time.perf_counter()
 
     def _returned(self, dbapi_connection: Any, _record: Any) -> None:
         since = self._since.pop(id(dbapi_connection), None)

@@ -13,19 +13,23 @@ Only the head's holder appends to the chain or deletes from `audit_pending`, so 
 no event is chained twice. A transaction that committed before another began has the smaller pending ids
 and is visible to it, so it is chained first. Taking the head last and without waiting keeps lock order
 acyclic. On SQLite every write transaction already holds the database's write lock (`BEGIN IMMEDIATE`,
-console/db.py), so the head is always free there. A rollback forgets the events recorded before it.
+console/db.py), so the head is always free there, and no event is ever left waiting: a process chains
+after the head its own last commit left (`_append_after_known`), and moves the head only if it is still
+that one, so reading the head costs no statement of its own. A rollback forgets the events recorded
+before it.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, event, exists, insert, select, update
+from sqlalchemy import Engine, Table, bindparam, delete, event, exists, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Update
 
@@ -39,6 +43,7 @@ from console.db import utcnow
 RECORDED = "audit_recorded"  # session.info key: this transaction's events, in the order they were recorded
 CONTEXTS = "audit_contexts"  # session.info key: contexts found while the rows they come from were held
 LEFT_WAITING = "audit_left_waiting"  # session.info key: this transaction left events in audit_pending
+MOVED = "audit_moved_head"  # session.info key: SQLite: the head as this transaction left it, and its engine
 SIGNER = "audit_signer"  # session.info key: the checkpoint Signer, when one is configured
 # session.info key: wait for the head row instead of leaving the events waiting, as every writer did
 # before `audit_pending`; benchmark B7 measures both side by side.
@@ -121,6 +126,7 @@ def _forget_pending(session: Session, _previous: Any) -> None:
     session.info.pop(RECORDED, None)
     session.info.pop(CONTEXTS, None)
     session.info.pop(LEFT_WAITING, None)
+    session.info.pop(MOVED, None)
 
 
 @event.listens_for(Session, "after_commit")
@@ -128,6 +134,10 @@ def _wake_sequencers(session: Session) -> None:
     if session.info.pop(LEFT_WAITING, False):
         for wake in list(_ON_LEFT_WAITING):
             wake()
+    moved: tuple[Engine, Head] | None = session.info.pop(MOVED, None)
+    if moved is not None:
+        engine, head = moved
+        _KNOWN_HEADS[engine] = head
 
 
 @event.listens_for(Session, "before_commit")
@@ -142,6 +152,10 @@ def _chain_recorded(session: Session) -> None:
         audit_event.outcome = outcome_of(audit_event.action, audit_event.payload_json)
         audit_event.at = utcnow()
     # Plain statements, not the ORM's unit of work: this runs in every write transaction.
+    connection = session.connection()
+    on_sqlite = connection.dialect.name == "sqlite" and not session.info.get(WAIT_FOR_HEAD)
+    if on_sqlite and _append_after_known(session, recorded):
+        return
     found = session.execute(_HEAD_WAITING if session.info.get(WAIT_FOR_HEAD) else HEAD_IF_FREE).one_or_none()
     if found is None:
         _leave_waiting(session, recorded)
@@ -153,6 +167,40 @@ def _chain_recorded(session: Session) -> None:
         append(session, head, earlier)
     else:
         append(session, head, [*earlier, *recorded])
+        if on_sqlite:
+            session.info[MOVED] = (connection.engine, head)
+
+
+# SQLite: the head each engine's last commit in this process left. Another process (or another engine on
+# the same file) may have moved it since; `_append_after_known` finds that out from its UPDATE.
+_KNOWN_HEADS: weakref.WeakKeyDictionary[Engine, Head] = weakref.WeakKeyDictionary()
+
+
+def _append_after_known(session: Session, events: Sequence[AuditEvent]) -> bool:
+    """SQLite: chain `events` after the head this process's last commit left, moving the head only if
+    it is still that one (this transaction holds the database's write lock, so it cannot move meanwhile);
+    False, having written nothing, when it moved or a checkpoint is due: then read it.
+
+    No event waits in `audit_pending` on SQLite (every writer finds the head free), so a head nobody
+    moved has none behind it."""
+    connection = session.connection()
+    known = _KNOWN_HEADS.get(connection.engine)
+    if known is None:
+        return False
+    head = replace(known)
+    rows = _chained_rows(head, events)
+    signer: Signer | None = session.info.get(SIGNER)
+    if signer is not None and _checkpoint_due(head, signer):
+        return False
+    moved = connection.execute(
+        _MOVE_HEAD_IF_AT, {"seq": head.seq, "hash": head.hash, "was_seq": known.seq, "was_hash": known.hash}
+    )
+    if moved.rowcount != 1:
+        del _KNOWN_HEADS[connection.engine]
+        return False
+    connection.execute(_INSERT_EVENTS, rows)
+    session.info[MOVED] = (connection.engine, head)
+    return True
 
 
 def _leave_waiting(session: Session, events: Sequence[AuditEvent]) -> None:
@@ -173,6 +221,27 @@ def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
     """Chain `events` after `head`, which this transaction holds, and move the head past them."""
     # Plain statements on the transaction's connection, not the ORM: this runs in every write transaction.
     connection = session.connection()
+    rows = _chained_rows(head, events)
+    moved: dict[str, Any] = {"seq": head.seq, "hash": head.hash}
+    signer: Signer | None = session.info.get(SIGNER)
+    if signer is not None and _checkpoint_due(head, signer):
+        checkpoint = _checkpoint(session, head, signer)
+        moved.update(checkpoint)
+        head.checkpoint_seq = checkpoint["checkpoint_seq"]
+        head.checkpoint_at = checkpoint["checkpoint_at"]
+        head.checkpoint_signature = checkpoint["checkpoint_signature"]
+    elif connection.dialect.name == "postgresql" and len(rows) <= FOLDED_AT_MOST:
+        parameters = {f"{column}_{i}": value for i, row in enumerate(rows) for column, value in row.items()}
+        connection.execute(
+            _folded_append(len(rows)), {**parameters, "head_seq": head.seq, "head_hash": head.hash}
+        )
+        return
+    connection.execute(_INSERT_EVENTS, rows)
+    connection.execute(_MOVE_HEAD, moved)
+
+
+def _chained_rows(head: Head, events: Sequence[AuditEvent]) -> list[dict[str, Any]]:
+    """Give `events` their places after `head` and their hashes, moving `head` past them; their rows."""
     rows: list[dict[str, Any]] = []
     for audit_event in events:
         head.seq += 1
@@ -183,18 +252,7 @@ def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
         audit_event.hash = chain_hash(head.hash, content)
         head.hash = audit_event.hash
         rows.append({column: getattr(audit_event, column) for column in EVENT_COLUMNS})
-    moved: dict[str, Any] = {"seq": head.seq, "hash": head.hash}
-    signer: Signer | None = session.info.get(SIGNER)
-    if signer is not None and _checkpoint_due(head, signer):
-        moved.update(_checkpoint(session, head, signer))
-    elif connection.dialect.name == "postgresql" and len(rows) <= FOLDED_AT_MOST:
-        parameters = {f"{column}_{i}": value for i, row in enumerate(rows) for column, value in row.items()}
-        connection.execute(
-            _folded_append(len(rows)), {**parameters, "head_seq": head.seq, "head_hash": head.hash}
-        )
-        return
-    connection.execute(_INSERT_EVENTS, rows)
-    connection.execute(_MOVE_HEAD, moved)
+    return rows
 
 
 @dataclass
@@ -230,6 +288,10 @@ PENDING_COLUMNS = tuple(column.key for column in _WAITING.columns if column.key 
 _INSERT_EVENTS = insert(_EVENTS)
 _INSERT_PENDING = insert(_WAITING)
 _MOVE_HEAD = update(_HEAD).where(_HEAD.c.id == 1)  # SET: the keys of the parameters
+# SET, too, the keys of the parameters that name columns: `was_seq` and `was_hash` name none.
+_MOVE_HEAD_IF_AT = _MOVE_HEAD.where(
+    _HEAD.c.seq == bindparam("was_seq"), _HEAD.c.hash == bindparam("was_hash")
+)
 FOLDED_AT_MOST = 4  # events; a request's transaction records one or two, a few more when others wait
 
 
