@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, create_engine, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import Actor, record_event
 from console.audit.chain import SIGNER
@@ -22,24 +23,37 @@ def new_signer(every: int = 5) -> Signer:
     return Signer(load_private_key(new_private_key_text()), every=every, minutes=24 * 60)
 
 
-async def write_events(url: str, signer: Signer | None, count: int, label: str = "e") -> None:
-    """`count` events, one transaction each, as the console writes them."""
+@asynccontextmanager
+async def event_writer(
+    url: str, signer: Signer | None = None
+) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """Sessions on an engine of its own, as a console process has (signing checkpoints with `signer`)."""
     engine = create_async_engine(url)
-    factory = session_factory(engine, info={SIGNER: signer} if signer else None)
     try:
-        for index in range(count):
-            async with factory() as session:
-                record_event(
-                    session=session,
-                    actor=Actor("user", "u1"),
-                    action="probe",
-                    subject_type="test",
-                    subject_id=f"{label}{index}",
-                    payload={"n": index, "note": "ünïcode"},
-                )
-                await session.commit()
+        yield session_factory(engine, info={SIGNER: signer} if signer else None)
     finally:
         await engine.dispose()
+
+
+async def write_event(factory: async_sessionmaker[AsyncSession], subject: str, n: int = 0) -> None:
+    """One event about `subject`, in a transaction of its own, as the console writes them."""
+    async with factory() as session:
+        record_event(
+            session=session,
+            actor=Actor("user", "u1"),
+            action="probe",
+            subject_type="test",
+            subject_id=subject,
+            payload={"n": n, "note": "ünïcode"},
+        )
+        await session.commit()
+
+
+async def write_events(url: str, signer: Signer | None, count: int, label: str = "e") -> None:
+    """`count` events, one transaction each, as the console writes them."""
+    async with event_writer(url, signer) as factory:
+        for index in range(count):
+            await write_event(factory, f"{label}{index}", index)
 
 
 @contextmanager

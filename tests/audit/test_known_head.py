@@ -4,8 +4,8 @@ due; the chain stays whole either way."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -13,36 +13,11 @@ from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
-from console.audit import Actor, record_event
-from console.audit.chain import SIGNER
 from console.audit.checking import verify_database
 from console.audit.signing import Signer
-from console.db import create_engine, session_factory
-from tests.audit.chain_setup import new_signer
+from tests.audit.chain_setup import event_writer, new_signer, write_event
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def writer(url: str, signer: Signer | None = None) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(url)
-    try:
-        yield session_factory(engine, info={SIGNER: signer} if signer else None)
-    finally:
-        await engine.dispose()
-
-
-async def write(factory: async_sessionmaker[AsyncSession], subject: str) -> None:
-    async with factory() as session:
-        record_event(
-            session=session,
-            actor=Actor("user", "u1"),
-            action="probe",
-            subject_type="test",
-            subject_id=subject,
-            payload={"subject": subject},
-        )
-        await session.commit()
 
 
 @contextmanager
@@ -66,7 +41,7 @@ def touching_the_head(statements: list[str]) -> list[str]:
 
 async def chain_of(url: str, signer: Signer | None = None) -> tuple[bool, list[tuple[int, str]]]:
     """Whether the chain verifies, and its events' (seq, subject) in chain order."""
-    async with writer(url) as factory, factory() as session:
+    async with event_writer(url) as factory, factory() as session:
         report = await verify_database(
             session=session, public_key=signer.key.public_key() if signer else None
         )
@@ -75,12 +50,12 @@ async def chain_of(url: str, signer: Signer | None = None) -> tuple[bool, list[t
 
 
 async def test_a_process_chains_after_its_own_last_head_without_reading_it(sqlite_url: str) -> None:
-    async with writer(sqlite_url) as factory:
+    async with event_writer(sqlite_url) as factory:
         with statements_of(factory) as first:
-            await write(factory, "a")
+            await write_event(factory, "a")
         with statements_of(factory) as then:
-            await write(factory, "b")
-            await write(factory, "c")
+            await write_event(factory, "b")
+            await write_event(factory, "c")
     assert touching_the_head(first)[0].startswith("SELECT audit_head.seq")  # nothing known yet: read
     assert touching_the_head(then) == ["UPDATE audit_head SET seq=?, hash=?"] * 2  # no read
     verified, events = await chain_of(sqlite_url)
@@ -89,14 +64,14 @@ async def test_a_process_chains_after_its_own_last_head_without_reading_it(sqlit
 
 
 async def test_a_head_another_writer_moved_is_read_again_and_the_chain_stays_whole(sqlite_url: str) -> None:
-    async with writer(sqlite_url) as one, writer(sqlite_url) as other:
-        await write(one, "one-1")
-        await write(other, "other-1")  # moves the head one knows
+    async with event_writer(sqlite_url) as one, event_writer(sqlite_url) as other:
+        await write_event(one, "one-1")
+        await write_event(other, "other-1")  # moves the head one knows
         with statements_of(one) as after_other:
-            await write(one, "one-2")
+            await write_event(one, "one-2")
         with statements_of(one) as after_own:
-            await write(one, "one-3")
-        await write(other, "other-2")
+            await write_event(one, "one-3")
+        await write_event(other, "other-2")
     # Tried the head it knew, found it moved, read it and chained after it; then knew it again.
     assert [s.split(" ")[0] for s in touching_the_head(after_other)] == ["UPDATE", "SELECT", "UPDATE"]
     assert touching_the_head(after_own) == ["UPDATE audit_head SET seq=?, hash=?"]
@@ -106,8 +81,8 @@ async def test_a_head_another_writer_moved_is_read_again_and_the_chain_stays_who
 
 
 async def test_a_commit_that_fails_after_chaining_leaves_the_known_head_as_it_was(sqlite_url: str) -> None:
-    async with writer(sqlite_url) as factory:
-        await write(factory, "kept-1")
+    async with event_writer(sqlite_url) as factory:
+        await write_event(factory, "kept-1")
 
         def refuse(_session: Session) -> None:  # runs after the chain's own before_commit hook
             raise RuntimeError("the commit failed")
@@ -115,10 +90,10 @@ async def test_a_commit_that_fails_after_chaining_leaves_the_known_head_as_it_wa
         event.listen(Session, "before_commit", refuse)
         try:
             with pytest.raises(RuntimeError, match="the commit failed"):
-                await write(factory, "lost")
+                await write_event(factory, "lost")
         finally:
             event.remove(Session, "before_commit", refuse)
-        await write(factory, "kept-2")
+        await write_event(factory, "kept-2")
     verified, events = await chain_of(sqlite_url)
     assert verified
     assert events == [(1, "kept-1"), (2, "kept-2")]
@@ -126,12 +101,12 @@ async def test_a_commit_that_fails_after_chaining_leaves_the_known_head_as_it_wa
 
 async def test_checkpoints_are_signed_on_time_after_a_known_head(sqlite_url: str) -> None:
     signer = new_signer(every=5)
-    async with writer(sqlite_url, signer) as factory:
+    async with event_writer(sqlite_url, signer) as factory:
         for index in range(12):
-            await write(factory, f"e{index}")
+            await write_event(factory, f"e{index}")
     verified, events = await chain_of(sqlite_url, signer)
     assert verified
     assert len(events) == 12
-    async with writer(sqlite_url) as factory, factory() as session:
+    async with event_writer(sqlite_url) as factory, factory() as session:
         signed = (await session.execute(text("SELECT seq FROM audit_checkpoint ORDER BY seq"))).scalars()
         assert list(signed) == [1, 6, 11]
