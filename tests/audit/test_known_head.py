@@ -93,7 +93,10 @@ async def test_a_commit_that_fails_after_chaining_leaves_the_known_head_as_it_wa
                 await write_event(factory, "lost")
         finally:
             event.remove(Session, "before_commit", refuse)
-        await write_event(factory, "kept-2")
+        with statements_of(factory) as after_failure:
+            await write_event(factory, "kept-2")
+    # The head it knew is still the one kept-1 left: the failed commit's head was never taken as known.
+    assert touching_the_head(after_failure) == ["UPDATE audit_head SET seq=?, hash=?"]
     verified, events = await chain_of(sqlite_url)
     assert verified
     assert events == [(1, "kept-1"), (2, "kept-2")]
