@@ -96,7 +96,8 @@ def console_process(database_url: str, stderr_path: Path, **env: str) -> Iterato
             line = next(read_lines(process.stdout, START_TIMEOUT), "")
             if not line and process.poll() is None:
                 process.send_signal(signal.SIGABRT)
-                process.wait(timeout=30)
+                with suppress(subprocess.TimeoutExpired):  # the failure below says what it printed so far
+                    process.wait(timeout=30)
             assert line.startswith("listening on "), (
                 f"console serve printed {line!r} after {time.monotonic() - began:.1f} s "
                 f"(exit code {process.poll()}); its stderr ends: {stderr_path.read_text()[-2000:]!r}"

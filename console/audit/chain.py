@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Engine, Table, bindparam, delete, event, exists, insert, select, update
+from sqlalchemy import Connection, Engine, Table, bindparam, delete, event, exists, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Update
 
@@ -154,7 +154,7 @@ def _chain_recorded(session: Session) -> None:
     # Plain statements, not the ORM's unit of work: this runs in every write transaction.
     connection = session.connection()
     on_sqlite = connection.dialect.name == "sqlite" and not session.info.get(WAIT_FOR_HEAD)
-    if on_sqlite and _append_after_known(session, recorded):
+    if on_sqlite and _append_after_known(session, connection, recorded):
         return
     found = session.execute(_HEAD_WAITING if session.info.get(WAIT_FOR_HEAD) else HEAD_IF_FREE).one_or_none()
     if found is None:
@@ -168,7 +168,7 @@ def _chain_recorded(session: Session) -> None:
     else:
         append(session, head, [*earlier, *recorded])
         if on_sqlite:
-            session.info[MOVED] = (connection.engine, head)
+            _known_once_committed(session, connection, head)
 
 
 # SQLite: the head each engine's last commit in this process left. Another process (or another engine on
@@ -176,14 +176,13 @@ def _chain_recorded(session: Session) -> None:
 _KNOWN_HEADS: weakref.WeakKeyDictionary[Engine, Head] = weakref.WeakKeyDictionary()
 
 
-def _append_after_known(session: Session, events: Sequence[AuditEvent]) -> bool:
+def _append_after_known(session: Session, connection: Connection, events: Sequence[AuditEvent]) -> bool:
     """SQLite: chain `events` after the head this process's last commit left, moving the head only if
     it is still that one (this transaction holds the database's write lock, so it cannot move meanwhile);
     False, having written nothing, when it moved or a checkpoint is due: then read it.
 
     No event waits in `audit_pending` on SQLite (every writer finds the head free), so a head nobody
     moved has none behind it."""
-    connection = session.connection()
     known = _KNOWN_HEADS.get(connection.engine)
     if known is None:
         return False
@@ -199,8 +198,13 @@ def _append_after_known(session: Session, events: Sequence[AuditEvent]) -> bool:
         del _KNOWN_HEADS[connection.engine]
         return False
     connection.execute(_INSERT_EVENTS, rows)
-    session.info[MOVED] = (connection.engine, head)
+    _known_once_committed(session, connection, head)
     return True
+
+
+def _known_once_committed(session: Session, connection: Connection, head: Head) -> None:
+    """SQLite: `head`, as this transaction moved it, is the engine's known head once it commits."""
+    session.info[MOVED] = (connection.engine, head)
 
 
 def _leave_waiting(session: Session, events: Sequence[AuditEvent]) -> None:
@@ -225,11 +229,12 @@ def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
     moved: dict[str, Any] = {"seq": head.seq, "hash": head.hash}
     signer: Signer | None = session.info.get(SIGNER)
     if signer is not None and _checkpoint_due(head, signer):
-        checkpoint = _checkpoint(session, head, signer)
-        moved.update(checkpoint)
-        head.checkpoint_seq = checkpoint["checkpoint_seq"]
-        head.checkpoint_at = checkpoint["checkpoint_at"]
-        head.checkpoint_signature = checkpoint["checkpoint_signature"]
+        _checkpoint(session, head, signer)
+        moved.update(
+            checkpoint_seq=head.checkpoint_seq,
+            checkpoint_at=head.checkpoint_at,
+            checkpoint_signature=head.checkpoint_signature,
+        )
     elif connection.dialect.name == "postgresql" and len(rows) <= FOLDED_AT_MOST:
         parameters = {f"{column}_{i}": value for i, row in enumerate(rows) for column, value in row.items()}
         connection.execute(
@@ -315,8 +320,8 @@ def _checkpoint_due(head: Head, signer: Signer) -> bool:
     return last is None or utcnow() - last >= timedelta(minutes=signer.minutes)
 
 
-def _checkpoint(session: Session, head: Head, signer: Signer) -> dict[str, Any]:
-    """Sign the head as it now stands; what the head row keeps of that checkpoint."""
+def _checkpoint(session: Session, head: Head, signer: Signer) -> None:
+    """Sign the head as it now stands, and note that checkpoint on it."""
     now = utcnow()
     record = {
         "seq": head.seq,
@@ -336,7 +341,7 @@ def _checkpoint(session: Session, head: Head, signer: Signer) -> dict[str, Any]:
             signature=signature,
         )
     )
-    return {"checkpoint_seq": head.seq, "checkpoint_at": now, "checkpoint_signature": signature}
+    head.checkpoint_seq, head.checkpoint_at, head.checkpoint_signature = head.seq, now, signature
 
 
 def _fill_context(
