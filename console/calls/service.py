@@ -26,6 +26,7 @@ from console.calls.wellformed import parse_json
 from console.config import Settings
 from console.db import insert_rows, new_id, reads_without_begin, utcnow
 from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
+from console.forms.arguments import call_argument_errors
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
 from console.identity.idempotency import Keyed
@@ -177,7 +178,8 @@ async def start_call(
     queued (console/calls/gates.py).
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
-    tool the server does not list is refused before anything is recorded. With `claimed_by`, the send
+    tool the server does not list, or arguments its inputSchema refuses, are refused before anything is
+    recorded. With `claimed_by`, the send
     is recorded as being sent by that dispatcher, which is then handed the request in memory: a crash
     before it reaches the server leaves the call interrupted (a person sends it again or abandons it),
     never sent twice. `relayed` names the input requests the caller's agent answers itself (sampling,
@@ -228,6 +230,12 @@ async def start_call(
         if listed is None:
             await session.commit()  # asking the server may start it: hold no transaction meanwhile
             listed = await _listed_tool(pool, endpoint, server.name, params["name"])
+    if listed is not None:
+        refused = call_argument_errors(listed.input_schema, params.get("arguments") or {})
+        if refused:
+            raise InvalidInput(
+                f"the arguments do not match the inputSchema of tool {params['name']!r}", refused
+            )
     annotations = listed.annotations if listed is not None else None
     resolved = await policy_for(
         session=session,

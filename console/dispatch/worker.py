@@ -42,6 +42,7 @@ from console.dispatch.tasks import (
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
 from console.errors import McpError, McpLost, McpUnavailable
+from console.forms.arguments import call_argument_errors
 from console.identity.credentials import SecretMissing
 from console.identity.models import Team, User
 from console.mcp.challenge import AuthorizationRequired
@@ -367,6 +368,10 @@ class Dispatcher:
         except (CredentialMissing, SecretMissing) as exc:
             await self._fail_unsendable(session, job, call, exc.message)
             return None
+        refused = self._arguments_refused(endpoint, job, request)
+        if refused is not None:
+            await self._fail_unsendable(session, job, call, refused)
+            return None
         # Renewed while the send is out (_heartbeat): it runs out only when this process is gone.
         lease = self._settings.lease_seconds
         sending = await session.execute(
@@ -386,6 +391,20 @@ class Dispatcher:
         if job.kind == "resume":  # queued by the answer that completed the round
             ANSWER_TO_RESUME.observe((utcnow() - job.created_at).total_seconds())
         return endpoint, request, server.name
+
+    def _arguments_refused(self, endpoint: Endpoint, job: DispatchJob, request: McpRequest) -> str | None:
+        """Why a first send of a tool call must not go out: arguments the tool's inputSchema refuses, as
+        its server last listed it (a call started while the server could not be asked was not checked)."""
+        if job.kind != "initial" or request.method != "tools/call":
+            return None
+        listed = self._pool.known_tool(endpoint, str(request.params.get("name")))
+        if listed is None:
+            return None
+        refused = call_argument_errors(listed.input_schema, request.params.get("arguments") or {})
+        if not refused:
+            return None
+        problems = "; ".join(f"{field}: {problem}" for field, problem in refused.items())
+        return f"the arguments do not match the tool's inputSchema, so the call was not sent ({problems})"
 
     async def take_resume(self, session: AsyncSession, job: DispatchJob) -> Claimed | None:
         """In the transaction of the answer that queued `job` (a resume), record it as being sent by this

@@ -20,17 +20,28 @@ Values
 
 Comparisons
     a == b, a != b     JSON equality: strings exactly, numbers by value, lists and objects item by item
-    < <= > >=          number with number or string with string; any other pair (null too) is false
+    < <= > >=          number with number or string with string
     a in b             a is an item of list b, or string a is part of string b
-    a not in b         exactly `not (a in b)`, so `x not in ["prod"]` holds when x is missing
+    a not in b         exactly `not (a in b)`
     a contains b       b is an item of list a, or string b is part of string a
     a matches "p"      string a fits the shell-style pattern p, written in quotes (* ? [abc] [!abc]);
                        case-sensitive
 
+Undecided
+    A comparison cannot be decided when an argument it reads is missing or of another kind than the
+    comparison needs: `amount > 1000` for "500000", [500000], true or no amount; `env == "prod"` for
+    ["prod"] or no env (`env == null` is decided: it asks whether env is missing); `env in ["a", "b"]`
+    for a number; `path matches "x*"` or `tags contains "x"` for what is neither text nor a list. A
+    server may read such a value as one that meets the condition ("500000" as 500000), so the verdict is
+    undecided, never false, and the policy treats the rule as strictly as it can (policies/rules.py).
+    Two values written in the condition itself are always decided.
+
 Logic
     `not`, `and`, `or` and parentheses, binding in that order: `not a == 1 and b or c` is
-    `((not (a == 1)) and b) or c`. A value on its own is a condition that holds only when the value
-    is true itself: `dry_run` holds for true, not for 1, "yes" or a missing argument.
+    `((not (a == 1)) and b) or c`, with three verdicts (Kleene's logic): `not` keeps undecided,
+    `and` is false if any term is false and else undecided if any is, `or` is true if any term is
+    true and else undecided if any is. A value on its own is a condition that holds when the value is
+    true and fails when it is false: `dry_run` is undecided for 1, "yes" or a missing argument.
 
 Reserved words: true false null and or not in matches contains arguments. Python's spellings
 (True False None && || ! =) are refused with a hint. Limits: 1000 characters, 32 levels of nesting
@@ -119,6 +130,7 @@ class Junction:
 
 Operand = Path | Literal
 Expression = Comparison | IsTrue | Not | Junction
+Verdict = bool | None  # None: undecided
 
 
 @dataclass(frozen=True)
@@ -128,8 +140,9 @@ class Condition:
     text: str
     expression: Expression
 
-    def matches(self, arguments: Mapping[str, Any]) -> bool:
-        """Whether a call with these arguments meets the condition (arguments not an object count as {})."""
+    def verdict(self, arguments: Mapping[str, Any]) -> Verdict:
+        """Whether a call with these arguments meets the condition: None when that cannot be decided on
+        the values it finds (arguments not an object count as {})."""
         given: object = arguments
         return _evaluate(self.expression, given if isinstance(given, Mapping) else {})
 
@@ -351,15 +364,28 @@ class _Parser:
         raise ConditionError(message, token.position, self.text)
 
 
-def _evaluate(node: Expression, arguments: Mapping[str, Any]) -> bool:
+def _evaluate(node: Expression, arguments: Mapping[str, Any]) -> Verdict:
     if isinstance(node, Comparison):
-        return _COMPARATORS[node.operator](_resolve(node.left, arguments), _resolve(node.right, arguments))
+        left, right = _resolve(node.left, arguments), _resolve(node.right, arguments)
+        if node.operator in ("==", "!=") and Literal(None) in (node.left, node.right):
+            return _same(left, right) is (node.operator == "==")  # asks whether a value is missing
+        verdict = _COMPARATORS[node.operator](left, right)
+        if verdict is None and not isinstance(node.left, Path) and not isinstance(node.right, Path):
+            return False  # two values written in the condition: its author's choice, always decided
+        return verdict
     if isinstance(node, IsTrue):
-        return _resolve(node.operand, arguments) is True
+        value = _resolve(node.operand, arguments)
+        if isinstance(value, bool):
+            return value
+        return None if isinstance(node.operand, Path) else False
     if isinstance(node, Not):
-        return not _evaluate(node.operand, arguments)
-    results = (_evaluate(term, arguments) for term in node.terms)
-    return all(results) if node.word == "and" else any(results)
+        inner = _evaluate(node.operand, arguments)
+        return None if inner is None else not inner
+    verdicts = [_evaluate(term, arguments) for term in node.terms]
+    decisive = node.word == "or"  # the verdict that settles a junction: true for `or`, false for `and`
+    if decisive in verdicts:
+        return decisive
+    return None if None in verdicts else not decisive
 
 
 def _resolve(operand: Operand, arguments: Mapping[str, Any]) -> Any:
@@ -382,7 +408,15 @@ def _kind(value: Any) -> str:
     return next((kind for types, kind in _KINDS if isinstance(value, types)), "other")
 
 
-def _equal(left: Any, right: Any) -> bool:
+def _equal(left: Any, right: Any) -> Verdict:
+    """JSON equality; undecided when the two are of different kinds (a missing value is null)."""
+    kinds = {_kind(left), _kind(right)}
+    if len(kinds) > 1 or "other" in kinds:
+        return None
+    return _same(left, right)
+
+
+def _same(left: Any, right: Any) -> bool:
     pending = [(left, right)]  # a stack rather than recursion: arguments may nest arbitrarily deep
     while pending:
         a, b = pending.pop()
@@ -398,29 +432,55 @@ def _equal(left: Any, right: Any) -> bool:
     return True
 
 
-def _holds(container: Any, item: Any) -> bool:
+def _unequal(left: Any, right: Any) -> Verdict:
+    equal = _equal(left, right)
+    return None if equal is None else not equal
+
+
+def _holds(container: Any, item: Any) -> Verdict:
+    """Whether `item` is an item of the list `container`, or a part of the text `container`; undecided
+    when the item is of a kind no item of a list literal has, or the container is neither."""
     if isinstance(container, list | tuple):
-        return any(_equal(element, item) for element in container)
-    return isinstance(container, str) and isinstance(item, str) and item in container
+        if any(_same(element, item) for element in container):
+            return True
+        kinds = {_kind(element) for element in container}
+        return False if not container or _kind(item) in kinds or isinstance(container, list) else None
+    if isinstance(container, str) and isinstance(item, str):
+        return item in container
+    return None
 
 
-def _ordered(left: Any, right: Any) -> bool:
-    return _kind(left) in ("number", "string") and _kind(left) == _kind(right)
+def _lacks(container: Any, item: Any) -> Verdict:
+    held = _holds(container, item)
+    return None if held is None else not held
 
 
-_COMPARATORS: dict[str, Callable[[Any, Any], bool]] = {
+def _ordered(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Verdict]:
+    def verdict(left: Any, right: Any) -> Verdict:
+        if _kind(left) in ("number", "string") and _kind(left) == _kind(right):
+            return compare(left, right)
+        return None
+
+    return verdict
+
+
+def _matches(left: Any, right: Any) -> Verdict:
+    if isinstance(left, str) and isinstance(right, str):
+        return fnmatchcase(left, right)
+    return None
+
+
+_COMPARATORS: dict[str, Callable[[Any, Any], Verdict]] = {
     "==": _equal,
-    "!=": lambda left, right: not _equal(left, right),
-    "<": lambda left, right: _ordered(left, right) and left < right,
-    "<=": lambda left, right: _ordered(left, right) and left <= right,
-    ">": lambda left, right: _ordered(left, right) and left > right,
-    ">=": lambda left, right: _ordered(left, right) and left >= right,
+    "!=": _unequal,
+    "<": _ordered(lambda left, right: left < right),
+    "<=": _ordered(lambda left, right: left <= right),
+    ">": _ordered(lambda left, right: left > right),
+    ">=": _ordered(lambda left, right: left >= right),
     "in": lambda left, right: _holds(right, left),
-    "not in": lambda left, right: not _holds(right, left),
+    "not in": lambda left, right: _lacks(right, left),
     "contains": _holds,
-    "matches": lambda left, right: (
-        isinstance(left, str) and isinstance(right, str) and fnmatchcase(left, right)
-    ),
+    "matches": _matches,
 }
 
 

@@ -4,20 +4,25 @@ Layers, later ones overriding earlier ones field by field:
 team default → stricter default for destructive tools → server override → team-wide tool rules →
 tool rules of that server. Among tool rules of one level, an exact name beats a glob and a longer
 glob beats a shorter one. A rule with a condition on the arguments (console/policies/conditions.py)
-applies only to calls that meet it, and then overrides the rules of its level that have none.
+applies only to calls that meet it, and then overrides the rules of its level that have none. A rule
+whose condition cannot be decided on the call's arguments (a value of another kind than it compares, or
+a missing one) applies only where it makes the policy stricter (`tighter`): it may gate, ask for more
+approvals, forbid self-approval, leave the answer to approvers, shorten the step-up or forbid edits,
+never the reverse. A call whose arguments a server may read as meeting the condition so never passes
+with less than the rule asks.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Protocol
 
 from console.identity.viewer import ANSWERING_ROLES, READ_ONLY_ROLES
-from console.policies.conditions import Condition, ConditionError, parse
+from console.policies.conditions import Condition, ConditionError, Verdict, parse
 
 ANSWERERS = ("owner", "approvers", "owner_or_approvers")
 EXPIRY_ACTIONS = ("cancel", "decline")
@@ -100,11 +105,53 @@ class RuleLike(Protocol):
 
 @dataclass(frozen=True)
 class Layer:
-    """One rule that applied, with a human label saying where it comes from."""
+    """One rule that applied, with a human label saying where it comes from; an `undecided` one's condition
+    could not be decided on the call's arguments, so only what makes the policy stricter applies."""
 
     label: str
     settings: Mapping[str, Any] = field(default_factory=dict)
     rule_id: str | None = None
+    undecided: bool = False
+
+
+UNDECIDED = " (undecided on these arguments: applied where stricter)"
+# How strict each value of `answerers` is: leaving a decision to the team's approvers asks more than
+# leaving it to the run's owner alone, which asks more than letting either answer.
+_ANSWERERS_STRICTNESS = {"owner_or_approvers": 0, "owner": 1, "approvers": 2}
+
+
+def tighter(name: str, current: Any, proposed: Any) -> bool:
+    """Whether `proposed` makes the policy field `name` stricter than `current` (None: not set, the
+    default applies). Fields that are no matter of strictness (expiry, sampling, escalation) never are."""
+    default = getattr(Policy(), name, None)
+    current = default if current is None else current
+    if proposed is None or proposed == current:
+        return False
+    if name in ("gate", "no_self_approval"):
+        return proposed is True
+    if name == "allow_edit":
+        return proposed is False
+    if name == "required_approvals":
+        return bool(proposed > current)
+    if name == "step_up_minutes":
+        return current is None or bool(proposed < current)
+    if name == "answerers":
+        return _ANSWERERS_STRICTNESS.get(proposed, -1) > _ANSWERERS_STRICTNESS.get(current, 0)
+    return False
+
+
+# The fields that say who must decide, and how: what an approver's edit may bring into force.
+DECIDERS = ("answerers", "no_self_approval", "required_approvals", "step_up_minutes")
+
+
+def strictest_deciders(policy: Policy, other: Policy) -> Policy:
+    """`policy` with each field of `DECIDERS` that `other` makes stricter taken from `other`."""
+    stricter = {
+        name: getattr(other, name)
+        for name in DECIDERS
+        if tighter(name, getattr(policy, name), getattr(other, name))
+    }
+    return replace(policy, **stricter)
 
 
 def check_values(values: Mapping[str, Any]) -> dict[str, str]:
@@ -181,13 +228,16 @@ def layers_for(
     """The rules that apply to one call (whose `arguments` the rules' conditions look at), in the order
     they override each other."""
     arguments = arguments or {}
-    rules = [rule for rule in rules if _condition_met(rule.condition, arguments)]
+    verdicts = {id(rule): _verdict(rule.condition, arguments) for rule in rules}
+    rules = [rule for rule in rules if verdicts[id(rule)] is not False]
     ordered: list[Layer] = []
 
     def add(level: list[RuleLike], label: str) -> None:
         for rule in sorted(level, key=lambda r: r.condition is not None):  # stable: conditions last
             when = f" when {condition_text(rule.condition)}" if rule.condition is not None else ""
-            ordered.append(Layer(label + when, rule.values(), rule.id))
+            undecided = verdicts[id(rule)] is None
+            label_of = label + when + (UNDECIDED if undecided else "")
+            ordered.append(Layer(label_of, rule.values(), rule.id, undecided))
 
     add([r for r in rules if r.scope == "team"], "team default")
     if destructive:
@@ -221,12 +271,12 @@ def _parsed(text: str) -> Condition | None:
         return None
 
 
-def _condition_met(text: str | None, arguments: Mapping[str, Any]) -> bool:
+def _verdict(text: str | None, arguments: Mapping[str, Any]) -> Verdict:
     if text is None:
         return True
     condition = _parsed(text)
     # Saved conditions were checked when saved; one that no longer parses keeps its rule in force.
-    return condition is None or condition.matches(arguments)
+    return True if condition is None else condition.verdict(arguments)
 
 
 def condition_text(text: str | None) -> str:
@@ -243,6 +293,8 @@ def combine(layers: Sequence[Layer]) -> tuple[Policy, list[dict[str, Any]]]:
     applied: list[dict[str, Any]] = []
     for layer in layers:
         settings = {k: v for k, v in layer.settings.items() if k in POLICY_FIELDS and v is not None}
+        if layer.undecided:
+            settings = {k: v for k, v in settings.items() if tighter(k, values.get(k), v)}
         if settings:
             values.update(settings)
             applied.append({"from": layer.label, "set": settings, "rule": layer.rule_id})

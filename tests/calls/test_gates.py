@@ -15,9 +15,11 @@ import pytest
 from sqlalchemy import select
 
 from console.audit.models import AuditEvent
+from console.calls.service import start_call
 from console.db import utcnow
 from console.elicitations.decisions import expire_due
 from console.errors import InvalidInput
+from console.identity import authenticate_token
 from tests.harness import Console, Mrtr, result_text, running_console
 from tests.policies.setup import set_policy
 from tests.processes import requests_with
@@ -283,3 +285,89 @@ async def test_nobody_outside_the_policy_decides_a_gate_or_learns_of_it(
         assert [q["call_id"] for q in await console.pending_questions("outsider")] == []
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
     assert requests_with(mrtr_stdio.log, "x", topic) == []
+
+
+async def test_arguments_the_tools_schema_refuses_are_refused_before_anything_is_recorded(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, condition="amount > 1000")
+        for arguments in ({"x": 500000}, {"x": ["a"]}, {"amount": 5}):
+            refused = await console.start(
+                "mrtr", "tools/call", {"name": "complete_now", "arguments": arguments}
+            )
+            assert refused.status_code == 422, refused.text
+            error = refused.json()["error"]
+            assert "inputSchema of tool 'complete_now'" in error["message"]
+            field = "params.arguments.x" if "x" in arguments else "params.arguments"
+            assert field in error["fields"], error
+        assert await console.audit_payloads("call_started") == []
+    assert requests_with(mrtr_stdio.log, "name", "complete_now") == []
+
+
+@pytest.mark.parametrize("amount", ["500000", [500000], None])
+async def test_an_amount_the_gate_cannot_read_as_a_number_is_gated_under_the_strictest_rule(
+    database_url: str, mrtr_stdio: Mrtr, amount: Any
+) -> None:
+    """The issue's reproduction: `amount` is not in the tool's schema, so the server may read "500000" as
+    500000; both rules' conditions are undecided, so both apply, and the call needs two approvers."""
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await gate(console, condition="amount > 1000")
+        await set_policy(
+            console,
+            "tool",
+            server="mrtr",
+            tool="complete_now",
+            condition="amount > 100000",
+            gate=True,
+            required_approvals=2,
+        )
+        arguments = {"x": topic} if amount is None else {"x": topic, "amount": amount}
+        call = await console.call("mrtr", "complete_now", arguments)
+        assert (call["status"], call["round"]) == ("awaiting_input", 0)
+        question = await console.question(call["pending"][0]["id"])
+        assert question["policy"]["required_approvals"] == 2
+        assert all("undecided on these arguments" in layer for layer in question["policy"]["set_by"])
+        signed = await console.answer(call["pending"][0]["id"], "accept")
+        assert signed.status_code == 200, signed.text
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"  # one of two
+        small = await console.call("mrtr", "complete_now", {"x": topic, "amount": 50})
+        assert result_text(small) == f"hello {topic}"  # a number is decided as written: no gate
+    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+
+
+async def test_a_call_recorded_before_its_tool_was_listed_is_checked_before_its_first_send(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """A call the console recorded while it could not ask the server (here: started without the pool) is
+    checked by the dispatcher against the listing it holds by then, and fails unsent."""
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        assert result_text(await console.call("mrtr", "complete_now", {"x": topic})) == f"hello {topic}"
+        run_id = await console.new_run()
+        body = json.dumps(
+            {
+                "server": "mrtr",
+                "method": "tools/call",
+                "params": {"name": "complete_now", "arguments": {"x": 7, "t": topic}},
+            }
+        )
+        async with console.app.state.factory() as session:
+            principal = await authenticate_token(session=session, token=console.tokens["dev"])
+            started = await start_call(
+                session=session,
+                principal=principal,
+                settings=console.app.state.settings,
+                pool=None,
+                run_id=run_id,
+                body_text=body,
+            )
+        console.app.state.signals.work_available()
+        ended = await console.settle(started.call.id)
+        assert ended["status"] == "failed"
+        assert ended["error"]["message"].startswith(
+            "the arguments do not match the tool's inputSchema, so the call was not sent"
+        )
+        assert "x: 7 is not of type 'string'" in ended["error"]["message"]
+    assert requests_with(mrtr_stdio.log, "t", topic) == []

@@ -9,8 +9,8 @@ import pytest
 from console.policies.conditions import ConditionError, parse
 
 
-def matches(text: str, arguments: Any) -> bool:
-    return parse(text).matches(arguments)
+def matches(text: str, arguments: Any) -> bool | None:
+    return parse(text).verdict(arguments)
 
 
 def refusal(text: str) -> ConditionError:
@@ -24,17 +24,20 @@ def refusal(text: str) -> ConditionError:
     [
         ('environment == "production"', {"environment": "production"}, True),
         ('environment == "production"', {"environment": "Production"}, False),
+        ('environment == "production"', {"environment": ["production"]}, None),
+        ('environment == "production"', {}, None),
+        ('environment != "production"', {}, None),
         ("environment == 'production'", {"environment": "production"}, True),
         ('environment != "production"', {"environment": "staging"}, True),
         ("count == 1", {"count": 1.0}, True),
         ("count == 1.0", {"count": 1}, True),
-        ("count == 1", {"count": "1"}, False),
-        ("count == 1", {"count": True}, False),
-        ("count != 1", {"count": True}, True),
+        ("count == 1", {"count": "1"}, None),
+        ("count == 1", {"count": True}, None),
+        ("count != 1", {"count": True}, None),
         ("amount == 10000000000000000001", {"amount": 1e19}, False),
         ("dry_run == true", {"dry_run": True}, True),
-        ("dry_run == true", {"dry_run": 1}, False),
-        ("dry_run == false", {"dry_run": 0}, False),
+        ("dry_run == true", {"dry_run": 1}, None),
+        ("dry_run == false", {"dry_run": 0}, None),
         ("note == null", {}, True),
         ("note == null", {"note": None}, True),
         ("note == null", {"note": ""}, False),
@@ -47,7 +50,7 @@ def refusal(text: str) -> ConditionError:
         ("left == right", {"left": {"a": 1}, "right": {"a": 1, "b": 2}}, False),
     ],
 )
-def test_equality_is_json_equality(text: str, arguments: dict[str, Any], expected: bool) -> None:
+def test_equality_is_json_equality(text: str, arguments: dict[str, Any], expected: bool | None) -> None:
     assert matches(text, arguments) is expected
 
 
@@ -62,17 +65,18 @@ def test_equality_is_json_equality(text: str, arguments: dict[str, Any], expecte
         ("amount <= 5", {"amount": 5.0}, True),
         ('name < "m"', {"name": "alice"}, True),
         ('name >= "m"', {"name": "alice"}, False),
-        ("amount > 1000", {"amount": "2000"}, False),
-        ("amount < 1000", {"amount": "2"}, False),
-        ("amount > 0", {"amount": True}, False),
-        ("amount < 1", {"amount": None}, False),
-        ("amount < 1", {}, False),
-        ("amount >= 1", {"amount": [5]}, False),
-        ("not amount > 1000", {}, True),
+        ("amount > 1000", {"amount": "2000"}, None),
+        ("amount < 1000", {"amount": "2"}, None),
+        ("amount > 0", {"amount": True}, None),
+        ("amount < 1", {"amount": None}, None),
+        ("amount < 1", {}, None),
+        ("amount >= 1", {"amount": [5]}, None),
+        ("not amount > 1000", {}, None),
+        ('1 > "a"', {}, False),
     ],
 )
 def test_ordering_holds_only_for_numbers_or_strings_on_both_sides(
-    text: str, arguments: dict[str, Any], expected: bool
+    text: str, arguments: dict[str, Any], expected: bool | None
 ) -> None:
     assert matches(text, arguments) is expected
 
@@ -82,24 +86,29 @@ def test_ordering_holds_only_for_numbers_or_strings_on_both_sides(
     [
         ('currency in ["EUR", "USD"]', {"currency": "EUR"}, True),
         ('currency in ["EUR", "USD"]', {"currency": "GBP"}, False),
-        ('currency in ["EUR", "USD"]', {}, False),
+        ('currency in ["EUR", "USD"]', {}, None),
         ('currency not in ["EUR", "USD"]', {"currency": "GBP"}, True),
         ('currency not in ["EUR", "USD"]', {"currency": "USD"}, False),
-        ('currency not in ["EUR", "USD"]', {}, True),
+        ('currency not in ["EUR", "USD"]', {}, None),
         ("level in [1, 2]", {"level": 2.0}, True),
-        ("level in [1, 2]", {"level": True}, False),
+        ("level in [1, 2]", {"level": True}, None),
+        ("level in [1, 2]", {"level": 3}, False),
+        ("level in []", {"level": True}, False),
+        ('level in [1, "a"]', {"level": "b"}, False),
         ("level in [null]", {}, True),
         ("pair in [[1, 2]]", {"pair": [1, 2]}, True),
         ('"prod" in environment', {"environment": "production"}, True),
         ('"prod" in environment', {"environment": ["prod"]}, True),
         ('environment in "production-eu"', {"environment": "prod"}, True),
         ('environment in "production-eu"', {"environment": "staging"}, False),
-        ('environment in "production-eu"', {"environment": 1}, False),
-        ("environment in 5", {"environment": 5}, False),
-        ("environment not in 5", {"environment": 5}, True),
+        ('environment in "production-eu"', {"environment": 1}, None),
+        ("environment in 5", {"environment": 5}, None),
+        ("environment not in 5", {"environment": 5}, None),
     ],
 )
-def test_in_finds_list_items_and_substrings(text: str, arguments: dict[str, Any], expected: bool) -> None:
+def test_in_finds_list_items_and_substrings(
+    text: str, arguments: dict[str, Any], expected: bool | None
+) -> None:
     assert matches(text, arguments) is expected
 
 
@@ -109,16 +118,18 @@ def test_in_finds_list_items_and_substrings(text: str, arguments: dict[str, Any]
         ('path matches "srv/*"', {"path": "srv/build/out.log"}, True),
         ('path matches "srv/*"', {"path": "etc/passwd"}, False),
         ('path matches "srv/*"', {"path": "SRV/x"}, False),
-        ('path matches "srv/*"', {"path": 5}, False),
-        ('path matches "srv/*"', {}, False),
+        ('path matches "srv/*"', {"path": 5}, None),
+        ('path matches "srv/*"', {}, None),
         ('tool matches "deploy-?"', {"tool": "deploy-a"}, True),
         ('tool matches "deploy-?"', {"tool": "deploy-ab"}, False),
         ('tool matches "deploy-[ab]"', {"tool": "deploy-b"}, True),
         ('tool matches "deploy-[!ab]"', {"tool": "deploy-b"}, False),
-        ("tool matches 'dep*'", {"tool": ["deploy"]}, False),
+        ("tool matches 'dep*'", {"tool": ["deploy"]}, None),
     ],
 )
-def test_matches_is_a_case_sensitive_shell_glob(text: str, arguments: dict[str, Any], expected: bool) -> None:
+def test_matches_is_a_case_sensitive_shell_glob(
+    text: str, arguments: dict[str, Any], expected: bool | None
+) -> None:
     assert matches(text, arguments) is expected
 
 
@@ -128,15 +139,16 @@ def test_matches_is_a_case_sensitive_shell_glob(text: str, arguments: dict[str, 
         ('tags contains "urgent"', {"tags": ["low", "urgent"]}, True),
         ('tags contains "urgent"', {"tags": ["low"]}, False),
         ('tags contains "urgent"', {"tags": "not urgent at all"}, True),
-        ('tags contains "urgent"', {"tags": {"urgent": True}}, False),
-        ('tags contains "urgent"', {}, False),
+        ('tags contains "urgent"', {"tags": {"urgent": True}}, None),
+        ('tags contains "urgent"', {}, None),
         ("ids contains 2", {"ids": [1, 2.0]}, True),
-        ("ids contains 2", {"ids": "123"}, False),
+        ("ids contains 2", {"ids": "123"}, None),
+        ("ids contains 2", {"ids": ["2", True]}, False),
         ("ids contains null", {"ids": [None]}, True),
     ],
 )
 def test_contains_finds_an_item_of_a_list_or_a_part_of_a_string(
-    text: str, arguments: dict[str, Any], expected: bool
+    text: str, arguments: dict[str, Any], expected: bool | None
 ) -> None:
     assert matches(text, arguments) is expected
 
@@ -155,11 +167,11 @@ def test_contains_finds_an_item_of_a_list_or_a_part_of_a_string(
         ("items[0] == null", {"items": {"0": "first"}}, True),
         ('items["0"] == "first"', {"items": {"0": "first"}}, True),
         ("items.sku == null", {"items": [{"sku": "A"}]}, True),
-        ("user.role", {}, False),
+        ("user.role", {}, None),
     ],
 )
 def test_paths_step_into_objects_and_lists_and_lead_to_null_when_missing(
-    text: str, arguments: dict[str, Any], expected: bool
+    text: str, arguments: dict[str, Any], expected: bool | None
 ) -> None:
     assert matches(text, arguments) is expected
 
@@ -181,23 +193,26 @@ def test_paths_step_into_objects_and_lists_and_lead_to_null_when_missing(
     ],
 )
 def test_not_binds_tighter_than_and_which_binds_tighter_than_or(
-    text: str, arguments: dict[str, Any], expected: bool
+    text: str, arguments: dict[str, Any], expected: bool | None
 ) -> None:
     assert matches(text, arguments) is expected
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(True, True), (False, False), (1, False), ("yes", False), ("true", False), ([1], False), ({}, False)],
+    [(True, True), (False, False), (1, None), ("yes", None), ("true", None), ([1], None), ({}, None)],
 )
-def test_a_value_alone_holds_only_when_it_is_true(value: Any, expected: bool) -> None:
+def test_a_value_alone_holds_when_true_fails_when_false_and_is_undecided_otherwise(
+    value: Any, expected: bool | None
+) -> None:
     assert matches("dry_run", {"dry_run": value}) is expected
-    assert matches("not dry_run", {"dry_run": value}) is not expected
+    assert matches("not dry_run", {"dry_run": value}) is (None if expected is None else not expected)
 
 
-def test_a_missing_argument_alone_does_not_hold() -> None:
-    assert matches("dry_run", {}) is False
+def test_a_missing_argument_alone_is_undecided_and_a_literal_alone_is_decided() -> None:
+    assert matches("dry_run", {}) is None
     assert matches("true", {}) is True
+    assert matches("5", {}) is False
 
 
 @pytest.mark.parametrize(
@@ -223,7 +238,7 @@ def test_arguments_alone_is_not_a_value() -> None:
 @pytest.mark.parametrize("arguments", [None, [], "environment", 5, [("environment", "production")]])
 def test_arguments_that_are_not_an_object_count_as_empty(arguments: Any) -> None:
     assert matches("environment == null", arguments) is True
-    assert matches('environment == "production"', arguments) is False
+    assert matches('environment == "production"', arguments) is None
 
 
 @pytest.mark.parametrize(
@@ -400,7 +415,7 @@ def test_evaluation_survives_deeply_nested_arguments() -> None:
     arguments = {"deep": deep, "same": same}
     assert matches("deep == same", arguments) is True
     assert matches("deep == [[[]]]", arguments) is False
-    assert matches("deep contains 1", arguments) is False
+    assert matches("deep contains 1", arguments) is False  # a list of lists holds no 1: decided
     assert matches("deep[0][0][0][0] != null", arguments) is True
 
 
@@ -409,5 +424,5 @@ def test_huge_arguments_are_evaluated_whole() -> None:
     condition = parse(
         'ids contains 199999 and text matches "*abab*b" and text contains "ba" and ids == other'
     )
-    assert condition.matches(arguments) is True
-    assert condition.matches({**arguments, "other": [*range(199_999), -1]}) is False
+    assert condition.verdict(arguments) is True
+    assert condition.verdict({**arguments, "other": [*range(199_999), -1]}) is False
