@@ -35,6 +35,7 @@ from console.elicitations.gates import (
     GATE_ROUND,
     approved_arguments,
     decline_reason,
+    hold_edit_to_its_rules,
     owner_token_refusal,
     pass_gate,
 )
@@ -136,11 +137,21 @@ async def answer(
     if idempotency is not None:
         idempotency.remember(session, "question", elicitation.id)
     said = decline_reason(elicitation, action, reason)
+    approved = None  # a gate's first accept: the arguments it approves, under their own rules
+    if elicitation.mode == "gate" and action == "accept" and elicitation.content_digest is None:
+        approved = await approved_arguments(session, elicitation, content)
+        stricter = await hold_edit_to_its_rules(
+            session=session, actor=viewer.actor, elicitation=elicitation, approved_json=approved
+        )
+        if stricter is not None:
+            await _authorise(
+                session, viewer, elicitation, action, because=f"the changed arguments fall under {stricter}"
+            )
     if elicitation.mode in POLICY_MODES and elicitation.required_approvals > 1:
         return await _sign(
-            session, viewer, elicitation, round_, action, content, signed_digest, said, take_resume
+            session, viewer, elicitation, round_, action, content, signed_digest, said, take_resume, approved
         )
-    content_json = said or await _checked_content(session, elicitation, action, content)
+    content_json = said or approved or await _checked_content(session, elicitation, action, content)
     queued = await _decide(session, viewer, elicitation, round_, action, content_json, take_resume)
     await session.commit()
     return Decision(elicitation, elicitation.call_id, queued, int(action == "accept"), 1)
@@ -200,6 +211,7 @@ async def _sign(
     signed_digest: str | None,
     said: str | None,
     take_resume: TakeResume | None,
+    approved: str | None = None,
 ) -> Decision:
     required = elicitation.required_approvals
     earlier = (
@@ -222,7 +234,7 @@ async def _sign(
         return Decision(elicitation, elicitation.call_id, queued, approvals, required)
     first = elicitation.content_digest is None
     if first:
-        content_json = await _checked_content(session, elicitation, action, content)
+        content_json = approved or await _checked_content(session, elicitation, action, content)
         assert content_json is not None  # noqa: S101  # an accepted form or gate always has content
         elicitation.content_json = content_json
         elicitation.content_digest = content_digest(content_json)
@@ -327,8 +339,16 @@ _ROLE_IN_TEAM = select(Membership.role).where(
 )
 
 
-async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicitation, action: str) -> None:
-    """Raises Forbidden (or StepUpRequired), after committing an audit event of the refused attempt."""
+async def _authorise(
+    session: AsyncSession,
+    viewer: Viewer,
+    elicitation: Elicitation,
+    action: str,
+    *,
+    because: str | None = None,
+) -> None:
+    """Raises Forbidden (or StepUpRequired), after committing an audit event of the refused attempt;
+    `because` says why the question's policy is what it is now, when that is news to the person."""
     role = (
         await session.execute(_ROLE_IN_TEAM, {"user_id": viewer.user_id, "team_id": elicitation.team_id})
     ).scalar_one_or_none()
@@ -354,12 +374,16 @@ async def _authorise(session: AsyncSession, viewer: Viewer, elicitation: Elicita
                 viewer=viewer,
                 elicitation=elicitation,
                 what="answer:step_up",
-                reason=step_up,
+                reason=step_up if because is None else f"{step_up} ({because})",
                 error=StepUpRequired if signed_in is not None else Forbidden,
             )
     if reason is not None:
         await refuse(
-            session=session, viewer=viewer, elicitation=elicitation, what=f"answer:{action}", reason=reason
+            session=session,
+            viewer=viewer,
+            elicitation=elicitation,
+            what=f"answer:{action}",
+            reason=reason if because is None else f"{reason} ({because})",
         )
 
 

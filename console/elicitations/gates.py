@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
+from console.calls.declared import policy_for
 from console.calls.gates import approved_params
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation
 from console.calls.questions import canonical_json
@@ -20,6 +21,7 @@ from console.errors import InvalidInput, NotFound
 from console.forms.arguments import argument_errors
 from console.identity import Viewer
 from console.identity.models import User
+from console.policies.rules import DECIDERS, Policy, contradiction, describe_rule, strictest_deciders
 
 GATE_ROUND = 0  # the round number of a call's gate
 MAX_REASON = 1_000  # characters of a decline's reason
@@ -73,6 +75,72 @@ async def approved_arguments(session: AsyncSession, elicitation: Elicitation, co
                 "the arguments do not fit the tool", {f"content.{k}": v for k, v in errors.items()}
             )
     return json.dumps({"arguments": arguments}, separators=(",", ":"), ensure_ascii=False)
+
+
+async def hold_edit_to_its_rules(
+    *, session: AsyncSession, actor: Actor, elicitation: Elicitation, approved_json: str
+) -> str | None:
+    """When a gate's accept changes the arguments, the team's policy is resolved again for the changed
+    ones, and the question is raised to whatever of it is stricter: who decides, how many, no
+    self-approval, how recent a sign-in (recorded as `gate_policy_raised`, kept in its `policy_json`
+    for the page). Returns the rules that raised it, as people read them; None when nothing is
+    stricter. The caller checks the deciding person again and commits.
+
+    Raises:
+        InvalidInput: under the stricter rules nobody could approve the changed arguments.
+    """
+    call = await get_row(session, Call, elicitation.call_id)
+    params = json.loads(call.params_json)
+    asked, approved = params.get("arguments") or {}, json.loads(approved_json)["arguments"]
+    if canonical_json(approved) == canonical_json(asked):
+        return None
+    resolved = await policy_for(
+        session=session,
+        team_id=elicitation.team_id,
+        server_id=call.server_id,
+        method=call.method,
+        params={**params, "arguments": approved},
+        annotations=json.loads(call.tool_annotations_json) if call.tool_annotations_json else None,
+    )
+    current = Policy(
+        answerers=elicitation.answerers,
+        no_self_approval=elicitation.no_self_approval,
+        required_approvals=elicitation.required_approvals,
+        step_up_minutes=elicitation.step_up_minutes,
+    )
+    raised = strictest_deciders(current, resolved.policy)
+    changed = {
+        name: getattr(raised, name) for name in DECIDERS if getattr(raised, name) != getattr(current, name)
+    }
+    if not changed:
+        return None
+    sources = "; ".join(str(layer["from"]) for layer in resolved.applied if set(layer["set"]) & set(changed))
+    impossible = contradiction(raised)
+    if impossible is not None:
+        reason = f"the changed arguments fall under stricter rules ({sources}), under which {impossible}"
+        raise InvalidInput("the changed arguments cannot be approved", {"content.arguments": reason})
+    before = {name: getattr(current, name) for name in changed}
+    for name, value in changed.items():
+        setattr(elicitation, name, value)
+    kept = json.loads(elicitation.policy_json)
+    kept["raised_by_edit"] = {"from": sources, "set": changed, "lines": describe_rule(changed)}
+    elicitation.policy_json = json.dumps(kept)
+    record_event(
+        session=session,
+        actor=actor,
+        action="gate_policy_raised",
+        subject_type="elicitation",
+        subject_id=elicitation.id,
+        call_id=elicitation.call_id,
+        payload={
+            "arguments_asked": asked,
+            "arguments_approved": approved,
+            "from": sources,
+            "before": before,
+            "after": changed,
+        },
+    )
+    return sources
 
 
 async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:

@@ -288,6 +288,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
         else describe(policy, asked_for_minutes, expiry_abandons=e.mode == "sampling"),
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
         "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),
+        "raised_by_edit": view.policy.get("raised_by_edit"),
         "signed_already": view.signed_by(user.viewer.user_name),
         "cosigning": e.content_digest is not None and e.status == "pending",
         "fixed_content": json.loads(e.content_json) if e.content_json else None,

@@ -55,6 +55,11 @@ class PolicyOut(BaseModel):
     step_up_minutes: int | None
     expiry_action: Literal["cancel", "decline"]
     set_by: list[str] = Field(description="the policy rules that applied, least specific first")
+    raised_by: str | None = Field(
+        default=None,
+        description="a gate whose first approver changed the arguments: the rules of the changed arguments "
+        "that made this policy stricter than the one it was asked under",
+    )
 
 
 class SignatureOut(BaseModel):
@@ -146,6 +151,7 @@ class QuestionOut(BaseModel):
                 step_up_minutes=e.step_up_minutes,
                 expiry_action=e.expiry_action,  # type: ignore[arg-type]  # stored as cancel|decline
                 set_by=[str(a.get("from")) for a in view.policy.get("applied", [])],
+                raised_by=(view.policy.get("raised_by_edit") or {}).get("from"),
             ),
             content_digest=e.content_digest,
             approvals=view.approvals,

@@ -371,3 +371,96 @@ async def test_a_call_recorded_before_its_tool_was_listed_is_checked_before_its_
         )
         assert "x: 7 is not of type 'string'" in ended["error"]["message"]
     assert requests_with(mrtr_stdio.log, "t", topic) == []
+
+
+async def payment_gates(console: Console, **large: Any) -> None:
+    """One approver for amounts over 1,000 (who may change the arguments); `large` for over 100,000."""
+    await gate(console, condition="amount > 1000", allow_edit=True)
+    await set_policy(
+        console, "tool", server="mrtr", tool="complete_now", condition="amount > 100000", gate=True, **large
+    )
+
+
+async def test_an_edit_into_a_stricter_rule_needs_what_that_rule_asks_before_anything_is_sent(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """The issue's reproduction: a call gated for one approver, approved with its amount raised from 2,000
+    to 500,000 and a new recipient, waits for the second approver the rule for 500,000 asks."""
+    topic, recipient = secrets.token_hex(6), secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await payment_gates(console, required_approvals=2)
+        call = await console.call("mrtr", "complete_now", {"x": topic, "amount": 2000})
+        question_id = call["pending"][0]["id"]
+        assert (await console.question(question_id))["policy"]["required_approvals"] == 1
+        edited = {"x": recipient, "amount": 500000}
+        signed = await console.answer(question_id, "accept", {"arguments": edited})
+        assert signed.status_code == 200, signed.text
+        assert (signed.json()["approvals"], signed.json()["policy"]["required_approvals"]) == (1, 2)
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+        assert requests_with(mrtr_stdio.log, "x", recipient) == []  # one approval sent nothing
+
+        question = await console.question(question_id)
+        assert question["policy"]["required_approvals"] == 2
+        assert question["policy"]["raised_by"] == "tool rule complete_now on mrtr when amount > 100000"
+        [raised] = await audit_events(console, call["id"], "gate_policy_raised")
+        assert (raised["arguments_asked"], raised["arguments_approved"]) == (
+            {"x": topic, "amount": 2000},
+            edited,
+        )
+        assert (raised["before"], raised["after"]) == ({"required_approvals": 1}, {"required_approvals": 2})
+
+        again = await console.answer(question_id, "accept", {"arguments": edited})
+        assert again.status_code == 409, again.text  # the same person never counts twice
+        done = await console.answer_and_settle(call, "accept", {"arguments": edited}, who="lead2")
+        assert result_text(done) == f"hello {recipient}"
+        [approved] = await audit_events(console, call["id"], "gate_approved")
+        assert (approved["arguments_asked"], approved["arguments_sent"]) == (
+            {"x": topic, "amount": 2000},
+            edited,
+        )
+    assert len(requests_with(mrtr_stdio.log, "x", recipient)) == 1
+    assert requests_with(mrtr_stdio.log, "x", topic) == []
+
+
+async def test_an_edit_into_a_rule_the_approver_does_not_meet_is_refused_and_changes_nothing(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """A rule for large amounts asks for a recent sign-in, which an API token never is: the approver who
+    may approve 2,000 is refused for 500,000, says why, and the question stays as it was asked."""
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await payment_gates(console, step_up_minutes=5)
+        call = await console.call("mrtr", "complete_now", {"x": topic, "amount": 2000})
+        question_id = call["pending"][0]["id"]
+        refused = await console.answer(question_id, "accept", {"arguments": {"x": topic, "amount": 500000}})
+        assert refused.status_code == 403, refused.text
+        message = refused.json()["error"]["message"]
+        assert "sign-in within the last 5 minutes" in message
+        assert (
+            "the changed arguments fall under tool rule complete_now on mrtr when amount > 100000" in message
+        )
+        question = await console.question(question_id)
+        assert (
+            question["status"],
+            question["policy"]["step_up_minutes"],
+            question["policy"]["raised_by"],
+        ) == (
+            "pending",
+            None,
+            None,
+        )
+        assert await audit_events(console, call["id"], "gate_policy_raised") == []
+        done = await console.answer_and_settle(call, "accept")  # as the agent asked: 2,000 needs no step-up
+        assert result_text(done) == f"hello {topic}"
+
+
+async def test_an_edit_that_falls_under_no_stricter_rule_is_approved_as_before(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    topic = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await payment_gates(console, required_approvals=2)
+        call = await console.call("mrtr", "complete_now", {"x": topic, "amount": 2000})
+        done = await console.answer_and_settle(call, "accept", {"arguments": {"x": topic, "amount": 500}})
+        assert result_text(done) == f"hello {topic}"
+        assert await audit_events(console, call["id"], "gate_policy_raised") == []

@@ -117,3 +117,51 @@ async def test_the_form_posted_unchanged_approves_the_arguments_as_sent(
     assert [r["arguments"] for r in requests_with(mrtr_stdio.log, "x", asked)] == [
         {"x": asked, "extra": [1, 2]}
     ]
+
+
+async def test_an_edit_into_a_stricter_rule_is_refused_to_the_owner_and_shown_to_the_next_approver(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """The owner may approve their own call as asked, but not changed into arguments whose rule forbids
+    self-approval; an approver's same change waits for a second approver, whose page says why."""
+    asked = secrets.token_hex(6)
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        await set_policy(console, "tool", server="mrtr", tool="complete_now", gate=True, allow_edit=True)
+        await set_policy(
+            console,
+            "tool",
+            server="mrtr",
+            tool="complete_now",
+            condition='x == "everyone"',
+            gate=True,
+            required_approvals=2,
+            no_self_approval=True,
+        )
+        call = await console.call("mrtr", "complete_now", {"x": asked})
+        question_id = call["pending"][0]["id"]
+
+        async def approve_for_everyone(who: Browser) -> Any:
+            form = one(await page(who, question_id), "form#decision-form")
+            posted: dict[str, Any] = as_posted(form)
+            posted[str(one(form, "fieldset.answer input")["name"])] = "everyone"
+            return await who.client.post(f"/elicitations/{question_id}", data={**posted, "action": "accept"})
+
+        async with signed_in(console, "dev") as dev:
+            refused = await approve_for_everyone(dev)
+            assert refused.status_code == 403, refused.text[:800]
+            assert "no self-approval" in refused.text
+            assert "the changed arguments fall under tool rule complete_now on mrtr when x ==" in refused.text
+        assert (await console.question(question_id))["policy"]["required_approvals"] == 1
+        async with signed_in(console, "lead") as lead:
+            assert (await approve_for_everyone(lead)).status_code == 303
+        async with signed_in(console, "lead2") as lead2:
+            shown = await page(lead2, question_id)
+            raised = text(one(shown, "#raised-by-edit"))
+            assert (
+                'the changed arguments fall under tool rule complete_now on mrtr when x == "everyone"'
+                in raised
+            )
+            assert "2 different people must approve the same answer." in raised
+            assert text(one(shown, ".approvals")) == "Approvals: 1 of 2"
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+    assert requests_with(mrtr_stdio.log, "x", "everyone") == []
