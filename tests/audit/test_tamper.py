@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from sqlalchemy import Connection, select, text, update
@@ -10,7 +12,13 @@ from sqlalchemy.orm import Session
 
 from console.audit.checking import PAGE_LIMIT, ChainStatus, verify_database, verify_new
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead
-from console.audit.records import chain_hash, checkpoint_message, checkpoint_record, event_content
+from console.audit.records import (
+    EVENT_FIELDS,
+    chain_hash,
+    checkpoint_message,
+    checkpoint_record,
+    event_content,
+)
 from console.audit.signing import Signer
 from console.audit.verify import Report
 from console.db import create_engine, session_factory
@@ -257,3 +265,45 @@ async def test_the_audit_page_finds_tampering_after_its_last_check_without_rerea
     assert ((problem.seq, problem.kind) if problem else None) == found, status.report.lines()
     whole = await verify(database_url, signer)
     assert not whole.ok, whole.lines()  # `console audit verify` finds every one of them
+
+
+HASHES = ("prev_hash", "hash")
+EDITS: dict[str, Any] = {
+    "at": datetime(2001, 1, 1, tzinfo=UTC),
+    "actor_type": "token",
+    "actor_id": "tampered",
+    "action": "tampered",
+    "subject_type": "tampered",
+    "subject_id": "tampered",
+    "call_id": "tampered",
+    "team_id": "tampered",
+    "server": "tampered",
+    "tool": "tampered",
+    "outcome": "tampered",
+    "payload_json": '{"n":99}',
+    "seq": 1000,
+}
+
+
+def test_the_hash_covers_exactly_every_column_of_an_event_but_the_hashes() -> None:
+    """A column left out of the hash could be edited unseen; a field hashed that is no column could not be
+    checked from the table."""
+    columns = {column.key for column in AuditEvent.__table__.columns} - set(HASHES)
+    as_hashed = {"payload" if column == "payload_json" else column for column in columns}
+    assert set(EVENT_FIELDS) == as_hashed
+    sample = AuditEvent(seq=1, at=datetime.now(UTC), payload_json="{}")
+    assert set(event_content(sample)) == as_hashed
+    assert set(EDITS) == columns  # the test below edits each of them
+
+
+@pytest.mark.parametrize("column", sorted(EDITS))
+async def test_an_edit_of_any_hashed_column_is_reported_by_verify(database_url: str, column: str) -> None:
+    signer = new_signer()
+    await write_events(database_url, signer, COUNT)
+    with behind_the_back(database_url) as db:
+        changed = db.execute(update(AuditEvent).where(AuditEvent.seq == 7).values({column: EDITS[column]}))
+        assert changed.rowcount == 1
+    report = await verify(database_url, signer)
+    assert report.problem is not None, (column, report.lines())
+    if column != "seq":  # a moved row reads as a deletion at 7 instead
+        assert (report.problem.seq, report.problem.kind) == (7, "edited"), report.lines()
