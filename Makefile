@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= $(VENV)/bin/python
 SETUP := $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed)
 
-.PHONY: test lint types pytest demo bench chaos
+.PHONY: test lint types pytest demo bench chaos fuzz
 
 # import-linter's command, run with $(PYTHON) like every other tool (its package has no __main__); the
 # contracts (the layers of ARCHITECTURE.md) are in pyproject.toml.
@@ -47,3 +47,10 @@ RUNS ?= 3
 
 chaos: $(SETUP)
 	$(PYTHON) -m benchmarks.chaos --runs $(RUNS)
+
+# The agent API fuzzed with Schemathesis (tests/web/test_api_fuzz.py) at length: EXAMPLES requests of each
+# kind per operation, on SQLite and, with CONSOLE_TEST_POSTGRES_URL, PostgreSQL. The suite runs it briefly.
+EXAMPLES ?= 200
+
+fuzz: $(SETUP)
+	CONSOLE_FUZZ_EXAMPLES=$(EXAMPLES) $(PYTHON) -m pytest -q -p no:cacheprovider -o timeout=3600 tests/web/test_api_fuzz.py
