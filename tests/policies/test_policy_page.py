@@ -114,6 +114,7 @@ async def test_an_admin_sets_edits_and_removes_rules_on_the_page(database_url: s
         "step_up_minutes": 5,
         "expiry_action": "decline",
         "set_by": ["team default", "stricter default for destructive tools", "tool rule deploy on deployer"],
+        "raised_by": None,
     }
     assert len(changes) == 6
 
