@@ -43,7 +43,7 @@ from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from joserfc.errors import JoseError
 from joserfc.jwa import EdDSAAlgorithm
@@ -67,6 +67,7 @@ __all__ = [
     "derived_key",
     "jwks",
     "load_private_key",
+    "load_public_key",
     "verify",
 ]
 
@@ -145,9 +146,10 @@ def arguments_digest(params: Mapping[str, Any]) -> str:
 
 
 class Attester:
-    """The console's attestation key: signs attestations and publishes its public half."""
+    """The console's attestation key: signs attestations and publishes its public half, with the public
+    keys it signed with before a rotation (`previous`) while attestations they signed may be valid."""
 
-    def __init__(self, key: Ed25519PrivateKey) -> None:
+    def __init__(self, key: Ed25519PrivateKey, previous: Sequence[Ed25519PublicKey] = ()) -> None:
         public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         private = key.private_bytes(
             serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
@@ -156,6 +158,7 @@ class Attester:
             {"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(private)}
         )
         self.key_id: str = self._key.thumbprint()
+        self._previous = tuple(_public_jwk(OKPKey.import_key(k)) for k in previous)
 
     def sign(
         self,
@@ -205,6 +208,10 @@ class Attester:
     def public_jwk(self) -> dict[str, Any]:
         """The public key as a JWK, as `/.well-known/jwks.json` lists it."""
         return dict(self._key.as_dict(private=False, kid=self.key_id, use="sig", alg=ALGORITHM))
+
+    def key_set(self) -> dict[str, Any]:
+        """The JWK Set a server verifies with: the current key first, then the previous ones."""
+        return jwks(self.public_jwk(), *self._previous)
 
 
 def jwks(*keys: Mapping[str, Any]) -> dict[str, Any]:
@@ -311,19 +318,38 @@ def load_private_key(text: str) -> Ed25519PrivateKey:
         if not isinstance(key, Ed25519PrivateKey):
             raise ValueError("the key must be an Ed25519 key")
         return key
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("the key is neither PEM nor base64") from None
-    if len(raw) != 32:
-        raise ValueError(f"the key must be 32 bytes (base64), got {len(raw)}")
-    return Ed25519PrivateKey.from_private_bytes(raw)
+    return Ed25519PrivateKey.from_private_bytes(_raw32(text, standard=True))
+
+
+def load_public_key(text: str) -> Ed25519PublicKey:
+    """An Ed25519 public key from base64 or base64url of its 32 raw bytes (a JWK's `x`).
+
+    Raises:
+        ValueError: not 32 bytes of either alphabet; the message says which.
+    """
+    return Ed25519PublicKey.from_public_bytes(_raw32(text.strip(), standard=False))
 
 
 def derived_key(secret: str) -> Ed25519PrivateKey:
     """The Ed25519 key derived from the console's secret key (HKDF-SHA256): the same for the same secret."""
     hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=DERIVATION_INFO)
     return Ed25519PrivateKey.from_private_bytes(hkdf.derive(secret.encode("utf-8")))
+
+
+def _raw32(text: str, *, standard: bool) -> bytes:
+    try:
+        if standard:
+            raw = base64.b64decode(text, validate=True)
+        else:
+            unpadded = text.rstrip("=").replace("+", "-").replace("/", "_")
+            raw = base64.b64decode(unpadded + "=" * (-len(unpadded) % 4), altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(
+            "the key is neither PEM nor base64" if standard else "the key is not base64"
+        ) from None
+    if len(raw) != 32:
+        raise ValueError(f"the key must be 32 bytes (base64), got {len(raw)}")
+    return raw
 
 
 def _compact(token: object) -> CompactSignature:
@@ -466,6 +492,10 @@ def _check_request(
 
 def _name_field(method: str) -> str:
     return "uri" if method == "resources/read" else "name"
+
+
+def _public_jwk(key: OKPKey) -> dict[str, Any]:
+    return dict(key.as_dict(private=False, kid=key.thumbprint(), use="sig", alg=ALGORITHM))
 
 
 def _utc(moment: datetime) -> datetime:

@@ -134,7 +134,12 @@ class Settings(BaseSettings):
     approval_signing_key: SecretStr | None = Field(
         default=None,
         description="Ed25519 key signing the approval attestations sent to MCP servers: base64 of 32 bytes "
-        "or PEM; unset: the audit signing key, else a key derived from CONSOLE_SECRET_KEY",
+        "or PEM, never the audit signing key; unset: a key derived from CONSOLE_SECRET_KEY",
+    )
+    approval_previous_keys: str = Field(
+        default="",
+        description="comma-separated public keys (base64 or a JWK's x) the console signed attestations "
+        "with before a rotation: /.well-known/jwks.json keeps listing them",
     )
     approval_minutes: int = Field(
         default=10, ge=1, le=1440, description="how long an MCP server accepts an approval attestation"

@@ -1,4 +1,4 @@
-"""`/.well-known/jwks.json`: the public key MCP servers verify approval attestations with (public)."""
+"""`/.well-known/jwks.json`: the public keys MCP servers verify approval attestations with (public)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ CACHE_SECONDS = 300
 
 
 def key_set_body(attester: Attester | None) -> bytes:
-    """The JWK Set document of the console's attestation key; no keys when attestations are off."""
-    keys = () if attester is None else (attester.public_jwk(),)
-    return json.dumps(jwks(*keys), separators=(",", ":")).encode()
+    """The JWK Set document of the console's attestation key and of the keys it replaced; no keys when
+    attestations are off."""
+    return json.dumps(jwks() if attester is None else attester.key_set(), separators=(",", ":")).encode()
 
 
 @router.get("/.well-known/jwks.json", include_in_schema=False)
