@@ -105,7 +105,8 @@ def create_app(
                         worker = Dispatcher(
                             factory=app.state.factory,
                             pool=pool,
-                            settings=settings,
+                            # as served: `console serve` fills in the base URL its attestations name
+                            settings=app.state.settings,
                             signals=app.state.signals,
                             attester=attester,
                         )

@@ -1,28 +1,43 @@
 """Signed approval attestations: proof, inside an MCP request, that people approved it in the console.
 
-When the console sends a request that people approved, `params._meta["io.approval-console/approval"]`
-holds a compact JWS (RFC 7515) signed with the console's Ed25519 key. The MCP server checks it with
-`verify(params.get("_meta"), jwks, params, method=..., server=..., seen=...)` against the keys the
-console publishes at `<console base URL>/.well-known/jwks.json`.
+When the console sends a request that people decided, `params._meta["io.approval-console/approval"]`
+holds a compact JWS (RFC 7515) signed with the console's Ed25519 attestation key. The MCP server checks
+it with `verify(params.get("_meta"), jwks, params, issuer=..., audience=..., seen=...)` against the keys
+the console publishes at `<console base URL>/.well-known/jwks.json`.
 
 Protected header: `{"alg": "EdDSA", "typ": "approval+jwt", "kid": <key id>}`, where the key id is the
 RFC 7638 SHA-256 thumbprint (base64url) of the console's public key; nothing else is accepted in it.
 
-Payload, a JSON object (version 1; a new version changes `v`):
+Payload, a JSON object (version 2; a new version changes `v`):
 
-    v            1
-    iss          the console's base URL
-    jti          a random token id; a server accepts each one once
-    iat, exp     issued at, expires at (integer seconds since the epoch)
-    call         the console's id of the call
-    server       the MCP server's name in the console
-    method       "tools/call", "prompts/get" or "resources/read"
-    name         the tool or prompt name, or for resources/read the resource URI
-    args_sha256  hex SHA-256 of the RFC 8785 canonical JSON of params.arguments ({} when absent)
-    approvals    [{"by": user name, "action": "accept", "cosign", "decline" or "cancel", "at": RFC 3339
-                 time}, ...]: each person's decision, in order (a server checks that it approves)
-    rule         the id of the policy rule that asked for approval, or null
-    decided_at   RFC 3339 time at which the approvals were complete
+    v                  2
+    iss                the console's base URL (CONSOLE_BASE_URL)
+    aud                the server it was issued for: an HTTP server's URL as registered, without user
+                       info, query or fragment; for a stdio server "urn:approval-console:server:<id>",
+                       which the console gives the process in its environment (AUDIENCE_VARIABLE)
+    jti                the attestation's id: every send of one approved request carries the same one,
+                       a resend after an interruption too, so a server accepts each id once
+    iat, exp           issued at, expires at (integer seconds since the epoch)
+    call               the console's id of the call
+    server             the MCP server's name in the console (for people: `aud` is what a server checks)
+    method             "tools/call", "prompts/get" or "resources/read"
+    name               the tool or prompt name, or for resources/read the resource URI
+    args_sent_sha256   hex SHA-256 of the RFC 8785 canonical JSON of params.arguments as sent ({} when
+                       absent)
+    args_asked_sha256  the same of the arguments the agent asked for: another value only when edited
+    edited_by          null, or who changed the arguments at the gate (the approver whose accept
+                       carried them)
+    kind               "gate": people approved the call at the console's gate before it was sent;
+                       "answer": people answered the server's own question, which this request answers
+    requester          the user name of the person whose agent made the call
+    questions          [{"key": question key, "required": approvals its policy required, "decisions":
+                       [{"by": user name, "action": "accept", "cosign", "decline" or "cancel", "at": RFC
+                       3339 time}, ...]}, ...]: every question decided, each person's decision in order
+    rule               the id of the policy rule that asked, or null
+    decided_at         RFC 3339 time at which the decisions were complete
+
+The approvers an attestation vouches for (`Claims.approvers`) are the people other than the requester
+who accepted or co-signed every question: a requester's own answer is never an approval.
 
 Importing this module loads only the standard library, joserfc, cryptography and `console.canonical`,
 so an MCP server can use it without the rest of the console.
@@ -54,28 +69,40 @@ from console.canonical import canonical_bytes, loads
 
 __all__ = [
     "ALGORITHM",
+    "ANSWER",
     "APPROVAL_META",
-    "METHODS",
+    "APPROVING",
+    "AUDIENCE_VARIABLE",
+    "GATE",
     "HEADER_TYPE",
-    "Approval",
+    "KINDS",
+    "METHODS",
     "AttestationRefused",
-    "UnknownKey",
     "Attester",
     "Claims",
+    "Decision",
+    "Question",
+    "UnknownKey",
     "UsedAttestations",
     "arguments_digest",
     "derived_key",
     "jwks",
     "load_private_key",
     "load_public_key",
+    "unverified_claims",
     "verify",
 ]
 
 APPROVAL_META = "io.approval-console/approval"
+# The environment variable in which the console tells a stdio server the audience it attests for it.
+AUDIENCE_VARIABLE = "APPROVAL_CONSOLE_AUDIENCE"
 ALGORITHM = "EdDSA"
 HEADER_TYPE = "approval+jwt"
-VERSION = 1
+VERSION = 2
 METHODS = ("tools/call", "prompts/get", "resources/read")
+GATE, ANSWER = "gate", "answer"
+KINDS = {GATE: "an approval at the console's gate", ANSWER: "an answer to the server's question"}
+APPROVING = ("accept", "cosign")
 DERIVATION_INFO = b"approval-console attestation v1"
 HEADER_FIELDS = frozenset({"alg", "typ", "kid"})
 
@@ -109,8 +136,9 @@ class UnknownKey(AttestationRefused):
 
 
 @dataclass(frozen=True)
-class Approval:
-    """One person's decision: `action` is "accept" (the answer) or "cosign" (a co-signature of it)."""
+class Decision:
+    """One person's decision on a question: "accept" (the answer), "cosign" (a co-signature of it),
+    "decline" or "cancel"."""
 
     by: str
     action: str
@@ -118,21 +146,47 @@ class Approval:
 
 
 @dataclass(frozen=True)
+class Question:
+    """A decided question: its key, the approvals its policy required, and every decision on it."""
+
+    key: str
+    required: int
+    decisions: tuple[Decision, ...]
+
+
+@dataclass(frozen=True)
 class Claims:
     """What an attestation says, as `verify` read it from the payload."""
 
     issuer: str
+    audience: str
+    token_id: str
+    issued_at: datetime
+    expires_at: datetime
     call_id: str
     server: str
     method: str
     name: str
-    arguments_sha256: str
-    approvals: tuple[Approval, ...]
+    arguments_sha256: str  # of the arguments sent
+    asked_arguments_sha256: str  # of the arguments the agent asked for
+    edited_by: str | None
+    kind: str
+    requester: str
+    questions: tuple[Question, ...]
     rule: str | None
     decided_at: datetime
-    issued_at: datetime
-    expires_at: datetime
-    token_id: str
+
+    @property
+    def approvers(self) -> tuple[str, ...]:
+        """The people other than the requester who accepted or co-signed every question, in order."""
+        if not self.questions:
+            return ()
+        each = [
+            {d.by for d in q.decisions if d.action in APPROVING and d.by != self.requester}
+            for q in self.questions
+        ]
+        every = set.intersection(*each)
+        return tuple(dict.fromkeys(d.by for q in self.questions for d in q.decisions if d.by in every))
 
 
 def arguments_digest(params: Mapping[str, Any]) -> str:
@@ -150,12 +204,11 @@ class Attester:
     keys it signed with before a rotation (`previous`) while attestations they signed may be valid."""
 
     def __init__(self, key: Ed25519PrivateKey, previous: Sequence[Ed25519PublicKey] = ()) -> None:
-        public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         private = key.private_bytes(
             serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
         )
         self._key = OKPKey.import_key(
-            {"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(private)}
+            {"kty": "OKP", "crv": "Ed25519", "x": _public_x(key.public_key()), "d": _b64url(private)}
         )
         self.key_id: str = self._key.thumbprint()
         self._previous = tuple(_public_jwk(OKPKey.import_key(k)) for k in previous)
@@ -164,32 +217,42 @@ class Attester:
         self,
         *,
         issuer: str,
+        audience: str,
         call_id: str,
         server: str,
         method: str,
         params: Mapping[str, Any],
-        approvals: Sequence[Approval],
+        kind: str,
+        requester: str,
+        questions: Sequence[Question],
         rule: str | None,
         decided_at: datetime,
         minutes: float,
+        asked: Mapping[str, Any] | None = None,
+        edited_by: str | None = None,
         now: datetime | None = None,
     ) -> str:
-        """The compact JWS attesting that `approvals` approved sending `method` with `params` to `server`,
-        valid for `minutes` from `now`.
+        """The compact JWS attesting that people decided `questions` (of `kind`) for sending `method` with
+        `params` to the server of `audience`, valid for `minutes` from `now`; `asked` are the agent's
+        params when `edited_by` changed their arguments.
 
         Raises:
-            ValueError: an unknown method, params without the name or URI the method needs, arguments
-                without a JSON form, or a datetime without a time zone.
+            ValueError: an unknown method or kind, params without the name or URI the method needs,
+                arguments without a JSON form, or a datetime without a time zone.
         """
         if method not in METHODS:
             raise ValueError(f"cannot attest {method!r}: only {', '.join(METHODS)}")
+        if kind not in KINDS:
+            raise ValueError(f"no kind of attestation {kind!r}: only {', '.join(KINDS)}")
         name = params.get(_name_field(method))
         if not isinstance(name, str):
             raise ValueError(f"{method} params have no {_name_field(method)!r}")
         issued = int(_utc(now or datetime.now(UTC)).timestamp())
+        sent = arguments_digest(params)
         payload = {
             "v": VERSION,
             "iss": issuer,
+            "aud": audience,
             "jti": secrets.token_urlsafe(16),
             "iat": issued,
             "exp": issued + round(minutes * 60),
@@ -197,8 +260,21 @@ class Attester:
             "server": server,
             "method": method,
             "name": name,
-            "args_sha256": arguments_digest(params),
-            "approvals": [{"by": a.by, "action": a.action, "at": _rfc3339(a.at)} for a in approvals],
+            "args_sent_sha256": sent,
+            "args_asked_sha256": sent if asked is None else arguments_digest(asked),
+            "edited_by": edited_by,
+            "kind": kind,
+            "requester": requester,
+            "questions": [
+                {
+                    "key": q.key,
+                    "required": q.required,
+                    "decisions": [
+                        {"by": d.by, "action": d.action, "at": _rfc3339(d.at)} for d in q.decisions
+                    ],
+                }
+                for q in questions
+            ],
             "rule": rule,
             "decided_at": _rfc3339(decided_at),
         }
@@ -259,15 +335,21 @@ def verify(
     jwks: Mapping[str, Any],
     params: Mapping[str, Any],
     *,
+    issuer: str,
+    audience: str,
     method: str | None = None,
     server: str | None = None,
+    kind: str | None = None,
+    min_approvers: int = 1,
     now: datetime | None = None,
     leeway_seconds: float = 30,
     seen: UsedAttestations | None = None,
 ) -> Claims:
     """The claims of the attestation in a request's `_meta`, once it proves that people approved exactly
-    this request: signed by a key of `jwks`, unexpired, for this name (or URI) and these arguments, and
-    for `method` and `server` when given. With `seen`, each attestation is accepted once.
+    this request: signed by a key of `jwks`, unexpired, issued by `issuer` for `audience` (this server),
+    for this name (or URI) and these arguments, by at least `min_approvers` people other than the
+    requester, and for `method`, `server` (its name in the console) and `kind` when given. With `seen`,
+    each attestation is accepted once.
 
     Raises:
         AttestationRefused: with the reason, when any of that does not hold.
@@ -295,10 +377,22 @@ def verify(
     now = _utc(now or datetime.now(UTC))
     leeway = timedelta(seconds=leeway_seconds)
     _check_time(claims, now=now, leeway=leeway)
-    _check_request(claims, params, method=method, server=server)
+    _check_parties(claims, issuer=issuer, audience=audience, server=server)
+    _check_request(claims, params, method=method)
+    _check_decision(claims, kind=kind, min_approvers=min_approvers)
     if seen is not None and not seen.record(claims.token_id, until=claims.expires_at + leeway, now=now):
         raise AttestationRefused(f"the attestation {claims.token_id} was used already (a replay)")
     return claims
+
+
+def unverified_claims(token: str) -> Claims:
+    """The claims of an attestation the console signed and kept itself, read without checking its
+    signature: never use it on one a request carries.
+
+    Raises:
+        AttestationRefused: it is not an attestation of this version.
+    """
+    return _claims(_compact(token).payload)
 
 
 def load_private_key(text: str) -> Ed25519PrivateKey:
@@ -403,22 +497,29 @@ def _claims(payload: bytes) -> Claims:
     try:
         claims = Claims(
             issuer=_text(body, "iss"),
+            audience=_text(body, "aud"),
+            token_id=_text(body, "jti"),
+            issued_at=_epoch(body, "iat"),
+            expires_at=_epoch(body, "exp"),
             call_id=_text(body, "call"),
             server=_text(body, "server"),
             method=_text(body, "method"),
             name=_text(body, "name"),
-            arguments_sha256=_text(body, "args_sha256"),
-            approvals=_approvals(body),
+            arguments_sha256=_text(body, "args_sent_sha256"),
+            asked_arguments_sha256=_text(body, "args_asked_sha256"),
+            edited_by=None if body.get("edited_by") is None else _text(body, "edited_by"),
+            kind=_text(body, "kind"),
+            requester=_text(body, "requester"),
+            questions=_questions(body),
             rule=None if body.get("rule") is None else _text(body, "rule"),
             decided_at=_time(body, "decided_at"),
-            issued_at=_epoch(body, "iat"),
-            expires_at=_epoch(body, "exp"),
-            token_id=_text(body, "jti"),
         )
     except _Unreadable as exc:
         raise AttestationRefused(f"the attestation's payload has no valid {exc}") from None
     if claims.method not in METHODS:
         raise AttestationRefused(f"the attestation is for {claims.method!r}, which is not attested")
+    if claims.kind not in KINDS:
+        raise AttestationRefused(f"the attestation is of the kind {claims.kind!r}, which is not attested")
     return claims
 
 
@@ -433,14 +534,31 @@ def _text(body: dict[str, Any], field: str) -> str:
     return value
 
 
-def _approvals(body: dict[str, Any]) -> tuple[Approval, ...]:
-    items = body.get("approvals")
-    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-        raise _Unreadable("approvals")
+def _questions(body: dict[str, Any]) -> tuple[Question, ...]:
+    items = body.get("questions")
+    if not isinstance(items, list) or not items or not all(isinstance(item, dict) for item in items):
+        raise _Unreadable("questions")
     try:
-        return tuple(Approval(by=_text(a, "by"), action=_text(a, "action"), at=_time(a, "at")) for a in items)
+        return tuple(
+            Question(key=_text(q, "key"), required=_count(q, "required"), decisions=_decisions(q))
+            for q in items
+        )
     except _Unreadable:
-        raise _Unreadable("approvals") from None
+        raise _Unreadable("questions") from None
+
+
+def _decisions(question: dict[str, Any]) -> tuple[Decision, ...]:
+    items = question.get("decisions")
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise _Unreadable("decisions")
+    return tuple(Decision(by=_text(d, "by"), action=_text(d, "action"), at=_time(d, "at")) for d in items)
+
+
+def _count(body: dict[str, Any], field: str) -> int:
+    value = body.get(field)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise _Unreadable(field)
+    return value
 
 
 def _time(body: dict[str, Any], field: str) -> datetime:
@@ -470,13 +588,18 @@ def _check_time(claims: Claims, *, now: datetime, leeway: timedelta) -> None:
         raise AttestationRefused(f"the attestation is not valid before {_rfc3339(claims.issued_at)}")
 
 
-def _check_request(
-    claims: Claims, params: Mapping[str, Any], *, method: str | None, server: str | None
-) -> None:
-    if method is not None and method != claims.method:
-        raise AttestationRefused(f"the attestation is for {claims.method}, not {method}")
+def _check_parties(claims: Claims, *, issuer: str, audience: str, server: str | None) -> None:
+    if claims.issuer != issuer:
+        raise AttestationRefused(f"the attestation was issued by {claims.issuer!r}, not {issuer!r}")
+    if claims.audience != audience:
+        raise AttestationRefused(f"the attestation is for the audience {claims.audience!r}, not {audience!r}")
     if server is not None and server != claims.server:
         raise AttestationRefused(f"the attestation is for the server {claims.server!r}, not {server!r}")
+
+
+def _check_request(claims: Claims, params: Mapping[str, Any], *, method: str | None) -> None:
+    if method is not None and method != claims.method:
+        raise AttestationRefused(f"the attestation is for {claims.method}, not {method}")
     field = _name_field(claims.method)
     if params.get(field) != claims.name:
         raise AttestationRefused(
@@ -490,8 +613,26 @@ def _check_request(
         raise AttestationRefused("the request's arguments differ from the arguments people approved")
 
 
+def _check_decision(claims: Claims, *, kind: str | None, min_approvers: int) -> None:
+    if kind is not None and kind != claims.kind:
+        wanted = KINDS.get(kind, repr(kind))
+        raise AttestationRefused(f"the attestation records {KINDS[claims.kind]}, not {wanted}")
+    approvers = claims.approvers
+    if len(approvers) < min_approvers:
+        count = f"{len(approvers)} approver{'' if len(approvers) == 1 else 's'}"
+        named = f" ({', '.join(approvers)})" if approvers else ""
+        required = f"{min_approvers} {'is' if min_approvers == 1 else 'are'} required"
+        raise AttestationRefused(
+            f"the attestation records {count}{named} besides the requester {claims.requester}; {required}"
+        )
+
+
 def _name_field(method: str) -> str:
     return "uri" if method == "resources/read" else "name"
+
+
+def _public_x(public: Ed25519PublicKey) -> str:
+    return _b64url(public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
 
 
 def _public_jwk(key: OKPKey) -> dict[str, Any]:

@@ -64,20 +64,20 @@ def mcp_port(argv: Sequence[str] | None, *, description: str, prog: str | None =
     return port
 
 
-def serve_mcp(server: Server[Any], port: int | None, **http_options: Any) -> None:
-    """Serve `server` over stdio, or with a port over Streamable HTTP on 127.0.0.1 (announced as
-    `serve_and_announce` does), where the SDK checks Host and Origin against loopback (DNS rebinding); a
-    request without Origin, as from any client that is not a browser, passes."""
+def serve_mcp(server: Server[Any], port: int | socket.socket | None, **http_options: Any) -> None:
+    """Serve `server` over stdio, or with a port (or a socket on it, bound already) over Streamable HTTP on
+    127.0.0.1 (announced as `serve_and_announce` does), where the SDK checks Host and Origin against
+    loopback (DNS rebinding); a request without Origin, as from any client that is not a browser, passes."""
 
     async def stdio() -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    async def http(port: int) -> None:
+    async def http(sock: socket.socket) -> None:
         app = server.streamable_http_app(host="127.0.0.1", **http_options)
-        await serve_and_announce(app, "127.0.0.1", port, "/mcp")
+        await serve_socket_and_announce(app, sock, "/mcp")
 
     if port is None:
         anyio.run(stdio)
     else:
-        anyio.run(http, port)
+        anyio.run(http, port if isinstance(port, socket.socket) else listening_socket("127.0.0.1", port))

@@ -264,3 +264,31 @@ def recorder() -> Iterator[Recorder]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def serving_keys(keys: dict[str, Any]) -> Iterator[str]:
+    """A plain HTTP server publishing `keys` as a console does (its /.well-known/jwks.json), served from a
+    thread until the block ends; yields that URL."""
+    body = json.dumps(keys).encode()
+
+    class Keys(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the name http.server calls
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # http.server's name
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/.well-known/jwks.json"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

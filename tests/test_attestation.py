@@ -18,37 +18,47 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from console.attestation import (
     APPROVAL_META,
-    Approval,
     AttestationRefused,
     Attester,
     Claims,
+    Decision,
+    Question,
     UsedAttestations,
     arguments_digest,
     derived_key,
     jwks,
     load_private_key,
+    load_public_key,
+    unverified_claims,
     verify,
 )
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
 DECIDED = NOW - timedelta(minutes=2)
-APPROVALS = (Approval("lead", "accept", DECIDED - timedelta(minutes=1)), Approval("lead2", "cosign", DECIDED))
+DECISIONS = (Decision("lead", "accept", DECIDED - timedelta(minutes=1)), Decision("lead2", "cosign", DECIDED))
+GATE = (Question("gate", 2, DECISIONS),)
 PARAMS: dict[str, Any] = {"name": "deploy", "arguments": {"env": "production", "replicas": 3}}
 CONSOLE_KEY = Attester(derived_key("console-secret-" + "s" * 32))
 KEYS = jwks(CONSOLE_KEY.public_jwk())
+ISSUER = "https://console.example"
+AUDIENCE = "https://deploy.example/mcp"
+FOR_US = {"issuer": ISSUER, "audience": AUDIENCE}  # what every server passes verify about itself
 
 
 def attest(
     attester: Attester = CONSOLE_KEY, params: dict[str, Any] = PARAMS, **overrides: Any
 ) -> dict[str, Any]:
-    """The `_meta` of a request the console sends after lead and lead2 approved it."""
+    """The `_meta` of a request dev's agent made, sent after lead and lead2 approved it at its gate."""
     values: dict[str, Any] = {
-        "issuer": "https://console.example",
+        "issuer": ISSUER,
+        "audience": AUDIENCE,
         "call_id": "call-1",
         "server": "deployer",
         "method": "tools/call",
         "params": params,
-        "approvals": APPROVALS,
+        "kind": "gate",
+        "requester": "dev",
+        "questions": GATE,
         "rule": "rule-7",
         "decided_at": DECIDED,
         "minutes": 10,
@@ -57,9 +67,13 @@ def attest(
     return {APPROVAL_META: attester.sign(**{**values, **overrides})}
 
 
+def claims_of(meta: Any, params: dict[str, Any] = PARAMS, **options: Any) -> Claims:
+    return verify(meta, KEYS, params, **{"now": NOW, **FOR_US, **options})
+
+
 def refusal(meta: Any, params: dict[str, Any] = PARAMS, **options: Any) -> str:
     with pytest.raises(AttestationRefused) as refused:
-        verify(meta, KEYS, params, **{"now": NOW, **options})
+        claims_of(meta, params, **options)
     return refused.value.reason
 
 
@@ -81,21 +95,27 @@ def payload_of(meta: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_valid_attestation_verifies_and_returns_its_claims() -> None:
     meta = attest()
-    claims = verify(meta, KEYS, PARAMS, method="tools/call", server="deployer", now=NOW)
+    claims = claims_of(meta, method="tools/call", server="deployer", kind="gate", min_approvers=2)
     assert claims == Claims(
-        issuer="https://console.example",
+        issuer=ISSUER,
+        audience=AUDIENCE,
+        token_id=payload_of(meta)["jti"],
+        issued_at=NOW,
+        expires_at=NOW + timedelta(minutes=10),
         call_id="call-1",
         server="deployer",
         method="tools/call",
         name="deploy",
         arguments_sha256=arguments_digest(PARAMS),
-        approvals=APPROVALS,
+        asked_arguments_sha256=arguments_digest(PARAMS),
+        edited_by=None,
+        kind="gate",
+        requester="dev",
+        questions=GATE,
         rule="rule-7",
         decided_at=DECIDED,
-        issued_at=NOW,
-        expires_at=NOW + timedelta(minutes=10),
-        token_id=payload_of(meta)["jti"],
     )
+    assert claims.approvers == ("lead", "lead2")
 
 
 def test_the_payload_is_the_documented_public_format() -> None:
@@ -104,23 +124,54 @@ def test_the_payload_is_the_documented_public_format() -> None:
     assert header == {"alg": "EdDSA", "typ": "approval+jwt", "kid": CONSOLE_KEY.key_id}
     payload = payload_of(meta)
     assert len(payload.pop("jti")) >= 16
+    digest = hashlib.sha256(b'{"env":"production","replicas":3}').hexdigest()
     assert payload == {
-        "v": 1,
+        "v": 2,
         "iss": "https://console.example",
+        "aud": "https://deploy.example/mcp",
         "iat": int(NOW.timestamp()),
         "exp": int(NOW.timestamp()) + 600,
         "call": "call-1",
         "server": "deployer",
         "method": "tools/call",
         "name": "deploy",
-        "args_sha256": hashlib.sha256(b'{"env":"production","replicas":3}').hexdigest(),
-        "approvals": [
-            {"by": "lead", "action": "accept", "at": "2026-03-04T05:03:07Z"},
-            {"by": "lead2", "action": "cosign", "at": "2026-03-04T05:04:07Z"},
+        "args_sent_sha256": digest,
+        "args_asked_sha256": digest,
+        "edited_by": None,
+        "kind": "gate",
+        "requester": "dev",
+        "questions": [
+            {
+                "key": "gate",
+                "required": 2,
+                "decisions": [
+                    {"by": "lead", "action": "accept", "at": "2026-03-04T05:03:07Z"},
+                    {"by": "lead2", "action": "cosign", "at": "2026-03-04T05:04:07Z"},
+                ],
+            }
         ],
         "rule": "rule-7",
         "decided_at": "2026-03-04T05:04:07Z",
     }
+
+
+def test_edited_arguments_are_attested_as_sent_with_the_digest_of_what_the_agent_asked_and_the_editor() -> (
+    None
+):
+    asked = {"name": "deploy", "arguments": {"env": "production", "replicas": 30}}
+    meta = attest(asked=asked, edited_by="lead")
+    claims = claims_of(meta)
+    assert (claims.arguments_sha256, claims.asked_arguments_sha256) == (
+        arguments_digest(PARAMS),
+        arguments_digest(asked),
+    )
+    assert claims.edited_by == "lead"
+    assert (
+        payload_of(meta)["args_asked_sha256"]
+        == hashlib.sha256(b'{"env":"production","replicas":30}').hexdigest()
+    )
+    # What the approvers approved is what verifies, never what the agent first asked for.
+    assert refusal(meta, asked) == "the request's arguments differ from the arguments people approved"
 
 
 def test_each_attestation_has_its_own_token_id() -> None:
@@ -142,8 +193,8 @@ def test_another_tool_name_is_refused() -> None:
 def test_a_resource_attestation_binds_the_uri_and_no_arguments() -> None:
     params = {"uri": "test://secrets/database"}
     meta = attest(method="resources/read", params=params)
-    assert verify(meta, KEYS, params, method="resources/read", now=NOW).name == "test://secrets/database"
-    assert payload_of(meta)["args_sha256"] == hashlib.sha256(b"{}").hexdigest()
+    assert claims_of(meta, params, method="resources/read").name == "test://secrets/database"
+    assert payload_of(meta)["args_sent_sha256"] == hashlib.sha256(b"{}").hexdigest()
     assert refusal(meta, {"uri": "test://secrets/other"}) == (
         "the attestation approves the uri 'test://secrets/database', not 'test://secrets/other'"
     )
@@ -158,7 +209,7 @@ def test_another_method_or_server_is_refused_when_the_server_says_which() -> Non
 
 def test_an_expired_attestation_is_refused_after_the_leeway() -> None:
     expires = NOW + timedelta(minutes=10)
-    verify(attest(), KEYS, PARAMS, now=expires + timedelta(seconds=30))
+    claims_of(attest(), now=expires + timedelta(seconds=30))
     assert refusal(attest(), now=expires + timedelta(seconds=31)) == (
         "the attestation expired at 2026-03-04T05:16:07Z"
     )
@@ -168,7 +219,7 @@ def test_an_expired_attestation_is_refused_after_the_leeway() -> None:
 
 
 def test_an_attestation_not_yet_valid_is_refused_beyond_the_leeway() -> None:
-    verify(attest(), KEYS, PARAMS, now=NOW - timedelta(seconds=30))
+    claims_of(attest(), now=NOW - timedelta(seconds=30))
     assert refusal(attest(), now=NOW - timedelta(seconds=31)) == (
         "the attestation is not valid before 2026-03-04T05:06:07Z"
     )
@@ -238,17 +289,33 @@ def test_a_payload_of_another_version_or_shape_is_refused_even_when_signed() -> 
     console_key = derived_key("console-secret-" + "s" * 32)
     header = {"alg": "EdDSA", "typ": "approval+jwt", "kid": CONSOLE_KEY.key_id}
     payload = payload_of(attest())
-    assert refusal(forged(header, {**payload, "v": 2}, console_key.sign)) == (
-        "the attestation is of version 2; this code reads 1"
+    assert refusal(forged(header, {**payload, "v": 1}, console_key.sign)) == (
+        "the attestation is of version 1; this code reads 2"
     )
     assert refusal(forged(header, {**payload, "exp": "soon"}, console_key.sign)) == (
         "the attestation's payload has no valid exp"
     )
-    assert refusal(forged(header, {**payload, "approvals": [{"by": "lead"}]}, console_key.sign)) == (
-        "the attestation's payload has no valid approvals"
+    for questions in (
+        [],
+        [{"key": "gate", "required": 0, "decisions": []}],
+        [{"key": "gate", "decisions": []}],
+    ):
+        assert refusal(forged(header, {**payload, "questions": questions}, console_key.sign)) == (
+            "the attestation's payload has no valid questions"
+        )
+    lone = [{"key": "gate", "required": 1, "decisions": [{"by": "lead"}]}]
+    assert refusal(forged(header, {**payload, "questions": lone}, console_key.sign)) == (
+        "the attestation's payload has no valid questions"
+    )
+    without_audience = {k: v for k, v in payload.items() if k != "aud"}
+    assert refusal(forged(header, without_audience, console_key.sign)) == (
+        "the attestation's payload has no valid aud"
     )
     assert refusal(forged(header, {**payload, "method": "tools/list"}, console_key.sign)) == (
         "the attestation is for 'tools/list', which is not attested"
+    )
+    assert refusal(forged(header, {**payload, "kind": "approval"}, console_key.sign)) == (
+        "the attestation is of the kind 'approval', which is not attested"
     )
     wrong_type = {**header, "typ": "JWT"}
     assert refusal(forged(wrong_type, payload, console_key.sign)) == (
@@ -259,7 +326,7 @@ def test_a_payload_of_another_version_or_shape_is_refused_even_when_signed() -> 
 def test_the_same_attestation_verified_twice_is_a_replay() -> None:
     seen = UsedAttestations()
     meta = attest()
-    verify(meta, KEYS, PARAMS, now=NOW, seen=seen)
+    claims_of(meta, seen=seen)
     token_id = payload_of(meta)["jti"]
     assert refusal(meta, seen=seen) == f"the attestation {token_id} was used already (a replay)"
 
@@ -267,17 +334,18 @@ def test_the_same_attestation_verified_twice_is_a_replay() -> None:
 def test_an_attestation_of_one_call_is_a_replay_for_another_call_with_the_same_params() -> None:
     seen = UsedAttestations()
     call_a = attest(call_id="call-a")
-    assert verify(call_a, KEYS, PARAMS, now=NOW, seen=seen).call_id == "call-a"
+    assert claims_of(call_a, seen=seen).call_id == "call-a"
     assert refusal(call_a, dict(PARAMS), seen=seen).endswith("was used already (a replay)")
     call_b = attest(call_id="call-b")
-    assert verify(call_b, KEYS, PARAMS, now=NOW, seen=seen).call_id == "call-b"
+    assert claims_of(call_b, seen=seen).call_id == "call-b"
 
 
 def test_a_refused_attestation_is_not_used_up() -> None:
     seen = UsedAttestations()
     meta = attest()
     refusal(meta, {"name": "destroy"}, seen=seen)
-    verify(meta, KEYS, PARAMS, now=NOW, seen=seen)
+    refusal(meta, audience="https://elsewhere.example/mcp", seen=seen)
+    claims_of(meta, seen=seen)
 
 
 def test_used_attestations_are_forgotten_once_expired_and_bounded() -> None:
@@ -292,7 +360,7 @@ def test_used_attestations_are_forgotten_once_expired_and_bounded() -> None:
 
 
 def test_an_attestation_without_a_policy_rule_says_so() -> None:
-    assert verify(attest(rule=None), KEYS, PARAMS, now=NOW).rule is None
+    assert claims_of(attest(rule=None)).rule is None
 
 
 def test_arguments_digest_is_independent_of_key_order_and_number_spelling() -> None:
@@ -382,3 +450,166 @@ def test_importing_the_module_loads_neither_the_database_nor_settings_nor_the_we
     audit = "import sys, console.attestation; print('console.audit' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", audit], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_an_attestation_issued_by_another_console_is_refused() -> None:
+    assert refusal(attest(issuer="https://staging-console.example")) == (
+        "the attestation was issued by 'https://staging-console.example', not 'https://console.example'"
+    )
+
+
+def test_an_attestation_for_a_same_named_server_elsewhere_is_refused_by_its_audience() -> None:
+    """A hostile server registered as "deployer" in another team, or at another URL, gets attestations
+    naming the same server and tool: only the audience tells them from this server's own."""
+    hostile = attest(audience="urn:approval-console:server:0f1e2d3c")
+    assert payload_of(hostile)["server"] == "deployer"
+    assert refusal(hostile, server="deployer") == (
+        "the attestation is for the audience 'urn:approval-console:server:0f1e2d3c', "
+        "not 'https://deploy.example/mcp'"
+    )
+
+
+def test_verify_cannot_be_called_without_the_audience_or_the_issuer() -> None:
+    with pytest.raises(TypeError, match="audience"):
+        verify(attest(), KEYS, PARAMS, issuer=ISSUER, now=NOW)  # type: ignore[call-arg]  # the point
+    with pytest.raises(TypeError, match="issuer"):
+        verify(attest(), KEYS, PARAMS, audience=AUDIENCE, now=NOW)  # type: ignore[call-arg]  # the point
+
+
+def test_another_kind_of_decision_is_refused_when_the_server_says_which() -> None:
+    answered = attest(kind="answer", questions=(Question("target", 2, DECISIONS),))
+    assert claims_of(answered, kind="answer").kind == "answer"
+    assert refusal(answered, kind="gate") == (
+        "the attestation records an answer to the server's question, not an approval at the console's gate"
+    )
+    assert refusal(attest(), kind="answer") == (
+        "the attestation records an approval at the console's gate, not an answer to the server's question"
+    )
+
+
+def test_one_approver_is_refused_where_two_are_required() -> None:
+    one = attest(questions=(Question("gate", 1, (Decision("lead", "accept", DECIDED),)),))
+    assert claims_of(one).approvers == ("lead",)
+    assert refusal(one, min_approvers=2) == (
+        "the attestation records 1 approver (lead) besides the requester dev; 2 are required"
+    )
+
+
+def test_the_same_person_signing_twice_counts_once() -> None:
+    twice = (Decision("lead", "accept", DECIDED), Decision("lead", "cosign", DECIDED))
+    assert refusal(attest(questions=(Question("gate", 2, twice),)), min_approvers=2) == (
+        "the attestation records 1 approver (lead) besides the requester dev; 2 are required"
+    )
+
+
+def test_the_requesters_own_answer_claims_no_approval() -> None:
+    own = attest(kind="answer", questions=(Question("target", 1, (Decision("dev", "accept", DECIDED),)),))
+    assert claims_of(own, min_approvers=0).approvers == ()
+    assert refusal(own) == "the attestation records 0 approvers besides the requester dev; 1 is required"
+    assert refusal(own, kind="answer", min_approvers=2) == (
+        "the attestation records 0 approvers besides the requester dev; 2 are required"
+    )
+
+
+def test_the_requester_approving_their_own_gate_is_not_an_approver() -> None:
+    decisions = (Decision("dev", "accept", DECIDED), Decision("lead", "cosign", DECIDED))
+    meta = attest(questions=(Question("gate", 2, decisions),))
+    assert claims_of(meta).approvers == ("lead",)
+    assert refusal(meta, min_approvers=2).startswith("the attestation records 1 approver (lead)")
+
+
+def test_a_decline_or_cancel_is_no_approval() -> None:
+    declined = (Decision("lead", "decline", DECIDED), Decision("lead2", "cancel", DECIDED))
+    assert refusal(attest(questions=(Question("gate", 2, declined),))).startswith(
+        "the attestation records 0 approvers"
+    )
+
+
+def test_approvers_of_several_questions_are_those_who_approved_every_one() -> None:
+    first = Question("target", 2, DECISIONS)
+    second = Question("reason", 1, (Decision("dev", "accept", DECIDED),))
+    both = attest(kind="answer", questions=(first, second))
+    assert refusal(both).startswith("the attestation records 0 approvers besides the requester dev")
+    third = Question("window", 2, (Decision("lead2", "accept", DECIDED), Decision("ops", "cosign", DECIDED)))
+    assert claims_of(attest(kind="answer", questions=(first, third))).approvers == ("lead2",)
+
+
+def test_signing_refuses_an_unknown_kind() -> None:
+    with pytest.raises(ValueError, match="no kind of attestation 'approval'"):
+        attest(kind="approval")
+
+
+def test_the_console_reads_its_own_kept_attestation_without_the_keys() -> None:
+    meta = attest()
+    kept = unverified_claims(meta[APPROVAL_META])
+    assert (kept.token_id, kept.expires_at) == (payload_of(meta)["jti"], NOW + timedelta(minutes=10))
+    with pytest.raises(AttestationRefused):
+        unverified_claims("not-a-jws")
+
+
+def test_after_a_rotation_the_key_set_still_lists_the_previous_key_and_its_attestations_verify() -> None:
+    rotated = Attester(
+        Ed25519PrivateKey.generate(), previous=[load_public_key(CONSOLE_KEY.public_jwk()["x"])]
+    )
+    keys = rotated.key_set()
+    assert [key["kid"] for key in keys["keys"]] == [rotated.key_id, CONSOLE_KEY.key_id]
+    assert keys["keys"][1] == CONSOLE_KEY.public_jwk()
+    before = attest()  # signed with the previous key
+    assert (
+        verify(before, keys, PARAMS, now=NOW, issuer=ISSUER, audience=AUDIENCE).token_id
+        == payload_of(before)["jti"]
+    )
+    after = attest(rotated)
+    assert (
+        verify(after, keys, PARAMS, now=NOW, issuer=ISSUER, audience=AUDIENCE).token_id
+        == payload_of(after)["jti"]
+    )
+
+
+def test_public_keys_load_from_either_base64_alphabet_and_refuse_anything_else() -> None:
+    raw = base64.urlsafe_b64decode(CONSOLE_KEY.public_jwk()["x"] + "=")
+    standard, url = base64.b64encode(raw).decode(), b64url(raw)
+    assert load_public_key(standard) == load_public_key(url) == load_public_key(f" {url}==\n")
+    with pytest.raises(ValueError, match="^the key is not base64$"):
+        load_public_key("not a key!")
+    with pytest.raises(ValueError, match=r"^the key must be 32 bytes \(base64\), got 16$"):
+        load_public_key(b64url(b"x" * 16))
+
+
+def test_a_token_naming_no_key_is_refused() -> None:
+    header = {"alg": "EdDSA", "typ": "approval+jwt"}
+    meta = forged(header, payload_of(attest()), derived_key("console-secret-" + "s" * 32).sign)
+    assert refusal(meta) == "the attestation names no key (kid)"
+
+
+@pytest.mark.parametrize(
+    ("published", "reason"),
+    [
+        ({"kty": "EC", "crv": "P-256"}, "is not an Ed25519 signing key for EdDSA"),
+        ({"use": "enc"}, "is not an Ed25519 signing key for EdDSA"),
+        ({"alg": "ES256"}, "is not an Ed25519 signing key for EdDSA"),
+        ({"x": "AAAA"}, "is not a readable Ed25519 public key"),
+    ],
+    ids=["another key type", "not for signing", "another algorithm", "not 32 bytes"],
+)
+def test_a_published_key_that_is_not_an_ed25519_signing_key_is_refused(
+    published: dict[str, str], reason: str
+) -> None:
+    keys = jwks({**CONSOLE_KEY.public_jwk(), **published})
+    with pytest.raises(AttestationRefused) as refused:
+        verify(attest(), keys, PARAMS, now=NOW, issuer=ISSUER, audience=AUDIENCE)
+    assert refused.value.reason == f"the console's key {CONSOLE_KEY.key_id} {reason}"
+
+
+def test_a_signed_payload_that_is_not_a_json_object_is_refused() -> None:
+    header = {"alg": "EdDSA", "typ": "approval+jwt", "kid": CONSOLE_KEY.key_id}
+    key = derived_key("console-secret-" + "s" * 32)
+    for payload, reason in ((b"{not json", "is not JSON"), (b"[1, 2]", "is not a JSON object")):
+        signing_input = f"{b64url(json.dumps(header).encode())}.{b64url(payload)}"
+        meta = {APPROVAL_META: f"{signing_input}.{b64url(key.sign(signing_input.encode()))}"}
+        assert refusal(meta) == f"the attestation's payload {reason}"
+
+
+def test_arguments_without_a_json_form_are_refused() -> None:
+    params = {"name": "deploy", "arguments": {"replicas": float("nan")}}
+    assert refusal(attest(), params) == "the request's arguments have no JSON form"

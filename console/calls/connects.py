@@ -104,6 +104,9 @@ async def open_connect(
     )
     session.add(question)
     job.status, job.claimed_by, job.lease_until = PARKED, None, None
+    # Refused before anything was served: once connected it goes out with a new attestation of the same
+    # approval, rather than one that may have expired while its owner connected.
+    job.attestation = None
     call.status, call.updated_at = "awaiting_input", now
     await session.flush()
     await announce(session=session, settings=settings, call=call, server=server, questions=[question])

@@ -246,6 +246,9 @@ class DispatchJob(Base):
     claimed_by: Mapped[str | None] = mapped_column(String(64), default=None)
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # The approval attestation its first send carried (console/attestation.py): every later send of the
+    # job carries the same one, so a server can refuse a second use, and it expires with the first.
+    attestation: Mapped[str | None] = mapped_column(Text, default=None)
 
 
 @holds_context("call")

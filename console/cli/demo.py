@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from console import migrate
 from console.audit.signing import new_private_key_text
 from console.cli.common import Subcommands, add_bind, bind, complain, run_with_session, say
-from console.cli.serve import serve_app
+from console.cli.serve import address_of, serve_app
 from console.config import Settings
 from console.demo.mailbox import kept_messages
 from console.demo.seed import new_passwords, question_page, seed_demo
@@ -38,6 +38,8 @@ def _demo(settings: Settings, args: Any) -> int:
     sock = bind(args.host, args.port)
     migrate.upgrade(settings.database_url)
     updates: dict[str, Any] = {"local_sign_in": True}  # the demo's people are local accounts
+    if "base_url" not in settings.model_fields_set:  # as `serve_app` fills it in: the deployer checks it
+        updates["base_url"] = address_of(sock)
     if "env" not in settings.model_fields_set:
         updates["env"] = "dev"  # the demo's tracker lives on loopback http
     if settings.secret_key is None:

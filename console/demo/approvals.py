@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -15,36 +16,57 @@ from console.attestation import AttestationRefused, UnknownKey, UsedAttestations
 
 REFETCH_SECONDS = 5.0  # an unknown key id fetches the keys again (a rotation), at most this often
 FETCH_TIMEOUT_SECONDS = 5.0
-APPROVING = ("accept", "cosign")
+REQUIRED_APPROVERS = 2  # distinct people, not the requester
 
 
 class ApprovalCheck:
-    """Verifies attestations of one console; each is accepted once (replays are refused)."""
+    """Verifies attestations one console (`issuer`) made for this server (`audience`): each by at least
+    REQUIRED_APPROVERS people other than the requester, each accepted once (replays are refused)."""
 
-    def __init__(self, jwks_url: str) -> None:
-        self.jwks_url = jwks_url
+    def __init__(self, jwks_url: str, *, issuer: str, audience: str) -> None:
+        self.jwks_url, self.issuer, self.audience = jwks_url, issuer, audience
         self._keys: dict[str, Any] = {"keys": []}
         self._fetched_at = float("-inf")
         self._lock = anyio.Lock()
         self._used = UsedAttestations()
 
     async def refusal(
-        self, meta: Mapping[str, Any] | None, tool: str, arguments: Mapping[str, Any]
+        self,
+        meta: Mapping[str, Any] | None,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        kind: str,
+        now: datetime,
     ) -> str | None:
-        """Why the request is not an approved call of `tool` with `arguments`, or None when it is."""
+        """Why the request is not a call of `tool` with `arguments` that people approved as `kind` says
+        (at the console's gate, or by answering this server's question), or None when it is."""
         params = {"name": tool, "arguments": dict(arguments)}
+
+        def check() -> None:
+            verify(
+                meta,
+                self._keys,
+                params,
+                issuer=self.issuer,
+                audience=self.audience,
+                method="tools/call",
+                kind=kind,
+                min_approvers=REQUIRED_APPROVERS,
+                now=now,
+                seen=self._used,
+            )
+
         try:
             try:
-                claims = verify(meta, self._keys, params, method="tools/call", seen=self._used)
+                check()
             except UnknownKey:
                 await self._refetch()
-                claims = verify(meta, self._keys, params, method="tools/call", seen=self._used)
+                check()
         except AttestationRefused as exc:
             return exc.reason
         except (httpx.HTTPError, ValueError) as exc:
             return f"the console's keys could not be fetched from {self.jwks_url} ({exc})"
-        if not any(approval.action in APPROVING for approval in claims.approvals):
-            return "the attestation records no approval"
         return None
 
     async def _refetch(self) -> None:

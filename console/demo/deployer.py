@@ -11,8 +11,9 @@ A port of the Go `deploy` example from the elicitation book chapter to the low-l
 * A call that names its `environment` is not asked where: it deploys there at once.
 
 With DEPLOY_REQUIRE_APPROVAL_JWKS, a deploy to production happens only when the request carries the
-console's approval attestation for exactly this call (console/demo/approvals.py): after its approval
-gate, or on the resume that brings the people's answer.
+console's approval attestation for exactly this call, issued for this server, by two people other than
+the requester (console/demo/approvals.py): a call that names production needs its approval at the
+console's gate, and an answer of production to this server's question needs that answer.
 
 The requestState is our own token, base64url(JSON {"service", "version", "exp"}) + "." +
 base64url(HMAC-SHA256(key, JSON)) (made and checked by `console.demo.signing`, MACing the JSON
@@ -32,10 +33,17 @@ Environment:
     DEPLOY_REQUIRE_APPROVAL_JWKS
                             the URL of a console's keys (<console>/.well-known/jwks.json): production
                             deploys then need its signed approval in the request's _meta.
+    DEPLOY_APPROVAL_ISSUER  the console's base URL (CONSOLE_BASE_URL) its attestations name; default:
+                            DEPLOY_REQUIRE_APPROVAL_JWKS without /.well-known/jwks.json.
+    DEPLOY_APPROVAL_AUDIENCE
+                            the audience the console attests for this server; default: what the console
+                            gives a stdio server in APPROVAL_CONSOLE_AUDIENCE, or over HTTP this
+                            server's own URL (http://127.0.0.1:<port>/mcp), as registered in the console.
     DEPLOY_TEST_CLOCK_FILE  TEST-ONLY hook. When set, the number of seconds written in that file
                             (a float; a missing or empty file counts as 0) is added to the server's
                             clock on every check and every state it issues, so a test can write
-                            "700" into it to make an already issued state expire without sleeping.
+                            "700" into it to make an already issued state (or attestation) expire
+                            without sleeping.
                             Never set it in production.
 """
 
@@ -43,10 +51,12 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +65,17 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from console.attestation import ANSWER, AUDIENCE_VARIABLE, GATE
 from console.demo.approvals import ApprovalCheck
 from console.demo.signing import invalid_state, seal, unseal
-from console.listening import mcp_port, serve_mcp
+from console.listening import listening_socket, mcp_port, serve_mcp
 
 SERVER_NAME = "deployer"
 SERVER_VERSION = "1.0.0"
 MIN_KEY_LENGTH = 32
 DEFAULT_TTL_SECONDS = 600.0
 QUESTION_KEY = "target"
+JWKS_PATH = "/.well-known/jwks.json"
 ENVIRONMENTS = ("staging", "production")
 
 DEPLOY_INPUT_SCHEMA: dict[str, Any] = {
@@ -116,7 +128,8 @@ class DeployState:
     exp: float
 
 
-def load_config(env: Mapping[str, str]) -> Config:
+def load_config(env: Mapping[str, str], own_url: str | None = None) -> Config:
+    """The configuration `env` gives; `own_url` is where this server listens when it serves HTTP."""
     key = env.get("DEPLOY_STATE_KEY", "")
     if len(key) < MIN_KEY_LENGTH:
         raise ConfigError(f"DEPLOY_STATE_KEY must be set and at least {MIN_KEY_LENGTH} characters long")
@@ -135,8 +148,27 @@ def load_config(env: Mapping[str, str]) -> Config:
         key=key.encode(),
         ttl_seconds=ttl,
         clock_file=Path(clock_file) if clock_file else None,
-        approvals=ApprovalCheck(jwks_url) if jwks_url else None,
+        approvals=_approval_check(env, jwks_url, own_url) if jwks_url else None,
     )
+
+
+def _approval_check(env: Mapping[str, str], jwks_url: str, own_url: str | None) -> ApprovalCheck:
+    issuer = env.get("DEPLOY_APPROVAL_ISSUER", "").strip() or (
+        jwks_url.removesuffix(JWKS_PATH) if jwks_url.endswith(JWKS_PATH) else ""
+    )
+    if not issuer:
+        raise ConfigError(
+            f"set DEPLOY_APPROVAL_ISSUER: DEPLOY_REQUIRE_APPROVAL_JWKS does not end with {JWKS_PATH}"
+        )
+    audience = (
+        env.get("DEPLOY_APPROVAL_AUDIENCE", "").strip() or env.get(AUDIENCE_VARIABLE, "").strip() or own_url
+    )
+    if not audience:
+        raise ConfigError(
+            f"set DEPLOY_APPROVAL_AUDIENCE: the console gave no {AUDIENCE_VARIABLE} (it gives it to "
+            "the stdio servers it starts)"
+        )
+    return ApprovalCheck(jwks_url, issuer=issuer, audience=audience)
 
 
 def latest_version(service: str) -> str:
@@ -146,6 +178,10 @@ def latest_version(service: str) -> str:
 
 def now(config: Config) -> float:
     return time.time() + _test_clock_offset(config.clock_file)
+
+
+def moment(config: Config) -> datetime:
+    return datetime.fromtimestamp(now(config), UTC)
 
 
 def _test_clock_offset(clock_file: Path | None) -> float:
@@ -227,7 +263,7 @@ async def decide(
     if environment not in ENVIRONMENTS:
         # Required information is missing or unusable: ask again rather than fail (spec MRTR rules).
         return ask_target(config, service, state.version)
-    return await deploy_to(config, service, state.version, str(environment), params, meta)
+    return await deploy_to(config, service, state.version, str(environment), params, meta, ANSWER)
 
 
 async def deploy_to(
@@ -237,9 +273,13 @@ async def deploy_to(
     environment: str,
     params: types.CallToolRequestParams,
     meta: Mapping[str, Any] | None,
+    kind: str,
 ) -> types.CallToolResult:
+    """Deploy; to production, with the console's approval of `kind`: at its gate for a call that names
+    the environment, or the people's answer to this server's question."""
     if environment == "production" and config.approvals is not None:
-        refusal = await config.approvals.refusal(meta, params.name, params.arguments or {})
+        arguments = params.arguments or {}
+        refusal = await config.approvals.refusal(meta, params.name, arguments, kind=kind, now=moment(config))
         if refusal is not None:
             return text_result(
                 f"Not deployed: production needs the console's approval ({refusal}).", is_error=True
@@ -280,7 +320,7 @@ async def deploy(
             "deploy needs a client that speaks MCP 2026-07-28 (multi round-trip requests).", is_error=True
         )
     if environment is not None:
-        return await deploy_to(config, service, latest_version(service), environment, params, meta)
+        return await deploy_to(config, service, latest_version(service), environment, params, meta, GATE)
     if params.request_state is None:
         return ask_target(config, service, latest_version(service))
     # The state is checked before any answer is looked at: a forged state is always rejected.
@@ -323,14 +363,19 @@ def build_server(config: Config) -> Server[Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     port = mcp_port(argv, description="Demo MCP deploy server.", prog="python -m console.demo.deployer")
+    # Over HTTP its own URL is the default audience of its approvals, so the port is bound first.
+    sock: socket.socket | None = None if port is None else listening_socket("127.0.0.1", port)
+    own_url = None if sock is None else f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     try:
-        config = load_config(os.environ)
+        config = load_config(os.environ, own_url)
     except ConfigError as exc:
+        if sock is not None:
+            sock.close()
         sys.stderr.write(f"deployer: refusing to start: {exc}\n")
         return 2
     server = build_server(config)
     try:
-        serve_mcp(server, port)
+        serve_mcp(server, sock)
     except KeyboardInterrupt:  # Ctrl+C at the terminal reaches the console and its servers alike
         return 130
     return 0

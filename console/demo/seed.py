@@ -32,6 +32,7 @@ from console.policies.service import save_rule
 
 TEAM = "platform"
 JWKS_VARIABLE = "DEPLOY_REQUIRE_APPROVAL_JWKS"
+ISSUER_VARIABLE = "DEPLOY_APPROVAL_ISSUER"
 # dev's agent makes the calls; lead and ops approve; admin runs the team (and the whole console).
 USERS = (("dev", "member"), ("lead", "approver"), ("ops", "approver"), ("admin", "admin"))
 SITE_ADMINS = ("admin",)
@@ -195,7 +196,10 @@ async def _ensure_deployer(
             select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "deployer")
         )
     ).scalar_one_or_none()
-    approvals: dict[str, str | None] = {JWKS_VARIABLE: jwks_url} if jwks_url else {}
+    # The deployer checks the attestations name this console (its base URL) as their issuer.
+    approvals: dict[str, str | None] = (
+        {JWKS_VARIABLE: jwks_url, ISSUER_VARIABLE: settings.base_url} if jwks_url else {}
+    )
     if existing is not None:
         if approvals:  # this run's address; the stored state key stays (None keeps a value)
             kept = settings_of(existing)

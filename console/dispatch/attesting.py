@@ -1,6 +1,6 @@
 """The approval attestation a request carries when people decided what it sends: after a gate's
 approval, or on a resume with their answers (console/attestation.py; servers verify it against
-/.well-known/jwks.json)."""
+/.well-known/jwks.json). A job's first send signs it and every later send of the job carries the same."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.attestation import APPROVAL_META, Approval, Attester
-from console.calls.models import Call, Elicitation
+from console.attestation import ANSWER, APPROVAL_META, GATE, Attester, Decision, Question
+from console.calls.gates import GATE_KEY
+from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation
 from console.config import Settings
 from console.elicitations.service import SignatureView, signatures_of
 from console.identity.models import User
+from console.mcp.models import McpServer
+from console.mcp.registry import audience_of
 from console.policies.rules import gate_rule
 
 # Built once: it runs for every resume.
@@ -23,6 +26,12 @@ _QUESTIONS_AND_DECIDERS = (
     .outerjoin(User, User.id == Elicitation.decided_by)
     .where(Elicitation.round_id == bindparam("round_id"))
     .order_by(Elicitation.decided_at, Elicitation.key)
+)
+_GATE_AND_DECIDER = (
+    select(Elicitation, User.name)
+    .join(CallRound, CallRound.id == Elicitation.round_id)
+    .outerjoin(User, User.id == Elicitation.decided_by)
+    .where(CallRound.call_id == bindparam("call_id"), CallRound.n == 0, Elicitation.mode == "gate")
 )
 
 
@@ -51,49 +60,82 @@ async def attestation_meta(
     attester: Attester | None,
     settings: Settings,
     call: Call,
-    server: str,
+    server: McpServer,
+    requester: str,
     params: dict[str, Any],
     questions: RoundQuestions | None,
+    kept: str | None,
 ) -> dict[str, Any] | None:
     """`{APPROVAL_META: <compact JWS>}` for a send that follows people's decisions on its round's
-    `questions` (none when nobody decided it: no round, or every question of it expired)."""
+    `questions` (none when nobody decided one under a policy: no round, every question expired, or only
+    the owner's own links); `kept` is the attestation an earlier send of the same job carried, which is
+    carried again unchanged."""
+    if kept is not None:
+        return {APPROVAL_META: kept}
     if attester is None or questions is None:
         return None
-    decided = [(question, by) for question, by in await questions.with_deciders() if by is not None]
+    decided = [
+        (question, by)
+        for question, by in await questions.with_deciders()
+        if by is not None and question.mode in POLICY_MODES
+    ]
     if not decided:
         return None
     decided_questions = [question for question, _ in decided]
     signed = await signatures_of(session=session, questions=decided_questions)
-    approvals = [approval for question, by in decided for approval in _approvals(question, by, signed)]
+    attested = [
+        Question(question.key, question.required_approvals, _decisions(question, by, signed))
+        for question, by in decided
+    ]
+    gate = decided_questions[0].mode == "gate"
+    edited = call.approved_params_json is not None
     token = attester.sign(
         issuer=settings.base_url,
+        audience=audience_of(server),
         call_id=call.id,
-        server=server,
+        server=server.name,
         method=call.method,
         params=params,
-        approvals=approvals,
+        kind=GATE if gate else ANSWER,
+        requester=requester,
+        questions=attested,
         rule=_rule(decided_questions[0]),
         decided_at=max(q.decided_at for q in decided_questions if q.decided_at is not None),
         minutes=settings.approval_minutes,
+        asked=json.loads(call.params_json) if edited else None,
+        edited_by=(await _editor(session, call, attested[0] if gate else None)) if edited else None,
     )
     return {APPROVAL_META: token}
 
 
-def _approvals(
+def _decisions(
     question: Elicitation, decider: str, signed: dict[str, tuple[SignatureView, ...]]
-) -> list[Approval]:
+) -> tuple[Decision, ...]:
     """Who decided the question: every signer of an N-of-M question (the first accept, then co-signs),
     else its one decider."""
     signatures = signed.get(question.id, ())
     if not signatures and question.decided_at is not None:
         action = ACTIONS.get(question.status, question.status)
-        return [Approval(by=decider, action=action, at=question.decided_at)]
-    approvals: list[Approval] = []
+        return (Decision(by=decider, action=action, at=question.decided_at),)
+    decisions: list[Decision] = []
     for signature in signatures:
-        accepted_before = any(a.action in ("accept", "cosign") for a in approvals)
+        accepted_before = any(d.action in ("accept", "cosign") for d in decisions)
         action = "cosign" if signature.action == "accept" and accepted_before else signature.action
-        approvals.append(Approval(by=signature.user, action=action, at=signature.at))
-    return approvals
+        decisions.append(Decision(by=signature.user, action=action, at=signature.at))
+    return tuple(decisions)
+
+
+async def _editor(session: AsyncSession, call: Call, gate: Question | None) -> str | None:
+    """Who changed the call's arguments at its gate: the approver whose accept carried them (the first
+    accept of an N-of-M gate)."""
+    if gate is None:
+        found = (await session.execute(_GATE_AND_DECIDER, {"call_id": call.id})).one_or_none()
+        if found is None or found[1] is None:
+            return None
+        question, by = found
+        signed = await signatures_of(session=session, questions=[question])
+        gate = Question(GATE_KEY, question.required_approvals, _decisions(question, by, signed))
+    return next((d.by for d in gate.decisions if d.action == "accept"), None)
 
 
 def _rule(question: Elicitation) -> str | None:

@@ -14,7 +14,7 @@ from anyio.abc import TaskGroup
 from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from console.attestation import Attester
+from console.attestation import APPROVAL_META, Attester
 from console.audit import SYSTEM, record_event
 from console.calls.connects import may_ask_to_connect, open_connect
 from console.calls.declared import declared
@@ -449,9 +449,11 @@ class Dispatcher:
                 attester=self._attester,
                 settings=self._settings,
                 call=call,
-                server=server.name,
+                server=server,
+                requester=owner,
                 params=request.params,
                 questions=questions,
+                kept=job.attestation,
             )
             request = replace(request, meta=meta)
         endpoint = await endpoint_for_owner(
@@ -462,6 +464,8 @@ class Dispatcher:
             owner_name=owner,
             force_refresh=job.last_error == REFRESHING,
         )
+        if request.meta is not None:  # kept with the job's record of being sent, for every later send
+            job.attestation = request.meta[APPROVAL_META]
         return endpoint, request
 
     async def _fail_unsendable(

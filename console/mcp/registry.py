@@ -8,6 +8,7 @@ import shlex
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.attestation import AUDIENCE_VARIABLE
 from console.errors import Conflict, NotFound
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
@@ -58,6 +59,16 @@ def public_address(server: McpServer) -> str:
     return Endpoint.http(server.url or "").describe() if server.transport == "http" else ""
 
 
+def audience_of(server: McpServer) -> str:
+    """Who the approval attestations of the server's requests are for: an HTTP server's URL as
+    registered (without user info, query or fragment), or a stdio server's own id in the console, which
+    its process is given in AUDIENCE_VARIABLE. A server of the same name in another team, or at another
+    URL, has another audience."""
+    if server.transport == "http":
+        return Endpoint.http(server.url or "").describe()
+    return f"urn:approval-console:server:{server.id}"
+
+
 def endpoint_for(
     server: McpServer,
     outbound: Outbound,
@@ -68,7 +79,8 @@ def endpoint_for(
 ) -> Endpoint:
     """How to reach the server, its stored values opened with the console's key; with `credential`, as the
     one user it belongs to (per-user and OAuth servers), telling it of `roots`. Unless the server is
-    internal or the settings allow private addresses, the endpoint connects to public addresses only.
+    internal or the settings allow private addresses, the endpoint connects to public addresses only. A
+    stdio server's environment also holds its attestation audience (`audience_of`).
 
     Raises:
         SecretMissing: a stored value cannot be opened (no key, or another key sealed it).
@@ -88,6 +100,7 @@ def endpoint_for(
         else:
             env[name] = credential
     if server.transport == "stdio":
+        env[AUDIENCE_VARIABLE] = audience_of(server)  # the console's own word, over any stored value
         return Endpoint.stdio(json.loads(server.command_json or "[]"), env, roots=roots)
     public_only = outbound.public_only(server)
     return Endpoint.http(server.url or "", headers, public_only=public_only, roots=roots, dpop_key=dpop_key)

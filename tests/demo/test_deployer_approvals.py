@@ -1,80 +1,74 @@
 """The demo deployer with DEPLOY_REQUIRE_APPROVAL_JWKS, called directly with the SDK's Client: a production
 deploy happens only with an approval attestation of the console's key (published as a JWK set) for exactly
-this call, once; staging needs none."""
+this call, issued by that console for this very server, approved at the gate by two people other than the
+requester, once; staging needs none."""
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from mcp import Client
 
-from console.attestation import APPROVAL_META, Approval, Attester, jwks
+from console.attestation import APPROVAL_META, Attester, Decision, Question, jwks
 from console.db import utcnow
-from tests.processes import start_http_server
+from tests.processes import serving_keys, start_http_server
 
 pytestmark = pytest.mark.anyio
 
 PRODUCTION = {"service": "billing", "environment": "production"}
 CONSOLE_KEY = Attester(Ed25519PrivateKey.generate())
-
-
-@contextmanager
-def serving_keys(keys: dict[str, Any]) -> Iterator[str]:
-    """A plain HTTP server publishing `keys` as the console would (its /.well-known/jwks.json)."""
-    body = json.dumps(keys).encode()
-
-    class Keys(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *_: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/.well-known/jwks.json"
-    finally:
-        server.shutdown()
-        server.server_close()
+ISSUER = "http://console.test"
 
 
 @pytest.fixture(scope="module")
 def deployer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The deployer over HTTP: the audience it checks is its own URL, as the console registers it."""
     with serving_keys(jwks(CONSOLE_KEY.public_jwk())) as jwks_url:
-        env = {"DEPLOY_STATE_KEY": secrets.token_urlsafe(32), "DEPLOY_REQUIRE_APPROVAL_JWKS": jwks_url}
+        env = {
+            "DEPLOY_STATE_KEY": secrets.token_urlsafe(32),
+            "DEPLOY_REQUIRE_APPROVAL_JWKS": jwks_url,
+            "DEPLOY_APPROVAL_ISSUER": ISSUER,
+        }
         argv = [sys.executable, "-m", "console.demo.deployer"]
         with start_http_server(argv, env, tmp_path_factory.mktemp("deployer") / "server.txt") as server:
             yield server.url
 
 
+def by(*names: str) -> tuple[Decision, ...]:
+    now = utcnow()
+    return tuple(Decision(name, "cosign" if n else "accept", now) for n, name in enumerate(names))
+
+
 def attestation(
-    arguments: dict[str, Any], key: Attester = CONSOLE_KEY, minutes: float = 10
+    arguments: dict[str, Any],
+    audience: str,
+    *,
+    key: Attester = CONSOLE_KEY,
+    minutes: float = 10,
+    issuer: str = ISSUER,
+    kind: str = "gate",
+    decisions: tuple[Decision, ...] | None = None,
 ) -> dict[str, Any]:
+    """What the console sends after lead and ops approved dev's call at its gate (unless told otherwise)."""
     now = utcnow()
     token = key.sign(
-        issuer="http://console.test",
+        issuer=issuer,
+        audience=audience,
         call_id="call-1",
         server="deployer",
         method="tools/call",
         params={"name": "deploy", "arguments": arguments},
-        approvals=[Approval("lead", "accept", now), Approval("ops", "cosign", now)],
+        kind=kind,
+        requester="dev",
+        questions=[Question("gate" if kind == "gate" else "target", 2, decisions or by("lead", "ops"))],
         rule="rule-1",
         decided_at=now,
         minutes=minutes,
@@ -93,7 +87,7 @@ async def test_production_needs_the_consoles_approval_of_exactly_this_call_once(
     assert refused
     assert said.startswith("Not deployed: production needs the console's approval (the request carries no")
 
-    approved = attestation(PRODUCTION)
+    approved = attestation(PRODUCTION, deployer)
     assert await deploy(deployer, PRODUCTION, approved) == (
         False,
         "billing 2.4.1 is being deployed to production.",
@@ -107,19 +101,48 @@ async def test_production_needs_the_consoles_approval_of_exactly_this_call_once(
 @pytest.mark.parametrize(
     ("signed", "why"),
     [
-        (lambda: attestation({**PRODUCTION, "service": "auth-service"}), "arguments"),
+        (lambda url: attestation({**PRODUCTION, "service": "auth-service"}, url), "arguments"),
         (
-            lambda: attestation(PRODUCTION, key=Attester(Ed25519PrivateKey.generate())),
+            lambda url: attestation(PRODUCTION, url, key=Attester(Ed25519PrivateKey.generate())),
             "is not among the console's keys",
         ),
-        (lambda: attestation(PRODUCTION, minutes=-5), "expired"),
+        (lambda url: attestation(PRODUCTION, url, minutes=-5), "expired"),
+        (
+            lambda url: attestation(PRODUCTION, "urn:approval-console:server:hostile"),
+            "is for the audience 'urn:approval-console:server:hostile', not 'http://127.0.0.1:",
+        ),
+        (
+            lambda url: attestation(PRODUCTION, url, issuer="http://other-console.test"),
+            "issued by 'http://other-console.test', not 'http://console.test'",
+        ),
+        (
+            lambda url: attestation(PRODUCTION, url, decisions=by("lead")),
+            "records 1 approver (lead) besides the requester dev; 2 are required",
+        ),
+        (
+            lambda url: attestation(PRODUCTION, url, decisions=by("dev", "lead")),
+            "records 1 approver (lead) besides the requester dev; 2 are required",
+        ),
+        (
+            lambda url: attestation(PRODUCTION, url, kind="answer"),
+            "records an answer to the server's question, not an approval at the console's gate",
+        ),
     ],
-    ids=["for other arguments", "another key", "expired"],
+    ids=[
+        "for other arguments",
+        "another key",
+        "expired",
+        "a same-named server elsewhere",
+        "another console",
+        "one approver",
+        "the requester and one approver",
+        "an answer where a gate approves",
+    ],
 )
 async def test_an_attestation_for_anything_else_is_refused(
-    deployer: str, signed: Callable[[], dict[str, Any]], why: str
+    deployer: str, signed: Callable[[str], dict[str, Any]], why: str
 ) -> None:
-    refused, said = await deploy(deployer, PRODUCTION, signed())
+    refused, said = await deploy(deployer, PRODUCTION, signed(deployer))
     assert refused
     assert why in said
 
@@ -127,6 +150,54 @@ async def test_an_attestation_for_anything_else_is_refused(
 async def test_staging_needs_no_attestation(deployer: str) -> None:
     staging = {"service": "billing", "environment": "staging"}
     assert await deploy(deployer, staging) == (False, "billing 2.4.1 is being deployed to staging.")
+
+
+def refused_start(env: dict[str, str], *argv: str) -> str:
+    """What the deployer says when it refuses to start (exit status 2) with `env` added."""
+    started = subprocess.run(
+        [sys.executable, "-m", "console.demo.deployer", *argv],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode == 2, started.stderr
+    return started.stderr.strip()
+
+
+def test_without_an_issuer_or_an_audience_the_deployer_refuses_to_start(state_key: str) -> None:
+    keys = {"DEPLOY_STATE_KEY": state_key, "DEPLOY_REQUIRE_APPROVAL_JWKS": "https://keys.example/keys.json"}
+    assert refused_start(keys) == (
+        "deployer: refusing to start: set DEPLOY_APPROVAL_ISSUER: DEPLOY_REQUIRE_APPROVAL_JWKS does not end "
+        "with /.well-known/jwks.json"
+    )
+    stdio = {**keys, "DEPLOY_APPROVAL_ISSUER": ISSUER, "APPROVAL_CONSOLE_AUDIENCE": ""}
+    assert refused_start(stdio) == (
+        "deployer: refusing to start: set DEPLOY_APPROVAL_AUDIENCE: the console gave no "
+        "APPROVAL_CONSOLE_AUDIENCE (it gives it to the stdio servers it starts)"
+    )
+
+
+async def test_a_deployer_told_its_audience_accepts_only_attestations_for_it(
+    tmp_path: Path, state_key: str
+) -> None:
+    with serving_keys(jwks(CONSOLE_KEY.public_jwk())) as jwks_url:
+        env = {
+            "DEPLOY_STATE_KEY": state_key,
+            "DEPLOY_REQUIRE_APPROVAL_JWKS": jwks_url,
+            "DEPLOY_APPROVAL_ISSUER": ISSUER,
+            "DEPLOY_APPROVAL_AUDIENCE": "https://deploy.example/mcp",
+        }
+        argv = [sys.executable, "-m", "console.demo.deployer"]
+        with start_http_server(argv, env, tmp_path / "server.txt") as server:
+            refused, said = await deploy(server.url, PRODUCTION, attestation(PRODUCTION, server.url))
+            assert refused
+            assert "not 'https://deploy.example/mcp'" in said
+            approved = attestation(PRODUCTION, "https://deploy.example/mcp")
+            assert await deploy(server.url, PRODUCTION, approved) == (
+                False,
+                "billing 2.4.1 is being deployed to production.",
+            )
 
 
 def test_an_address_that_is_not_http_refuses_to_start(state_key: str) -> None:

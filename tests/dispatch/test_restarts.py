@@ -9,8 +9,11 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from sqlalchemy import select
 
-from console.mcp import Endpoint
+from console.mcp.models import McpServer
+from console.mcp.registry import endpoint_for
+from console.mcp.sealed import Outbound
 from tests.harness import TEAM, WAIT, result_text, running_console, seed, stdio_deployer, stdio_mrtr
 from tests.processes import console_process, read_log
 
@@ -57,7 +60,9 @@ async def test_mcp_server_killed_between_rounds_is_restarted_and_completes(
         first_pid = int(result_text(await console.call("mrtr", "pid", {})))
         call = await console.call("mrtr", "signed", {"item": "doc"})
         assert call["status"] == "awaiting_input"
-        ended = console.app.state.pool.ended(Endpoint.stdio(spec.command or [], spec.env))
+        async with console.app.state.factory() as session:
+            server = (await session.execute(select(McpServer).where(McpServer.name == "mrtr"))).scalar_one()
+        ended = console.app.state.pool.ended(endpoint_for(server, Outbound.of(console.app.state.settings)))
         os.kill(first_pid, signal.SIGKILL)
         with anyio.fail_after(WAIT):
             await ended.wait()  # the console noticed its child is gone
