@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.attestation import AttestationRefused, unverified_claims
 from console.audit import SYSTEM, Actor, record_event, record_refusal
 from console.audit.chain import EventContext, knows_context
 from console.calls.access import refuse_read_only
@@ -327,7 +328,11 @@ def record_started(
 
 
 def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str, Any] | None) -> None:
-    """The `request_sent` event of a job about to be sent, in the transaction that marks it sending."""
+    """The `request_sent` event of a job about to be sent, in the transaction that marks it sending; with
+    the id of the approval attestation it carries, if any."""
+    payload = {"kind": job.kind, "job": job.id, "attempt": job.attempts, "responses": responses}
+    if job.attestation is not None:
+        payload["attestation"] = _token_id(job.attestation)
     record_event(
         session=session,
         actor=SYSTEM,
@@ -335,7 +340,7 @@ def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str,
         subject_type="call",
         subject_id=job.call_id,
         call_id=job.call_id,
-        payload={"kind": job.kind, "job": job.id, "attempt": job.attempts, "responses": responses},
+        payload=payload,
     )
 
 
@@ -506,11 +511,15 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
     return await _reload(session, call_id)
 
 
-async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:
-    """Send again the request whose outcome was lost when a console process died.
+async def resend_interrupted(
+    *, session: AsyncSession, viewer: Viewer, call_id: str, now: datetime | None = None
+) -> Call:
+    """Send again the request whose outcome was lost when a console process died. A request people
+    approved goes with the attestation it was first sent with (the same id, so its server can refuse a
+    second use), and only until that expires: after that, only a new approval sends it.
 
     Raises:
-        NotFound, Forbidden, Conflict: the call is not interrupted.
+        NotFound, Forbidden, Conflict: the call is not interrupted, or its approval expired.
     """
     view = await view_call(session=session, viewer=viewer, call_id=call_id, attempt="resend")
     await _ensure_can_steer(session, viewer, view, "resend")
@@ -519,6 +528,8 @@ async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: 
             select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == "interrupted")
         )
     ).scalar_one_or_none()
+    if job is not None and job.attestation is not None:
+        _ensure_approval_holds(job.attestation, now or utcnow())
     result = await session.execute(
         update(Call)
         .where(Call.id == call_id, Call.status == "interrupted")
@@ -534,10 +545,33 @@ async def resend_interrupted(*, session: AsyncSession, viewer: Viewer, call_id: 
         subject_type="call",
         subject_id=call_id,
         call_id=call_id,
-        payload={"job": job.id, "kind": job.kind},
+        payload={"job": job.id, "kind": job.kind, "attestation": _token_id(job.attestation)},
     )
     await session.commit()
     return await _reload(session, call_id)
+
+
+def _ensure_approval_holds(attestation: str, now: datetime) -> None:
+    """Raises Conflict once the attestation the request was first sent with has expired."""
+    try:
+        expires = unverified_claims(attestation).expires_at
+    except AttestationRefused:
+        expires = None
+    if expires is None or expires <= now:
+        when = "" if expires is None else f" at {expires.isoformat().replace('+00:00', 'Z')}"
+        raise Conflict(
+            f"the approval this call was sent with expired{when}, so it is not sent again: only a new "
+            "approval sends it (make the call again)"
+        )
+
+
+def _token_id(attestation: str | None) -> str | None:
+    if attestation is None:
+        return None
+    try:
+        return unverified_claims(attestation).token_id
+    except AttestationRefused:
+        return None
 
 
 async def _ensure_can_steer(session: AsyncSession, viewer: Viewer, view: CallView, attempt: str) -> None:

@@ -1,13 +1,19 @@
 """Approval attestations end to end, against the real demo deployer process (over HTTP, so an attacker could
 send it what they hold): it deploys to production only with the console's attestation issued for itself,
 approved by two people other than the requester, of the right kind, once. A hostile server's attestation,
-a requester's own answer and a lone approver are refused; edited arguments are attested as sent."""
+a requester's own answer and a lone approver are refused; edited arguments are attested as sent; a resend
+after an interruption carries the same attestation, which the deployer refuses as a replay, and once that
+expired only a new approval sends the deploy."""
 
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,15 +30,17 @@ from console.attestation import (
 )
 from console.audit import SYSTEM
 from console.calls.models import DispatchJob
-from console.identity import create_token, create_user, team_by_name
+from console.calls.service import resend_interrupted
+from console.errors import Conflict
+from console.identity import Viewer, create_token, create_user, team_by_name
 from console.identity.credentials import CredentialCipher
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
-from tests.harness import REPO, SECRET_KEY, Console, Mrtr, ServerSpec, result_text, running_console
+from tests.harness import REPO, SECRET_KEY, Console, Mrtr, ServerSpec, result_text, running_console, user_id
 from tests.policies.setup import set_policy
-from tests.processes import ServerProcess, serving_keys, start_http_server
+from tests.processes import ServerProcess, serving_keys, start_http_server, worker_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -299,3 +307,94 @@ async def test_an_answer_after_an_edited_gate_is_attested_with_the_edit_and_its_
         assert claims.asked_arguments_sha256 == arguments_digest({"arguments": {"item": "asked"}})
         assert claims.edited_by == "lead"
     assert gate.token_id != answer.token_id
+
+
+def _worker(database_url: str, log: Path, *, fault: str = "") -> subprocess.Popen[bytes]:
+    return worker_process(
+        database_url,
+        log / f"worker-{fault or 'ok'}.txt",
+        CONSOLE_ENV="test",
+        CONSOLE_TEST_FAULT=fault,
+        CONSOLE_LEASE_SECONDS="1",
+        CONSOLE_REQUEST_TIMEOUT_SECONDS="10",
+        CONSOLE_DISPATCH_POLL_SECONDS="0.1",
+        CONSOLE_BASE_URL=ISSUER,
+    )
+
+
+@contextmanager
+def _healthy_worker(database_url: str, log: Path) -> Iterator[None]:
+    healthy = _worker(database_url, log)
+    try:
+        yield
+    finally:
+        healthy.terminate()
+        healthy.wait(timeout=PROCESS_TIMEOUT)
+
+
+async def _interrupted_after_approval(console: Console, database_url: str, tmp_path: Path) -> dict[str, Any]:
+    """A production deploy two approvers approved, sent to the deployer (which deploys it) by a worker that
+    died before recording the outcome: the call is interrupted."""
+    await gate_production(console)
+    call = await console.call("deployer", "deploy", PRODUCTION, wait=0)
+    await decide(console, call, "lead", "lead2", settle=False)
+    crashing = _worker(database_url, tmp_path, fault="crash_after_send")
+    assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+    with _healthy_worker(database_url, tmp_path):
+        interrupted = await console.settle(call["id"], after_round=0)
+    assert interrupted["status"] == "interrupted", interrupted
+    return interrupted
+
+
+async def test_a_resend_after_an_interruption_carries_the_same_attestation_which_the_deployer_refuses(
+    database_url: str, deployer: ServerProcess, tmp_path: Path
+) -> None:
+    servers = {"deployer": ServerSpec(url=deployer.url)}
+    async with running_console(database_url, servers, dispatcher=False) as console:
+        call = await _interrupted_after_approval(console, database_url, tmp_path)
+        first = await kept_attestation(console, call["id"])
+        resent = await console.client.post(f"/api/v1/calls/{call['id']}/resend", headers=console.auth("dev"))
+        assert resent.status_code == 200, resent.text
+        with _healthy_worker(database_url, tmp_path):
+            done = await console.settle(call["id"])
+        assert (await kept_attestation(console, call["id"])).token_id == first.token_id
+        [resend] = await console.audit_payloads("call_resent")
+    assert resend["attestation"] == first.token_id
+    assert outcome(done) == (
+        True,
+        REFUSED + f"the attestation {first.token_id} was used already (a replay)).",
+    )
+
+
+async def test_a_resend_after_the_attestation_expired_needs_a_new_approval(
+    database_url: str, deployer: ServerProcess, tmp_path: Path
+) -> None:
+    servers = {"deployer": ServerSpec(url=deployer.url)}
+    async with running_console(database_url, servers, dispatcher=False) as console:
+        call = await _interrupted_after_approval(console, database_url, tmp_path)
+        first = await kept_attestation(console, call["id"])
+        dev_id = await user_id(console, "dev")
+        async with console.app.state.factory() as session:
+            platform = await team_by_name(session=session, name="platform")
+            dev = Viewer(user_id=dev_id, user_name="dev", roles={platform.id: "member"})
+            with pytest.raises(Conflict) as refused:
+                await resend_interrupted(
+                    session=session,
+                    viewer=dev,
+                    call_id=call["id"],
+                    now=first.expires_at + timedelta(seconds=1),
+                )
+        expired = first.expires_at.isoformat().replace("+00:00", "Z")
+        assert refused.value.message == (
+            f"the approval this call was sent with expired at {expired}, so it is not sent again: only a new "
+            "approval sends it (make the call again)"
+        )
+        assert (await console.get_call(call["id"]))["status"] == "interrupted"
+
+        again = await console.call("deployer", "deploy", PRODUCTION, wait=0)
+        assert again["pending"][0]["kind"] == "gate"
+        await decide(console, again, "lead", "lead2", settle=False)
+        with _healthy_worker(database_url, tmp_path):
+            done = await console.settle(again["id"], after_round=0)
+        assert (await kept_attestation(console, again["id"])).token_id != first.token_id
+    assert outcome(done) == (False, DEPLOYED)
