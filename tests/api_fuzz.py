@@ -84,7 +84,10 @@ def fuzz(base: str, token: str, *, examples: int, known: dict[str, str]) -> Find
             findings.problems.append(f"an operation of the OpenAPI document is not valid: {result.err()}")
             continue
         operation = result.ok()
-        passes: list[tuple[GenerationMode, dict[str, str]]] = [(GenerationMode.POSITIVE, {}), (GenerationMode.NEGATIVE, {})]
+        passes: list[tuple[GenerationMode, dict[str, str]]] = [
+            (GenerationMode.POSITIVE, {}),
+            (GenerationMode.NEGATIVE, {}),
+        ]
         names = [parameter.name for parameter in operation.path_parameters]
         existing = {name: known[name] for name in names if name in known}
         if existing:
