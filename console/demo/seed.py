@@ -40,9 +40,11 @@ MAIL_DOMAIN = "demo.invalid"
 # The demo's production deploy policy: two approvers, not the requester, signed in within 5 minutes.
 DEPLOY_POLICY = {"required_approvals": 2, "no_self_approval": True, "step_up_minutes": 5}
 # A deploy that names production waits at an approval gate under that policy, before the deployer hears
-# of it; the approvers may change its arguments. The deployer checks the console's signed approval.
+# of it; the approvers may change its arguments. The deployer checks the console's signed approval. A
+# deploy that names no environment is no gate's: the deployer asks where, and that question is asked
+# under the same policy. Conditions fail closed, so the rule says that a missing environment is fine.
 PRODUCTION_GATE = {"gate": True, "allow_edit": True}
-PRODUCTION = 'environment == "production"'
+PRODUCTION = 'environment != null and environment == "production"'
 RELEASE: dict[str, object] = {"name": "deploy", "arguments": {"service": "auth-service"}}
 GATED_RELEASE: dict[str, object] = {
     "name": "deploy",
