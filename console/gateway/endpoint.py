@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+from mcp.server import Server
+from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
+from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import INVALID_PARAMS
 from starlette.types import Receive, Scope, Send
@@ -25,6 +29,21 @@ PATH = r"/mcp(?:/(?P<server>[^/]+))?"  # /mcp: every server of the team; /mcp/<s
 METHODS = ["GET", "POST", "DELETE"]
 
 
+class Sessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, with each 2025-11-25 session's transport given a store of its own: the
+    SDK would hand one store to every transport, and a store is not told whose events it keeps."""
+
+    def __init__(self, app: Server[Any], events: RecentEvents, **options: Any) -> None:
+        super().__init__(app=app, event_store=None, **options)
+        self.events = events
+
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None:
+            transport._event_store = self.events.for_session()
+        return transport
+
+
 class Gateway:
     """An ASGI app for `PATH`; `running()` must be entered for the app's lifetime."""
 
@@ -33,9 +52,9 @@ class Gateway:
         self._base_url = settings.base_url
         self.seal = StateSeal(secret_text(settings))
         self.subscriptions = Subscriptions()
-        self._manager = StreamableHTTPSessionManager(
-            app=build_server(self.memo),
-            event_store=RecentEvents(),
+        self._manager = Sessions(
+            build_server(self.memo),
+            RecentEvents(),
             retry_interval=RETRY_MS,
             max_request_body_size=settings.max_params_bytes,
         )
