@@ -1,6 +1,7 @@
 """Which sites may reach the gateway: a request's Host, and its Origin when a browser sent one, must name
 the console's own host (its base URL) or a loopback name. A page on another site that got an agent's
-token, or a DNS name rebound to the console's address, is refused before anything else."""
+token, or a DNS name rebound to the console's address, is refused before anything else; so is a page
+whose origin a browser hides (`Origin: null`: a sandboxed frame, a local file), whose site is unknown."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ def refused_site(scope: Scope, base_url: str) -> str | None:
     if host is None or not _allowed(host, ours):
         return "the Host header does not name this console"
     origin = headers.get(b"origin")
-    if origin is not None and origin != "null":
+    if origin == "null":
+        return "requests from pages whose origin the browser hides (Origin: null) are refused"
+    if origin is not None:
         origin_host = urlsplit(origin).hostname
         if origin_host is None or not _allowed(origin_host, ours):
             return "requests from other sites' pages are refused (Origin)"

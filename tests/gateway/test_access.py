@@ -57,12 +57,20 @@ async def test_without_a_valid_token_the_answer_is_401_with_a_challenge_and_no_t
 async def test_a_page_of_another_site_or_a_rebound_host_name_is_refused_though_the_token_is_good(
     console: Console,
 ) -> None:
-    for foreign in ({"Origin": "https://evil.example"}, {"Host": "evil.example"}, {"Host": "127.0.0.1.evil"}):
+    foreign_sites = (
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},  # a sandboxed frame or a local file: a page whose site the browser hides
+        {"Host": "evil.example"},
+        {"Host": "127.0.0.1.evil"},
+    )
+    for foreign in foreign_sites:
         refused = await mcp(console, "tools/list", who="dev", extra_headers=foreign)
         assert refused.status_code == 403, (foreign, refused.text)
         assert "deploy" not in refused.text
+    hidden = await mcp(console, "tools/list", who="dev", extra_headers={"Origin": "null"})
+    assert "(Origin: null)" in payload(hidden)["error"]["message"]
     own = console.app.state.settings.base_url
-    for fine in ({"Origin": own}, {"Origin": "null"}, {"Host": "localhost:3000"}):
+    for fine in ({"Origin": own}, {"Host": "localhost:3000"}):
         assert "deployer__deploy" in tool_names(
             await mcp(console, "tools/list", who="dev", extra_headers=fine)
         )
