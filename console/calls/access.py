@@ -37,7 +37,7 @@ async def refuse_read_only(
         subject_id=subject_id,
         call_id=call_id,
         team_id=team_id,
-        payload={"attempt": attempt, "reason": READ_ONLY},
+        payload={"attempt": attempt, "reason": READ_ONLY, "role": viewer.role_in(team_id)},
     )
     await session.commit()
     raise Forbidden(READ_ONLY)

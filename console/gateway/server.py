@@ -15,6 +15,7 @@ from mcp import MCPError
 from mcp.server import Server
 from mcp.server.caching import CacheableMethod, CacheHint
 
+from console.calls.access import refuse_read_only
 from console.calls.service import view_call
 from console.errors import ConsoleError, McpError
 from console.gateway import context, forwarding, rounds, tasks
@@ -189,7 +190,9 @@ async def _set_log_level(ctx: Context, params: types.SetLevelRequestParams) -> d
 
 async def _complete_argument(ctx: Context, params: types.CompleteRequestParams) -> dict[str, Any]:
     """Completions for a prompt's or resource template's argument, asked of the server that listed it
-    (directly: completing what a person types has no effects, so it is no console call)."""
+    (directly, as no console call: completing what a person types has no effects). The server still
+    runs what it is asked, so a read-only caller is refused (and recorded) as for a call."""
+    await _refuse_read_only(ctx, "completion/complete")
     if isinstance(params.ref, types.PromptReference):
         entry = (await _catalog(ctx, "prompts")).prompts.get(params.ref.name)
         if entry is None:
@@ -210,6 +213,24 @@ async def _complete_argument(ctx: Context, params: types.CompleteRequestParams) 
     except McpError as exc:
         raise MCPError(exc.rpc_code or types.INTERNAL_ERROR, exc.message, exc.data) from None
     return _complete(forwarding.as_ours(result))
+
+
+async def _refuse_read_only(ctx: Context, attempt: str) -> None:
+    services, principal = context.services(ctx), context.caller(ctx)
+    if not principal.viewer.read_only_in(principal.team_id):
+        return
+    try:
+        async with services.factory() as session:
+            await refuse_read_only(
+                session=session,
+                viewer=principal.viewer,
+                team_id=principal.team_id,
+                attempt=attempt,
+                subject_type="team",
+                subject_id=principal.team_id,
+            )
+    except ConsoleError as exc:
+        raise context.as_mcp_error(exc) from None
 
 
 async def _forwarded(
