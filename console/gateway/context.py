@@ -57,7 +57,8 @@ def only_server(ctx: Context) -> str | None:
 
 def run_key(ctx: Context) -> RunKey:
     """The run a request belongs to: one the agent names, else its 2025-11-25 session's, else one per token
-    and day (2026-07-28 requests are each on their own)."""
+    and day (2026-07-28 requests are each on their own). Each key is the caller's own: a session id sent
+    by someone else files their requests under a run of theirs."""
     request, principal = request_of(ctx), caller(ctx)
     client = ctx.session.client_params
     info = client.client_info if client is not None else None
@@ -69,7 +70,8 @@ def run_key(ctx: Context) -> RunKey:
     session_id = request.headers.get(SESSION_HEADER)
     now = datetime.now(UTC)
     if session_id:
-        return RunKey(f"session:{session_id}", f"{agent} session, {now:%Y-%m-%d %H:%M} UTC", agent)
+        title = f"{agent} session, {now:%Y-%m-%d %H:%M} UTC"
+        return RunKey(f"session:{principal.user_id}:{session_id}", title, agent)
     day = f"{now:%Y-%m-%d}"
     return RunKey(f"token:{principal.token_id}:{day}", f"{agent} on {day}", agent)
 

@@ -11,8 +11,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from sqlalchemy import select
 
-from tests.harness import WAIT, Console, Mrtr, running_console, stdio_deployer
+from console.calls.models import Call, Run
+from tests.gateway.agents import mcp, payload
+from tests.harness import WAIT, Console, Mrtr, running_console, stdio_deployer, user_id
 from tests.site import Site
 
 pytestmark = pytest.mark.anyio
@@ -136,3 +139,23 @@ async def test_a_sessions_id_is_refused_to_another_user_an_auditor_and_another_t
         )
         assert resumed.status_code == 404, (who, resumed.text)
         assert "deploy" not in listed.text + resumed.text
+
+
+async def test_a_session_id_another_user_sends_files_their_calls_under_a_run_of_their_own(
+    console: Console,
+) -> None:
+    devs = await open_session(console.client, console.auth("dev"))
+    lead_first = await mcp(
+        console, "tools/call", complete_now("lead"), who="lead", extra_headers={"Mcp-Session-Id": devs.id}
+    )
+    assert payload(lead_first)["result"]["content"][0]["text"] == "hello lead"
+    answered = (await devs.request(1, "tools/call", complete_now("dev")))[-1].message
+    assert answered is not None
+    assert answered["result"]["content"][0]["text"] == "hello dev", answered
+    async with console.app.state.factory() as session:
+        owners = await session.execute(
+            select(Run.owner_id, Run.gateway_key).join(Call, Call.run_id == Run.id)
+        )
+        runs = set(owners.all())
+    assert {owner for owner, _key in runs} == {await user_id(console, "dev"), await user_id(console, "lead")}
+    assert len(runs) == 2  # a run each, under a key of its own
