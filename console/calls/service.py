@@ -419,22 +419,23 @@ def _check_params(method: str, params: dict[str, Any]) -> dict[str, str]:
 
 
 async def view_call(
-    *, session: AsyncSession, viewer: Viewer, call_id: str, attempt: str = "view"
+    *, session: AsyncSession, viewer: Viewer, call_id: str, attempt: str = "view", own: bool = False
 ) -> CallView:
-    """The call with its pending questions, if the caller may see it.
+    """The call with its pending questions, if the caller may see it; with `own`, only if it is in a run
+    of theirs (an agent following its own call: nobody else's agent follows it, whoever may look at it).
 
     Raises:
-        NotFound: no such call in the caller's team (recorded as `access_refused`, named by `attempt`,
-            when the call exists).
+        NotFound: no such call in the caller's team, or not theirs with `own` (recorded as
+            `access_refused`, named by `attempt`, when the call exists).
     """
     await reads_without_begin(session)
     row = (await session.execute(_CALL_TO_VIEW, {"call_id": call_id})).one_or_none()
     if row is None:
         raise NotFound(f"no call {call_id!r}")
     call, run, server_name = row
-    if not may_see_run(viewer, run):
-        reason = OUTSIDER if viewer.role_in(run.team_id) is None else "a member sees only their own runs"
-        await _refuse_call(session, viewer, call.id, attempt, reason)
+    hidden = _hidden_because(viewer, run, own=own)
+    if hidden is not None:
+        await _refuse_call(session, viewer, call.id, attempt, hidden)
         raise NotFound(f"no call {call_id!r}")
     questions: list[PendingQuestion] = []
     if call.status == "awaiting_input":  # the only state in which a call has pending questions
@@ -622,6 +623,16 @@ async def _reload(session: AsyncSession, call_id: str) -> Call:
 
 def may_see_run(viewer: Viewer, run: Run) -> bool:
     return viewer.sees_run(run.team_id, run.owner_id)
+
+
+def _hidden_because(viewer: Viewer, run: Run, *, own: bool) -> str | None:
+    if viewer.role_in(run.team_id) is None:
+        return OUTSIDER
+    if not may_see_run(viewer, run):
+        return "a member sees only their own runs"
+    if own and run.owner_id != viewer.user_id:
+        return "only the run's owner follows its calls from an agent"
+    return None
 
 
 def is_terminal(status: str) -> bool:

@@ -288,15 +288,15 @@ async def _await(ctx: Context, arguments: dict[str, Any]) -> forwarding.Outcome:
 
 
 async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcome:
-    """Hold an existing call (the caller must be allowed to see it); with `offer`, its questions go to the
-    agent's client as for a new call.
+    """Hold an existing call of the caller's own runs; with `offer`, its questions go to the agent's
+    client as for a new call.
 
     Raises:
-        ConsoleError: the caller may not see the call (recorded).
+        ConsoleError: the call is not the caller's (recorded).
     """
     services, principal = context.services(ctx), context.caller(ctx)
     async with services.factory() as session:
-        await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await")
+        await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await", own=True)
 
     logs = context.log_follower(ctx)
 

@@ -115,10 +115,8 @@ async def _outcome(services: forwarding.Services, principal: Principal, task_id:
     try:
         async with services.factory() as session:
             view = await calls.view_call(
-                session=session, viewer=principal.viewer, call_id=task_id, attempt="task"
+                session=session, viewer=principal.viewer, call_id=task_id, attempt="task", own=True
             )
-            if view.owner_id != principal.user_id:
-                raise NotFound(f"no task {task_id!r}")
             waiting = await waiting_on(session=session, call_id=task_id) if view.pending else []
             asking = view.call.status == "awaiting_input"
             asks = await pending_agent_requests(session=session, call_id=task_id) if asking else []

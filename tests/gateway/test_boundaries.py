@@ -1,5 +1,6 @@
-"""What one user's gateway session and event ids are worth to anyone else: another user of the same team,
-an auditor, another team's token each get a refusal or nothing of the other's."""
+"""What one user's gateway session, event, task and call ids are worth to anyone else: another user of
+the same team, an auditor, another team's token each get a refusal or nothing of the other's. Task ids
+are tried in test_tasks.py (`test_nobody_else_sees_or_steers_a_task_and_tasks_need_the_extension`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from console.audit.models import AuditEvent
 from console.calls.models import Call, Run
 from tests.gateway.agents import mcp, payload
 from tests.harness import WAIT, Console, Mrtr, running_console, stdio_deployer, user_id
@@ -139,6 +141,28 @@ async def test_a_sessions_id_is_refused_to_another_user_an_auditor_and_another_t
         )
         assert resumed.status_code == 404, (who, resumed.text)
         assert "deploy" not in listed.text + resumed.text
+
+
+async def test_console_await_follows_only_the_callers_own_call_and_others_are_recorded(
+    console: Console,
+) -> None:
+    call = await console.call("mrtr", "complete_now", {"x": "team-secret"})
+    awaited = {"name": "console__await", "arguments": {"call_id": call["id"]}}
+    mine = payload(await mcp(console, "tools/call", awaited, who="dev"))
+    assert mine["result"]["content"][0]["text"] == "hello team-secret"
+    for who in OTHERS:
+        refused = await mcp(console, "tools/call", awaited, who=who)
+        assert payload(refused)["error"]["message"] == f"no call {call['id']!r}", (who, refused.text)
+        assert "team-secret" not in refused.text
+    async with console.app.state.factory() as session:
+        query = select(AuditEvent).where(
+            AuditEvent.action == "access_refused", AuditEvent.call_id == call["id"]
+        )
+        recorded = {
+            (e.actor_id, json.loads(e.payload_json)["attempt"])
+            for e in (await session.execute(query)).scalars()
+        }
+    assert recorded == {(await user_id(console, who), "await") for who in OTHERS}
 
 
 async def test_a_session_id_another_user_sends_files_their_calls_under_a_run_of_their_own(

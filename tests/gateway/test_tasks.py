@@ -113,7 +113,7 @@ async def test_a_task_the_owner_may_answer_asks_the_client_and_tasks_update_deci
 
 async def test_nobody_else_sees_or_steers_a_task_and_tasks_need_the_extension(console: Console) -> None:
     task = await deploy_task(console)
-    for who in ("lead", "outsider"):
+    for who in ("lead", "viewer", "outsider"):  # another user of the team, an auditor, another team
         for method in ("tasks/get", "tasks/cancel"):
             refused = await rpc(console, method, {"taskId": task["taskId"]}, who=who)
             assert refused["error"]["code"] == -32602, refused
