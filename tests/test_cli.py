@@ -148,6 +148,32 @@ def test_cli_refuses_bad_input_with_a_clear_message(database_url: str, tmp_path:
     ), no_hold.stderr
 
 
+def test_cli_refuses_a_server_name_that_could_make_gateway_names_ambiguous_and_lists_old_ones_as_such(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    assert console("teams", "add", "platform", url=sqlite_url, cwd=tmp_path).returncode == 0
+    server = ("--team", "platform", "--url", "http://127.0.0.1:9/mcp", "--internal")
+    for name, problem in (
+        ("hostile__b", "no '__' and no '_' at the end"),
+        ("my.server", "only letters, digits, '-' and '_'"),
+        ("console", "'console' is reserved"),
+    ):
+        refused = console("servers", "add", name, *server, url=sqlite_url, cwd=tmp_path)
+        assert refused.returncode == 1
+        assert refused.stderr.splitlines()[0] == "error: invalid server name"
+        assert refused.stderr.splitlines()[1].startswith(f"  name: {problem}"), refused.stderr
+    for name in ("hostile", "older"):
+        assert console("servers", "add", name, *server, url=sqlite_url, cwd=tmp_path).returncode == 0
+    with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:  # as registered before such names were refused
+        db.execute("UPDATE mcp_server SET name = 'hostile__b' WHERE name = 'older'")
+    listed = console("servers", "list", url=sqlite_url, cwd=tmp_path).stdout.splitlines()
+    assert listed[0] == "platform\thostile\thttp\thttp://127.0.0.1:9/mcp"
+    assert listed[1].startswith(
+        "platform\thostile__b\thttp\thttp://127.0.0.1:9/mcp\tname may make names at /mcp"
+    )
+    assert listed[1].endswith("add the server again under another name")
+
+
 def test_cli_registers_servers_behind_oauth_and_refuses_a_team_account_without_credentials(
     sqlite_url: str, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ from console.identity.models import Team
 from console.mcp.admin import ServerSettings
 from console.mcp.admin_roots import roots_for_server
 from console.mcp.models import McpServer
+from console.mcp.names import server_name_problem
 from console.mcp.registry import endpoint_for
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
@@ -230,8 +231,11 @@ async def throwaway(target: Target, seconds: float) -> AsyncIterator[ScriptedCon
     as long as a whole call may take."""
     # Its own key: values are sealed in the throwaway database as in any other.
     settings = {"secret_key": secrets.token_urlsafe(32), "request_timeout_seconds": seconds}
+    # A server named before names ambiguous at the gateway were refused cannot be registered under that
+    # name again; the throwaway console holds this one server, so any name does.
+    name = target.name if server_name_problem(target.name) is None else UNREGISTERED
     async with scripted_console(**settings) as console:
-        await console.seed(target.name, target.settings, target.roots)
+        await console.seed(name, target.settings, target.roots)
         yield console
 
 

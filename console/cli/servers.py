@@ -24,6 +24,7 @@ from console.mcp.admin import (
     set_disabled,
     settings_of,
 )
+from console.mcp.names import server_name_problem
 from console.mcp.probe import probe_server
 from console.mcp.registry import describe_server, list_servers
 from console.mcp.sealed import Outbound
@@ -218,12 +219,25 @@ def _servers_list(settings: Settings, _args: Any) -> int:
         return [
             f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{describe_server(s)}"
             + ("\tdisabled" if s.disabled else "")
+            + _ambiguous(s.name)
             for s in await list_servers(session=session)
         ]
 
     for line in run_with_session(settings, rows):
         say(line)
     return 0
+
+
+def _ambiguous(name: str) -> str:
+    """What `servers list` says of a name, registered before such names were refused, that could make
+    names at the gateway's /mcp ambiguous."""
+    problem = server_name_problem(name)
+    if problem is None:
+        return ""
+    return (
+        f"\tname may make names at /mcp ambiguous ({problem}); such names are withheld there: "
+        "add the server again under another name"
+    )
 
 
 def _servers_edit(settings: Settings, args: Any) -> int:

@@ -1,5 +1,10 @@
 """What an agent sees at `/mcp` (every enabled server of its team, names prefixed) or `/mcp/<server>`
-(one server, names unchanged), and which server each name or resource URI belongs to."""
+(one server, names unchanged), and which server each name or resource URI belongs to.
+
+A name is never given to whichever server listed it first: one that two items would share (possible
+only with a server name `mcp/names.py` now refuses, or a server whose own names meet), or that is the
+console's own, is withheld and logged; so is a resource URI that two servers list or whose templates fit.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
 from console.config import Settings
 from console.errors import McpError
-from console.gateway.names import gateway_name
 from console.identity import Principal
 from console.identity.credentials import SecretMissing
 from console.mcp.connection import Listing
 from console.mcp.endpoint import Endpoint
+from console.mcp.names import gateway_name, is_own
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import list_servers, server_by_name
 from console.mcp.sealed import Outbound
@@ -52,6 +57,7 @@ class Catalog:
     prompts: dict[str, Entry] = field(default_factory=dict)
     resources: dict[str, Entry] = field(default_factory=dict)
     templates: list[Entry] = field(default_factory=list)
+    withheld: set[tuple[Listing, str]] = field(default_factory=set)  # names and URIs two items share
 
     def shown(self, kind: Listing) -> list[dict[str, Any]]:
         """The listing as the agent sees it."""
@@ -63,16 +69,29 @@ class Catalog:
         return [{**entry.item, "name": name} for name, entry in named.items()]
 
     def server_of_uri(self, uri: str) -> Upstream | None:
-        """The server that listed the resource, else the one whose template's fixed start fits it best."""
+        """The server that listed the resource, else the one whose templates' fixed starts fit it; None
+        when two servers list it, or fit it and none lists it (it is read at /mcp/<server>)."""
+        if ("resources", uri) in self.withheld:
+            return None
         listed = self.resources.get(uri)
         if listed is not None:
             return listed.upstream
-        fitting = [
-            (len(start), entry.upstream)
+        fitting = self._fitting(uri)
+        return next(iter(fitting.values())) if len(fitting) == 1 else None
+
+    def unrouted(self, uri: str) -> str:
+        """Why `server_of_uri` found no server for the URI."""
+        if ("resources", uri) in self.withheld or self._fitting(uri):
+            return f"more than one server here lists {uri!r}: ask one of them at /mcp/<server>"
+        return f"no server here lists the resource {uri!r}"
+
+    def _fitting(self, uri: str) -> dict[str, Upstream]:
+        """The servers with a template whose fixed start the URI begins with."""
+        return {
+            entry.upstream.name: entry.upstream
             for entry in self.templates
             if (start := str(entry.item.get("uriTemplate", "")).split("{", 1)[0]) and uri.startswith(start)
-        ]
-        return max(fitting, key=lambda fit: fit[0])[1] if fitting else None
+        }
 
 
 async def upstreams(
@@ -140,12 +159,29 @@ def _add(catalog: Catalog, kind: Listing, entry: Entry) -> None:
     if kind == "resourceTemplates":
         catalog.templates.append(entry)
         return
+    server = entry.upstream.name
     if kind == "resources":
-        catalog.resources.setdefault(str(entry.item.get("uri", "")), entry)
-        return
-    named = catalog.tools if kind == "tools" else catalog.prompts
-    name = gateway_name(entry.upstream.name, entry.upstream_name) if catalog.prefixed else entry.upstream_name
-    if name in named:
-        logger.warning("gateway: %s %r of %s hidden: the name is taken", kind, name, entry.upstream.name)
-        return
-    named[name] = entry
+        named, name, item = catalog.resources, str(entry.item.get("uri", "")), ""
+    else:
+        named = catalog.tools if kind == "tools" else catalog.prompts
+        name = item = entry.upstream_name
+        if catalog.prefixed:
+            name = gateway_name(server, item)
+        if is_own(name):
+            logger.warning("gateway: %s %r of %s withheld: the name is the console's own", kind, name, server)
+            return
+    held = named.get(name)
+    if (kind, name) in catalog.withheld:
+        logger.warning("gateway: %s %r of %s withheld: the name is ambiguous", kind, name, server)
+    elif held is None:
+        named[name] = entry
+    elif held.upstream.name != server or (kind != "resources" and held.upstream_name != item):
+        del named[name]
+        catalog.withheld.add((kind, name))
+        logger.warning(
+            "gateway: %s %r of %s and of %s withheld: the name is ambiguous (see console servers list)",
+            kind,
+            name,
+            held.upstream.name,
+            server,
+        )

@@ -149,7 +149,7 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
         catalog = await _catalog(ctx, "resources", "resourceTemplates")
         upstream = catalog.server_of_uri(uri)
         if upstream is None:
-            raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}", {"uri": uri})
+            raise MCPError(types.INVALID_PARAMS, catalog.unrouted(uri), {"uri": uri})
         outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
     base_url = context.services(ctx).settings.base_url
     outcome, handed = await _handed_over(ctx, "resources/read", outcome, params)
@@ -160,9 +160,10 @@ async def _subscribe(ctx: Context, params: types.SubscribeRequestParams) -> dict
     """A 2025-11-25 session's subscription to a resource, heard from the server that lists it (directly:
     hearing of a change has no effects, so it is no console call; reading the resource again is)."""
     uri = str(params.uri)
-    upstream = (await _catalog(ctx, "resources", "resourceTemplates")).server_of_uri(uri)
+    catalog = await _catalog(ctx, "resources", "resourceTemplates")
+    upstream = catalog.server_of_uri(uri)
     if upstream is None:
-        raise MCPError(types.INVALID_PARAMS, f"no server here lists the resource {uri!r}", {"uri": uri})
+        raise MCPError(types.INVALID_PARAMS, catalog.unrouted(uri), {"uri": uri})
     if not await context.subscriptions(ctx).subscribe(upstream, uri):
         message = f"{upstream.name} does not tell of changes to {uri!r}"
         raise MCPError(types.INVALID_PARAMS, message, {"uri": uri})
@@ -202,9 +203,10 @@ async def _complete_argument(ctx: Context, params: types.CompleteRequestParams) 
             update={"name": entry.upstream_name}
         )
     else:
-        found = (await _catalog(ctx, "resources", "resourceTemplates")).server_of_uri(params.ref.uri)
+        catalog = await _catalog(ctx, "resources", "resourceTemplates")
+        found = catalog.server_of_uri(params.ref.uri)
         if found is None:
-            raise MCPError(types.INVALID_PARAMS, f"no server here lists {params.ref.uri!r}")
+            raise MCPError(types.INVALID_PARAMS, catalog.unrouted(params.ref.uri))
         upstream, ref = found, params.ref
     try:
         result = await context.services(ctx).pool.complete(

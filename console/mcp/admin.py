@@ -42,6 +42,7 @@ from console.identity.teams import (
 from console.identity.viewer import Viewer
 from console.mcp.addresses import url_refusal
 from console.mcp.models import McpServer
+from console.mcp.names import server_name_problem
 from console.mcp.registry import describe_server
 from console.mcp.sealed import (
     NO_KEY,
@@ -175,13 +176,16 @@ async def create_server(
     """Register a server in the team; the one way servers are added (pages, CLI, demo, tests).
 
     Raises:
-        NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors), Conflict
-        (name taken).
+        NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors; a name that
+        could make names at the gateway's /mcp ambiguous too), Conflict (name taken).
     """
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     name = check_name("server", name)
     if name in RESERVED_NAMES:
         raise InvalidInput("invalid server name", {"name": f"{name!r} is reserved"})
+    ambiguous = server_name_problem(name)
+    if ambiguous is not None:
+        raise InvalidInput("invalid server name", {"name": ambiguous})
     server = McpServer(id=new_id(), team_id=team.id, name=name, internal=False)
     await _authorize(session, by, team, server, settings, new=True)
     url_error = await _address_error(server, settings, outbound)

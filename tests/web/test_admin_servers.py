@@ -200,6 +200,23 @@ async def test_secret_values_are_never_shown_and_a_blank_value_keeps_the_stored_
         assert await audit_count(console, "server_changed") >= 1
 
 
+async def test_a_server_name_that_could_make_gateway_names_ambiguous_is_refused_next_to_the_name(
+    database_url: str,
+) -> None:
+    async with running_console(database_url, {}) as console:
+        await promote(console, "lead", role="admin", site_admin=True)
+        async with signed_in(console, "lead") as lead:
+            form = {"name": "hostile__b", "transport": "stdio", "command": "python -m some_server"}
+            refused = await lead.client.post(f"{BASE}/servers", data={"csrf_token": lead.csrf, **form})
+            assert refused.status_code == 422
+            error = one(html(refused), "#server-name ~ .field-error").get_text()
+            assert "no '__'" in error
+            assert "/mcp" in error
+            assert one(html(refused), "#server-name").get("value") == "hostile__b"  # kept, to correct it
+            async with console.app.state.factory() as session:
+                assert (await session.execute(select(McpServer))).scalars().all() == []
+
+
 async def test_a_server_that_cannot_start_reports_a_clear_error(database_url: str) -> None:
     async with running_console(database_url, {}) as console:
         await promote(console, "lead", role="admin", site_admin=True)
