@@ -16,6 +16,7 @@ from console.config import Settings
 from console.errors import InvalidInput
 from console.identity.models import Team
 from console.mcp.admin import (
+    OAUTH_CLIENT_VALUES,
     Edited,
     ServerSettings,
     create_server,
@@ -277,9 +278,11 @@ def _servers_edit(settings: Settings, args: Any) -> int:
     edited = run_with_session(settings, edit)
     say(f"server {args.name} in {args.team} saved")
     if edited.dropped:
+        oauth = set(edited.dropped) & set(OAUTH_CLIENT_VALUES)
+        options = "--header, --env or the --oauth-client-… options" if oauth else "--header or --env"
         say(
             f"it points elsewhere now, so the stored values of {', '.join(sorted(edited.dropped))} were "
-            "dropped: give them again with --header or --env"
+            f"dropped: give them again with {options}"
         )
     if edited.credentials_dropped:
         count = edited.credentials_dropped

@@ -1,14 +1,17 @@
 """Team admins manage their MCP servers: add, edit, disable and enable, with every change audited.
 
 `by` is the person acting; `None` is the operator (the CLI, the demo's seed), who may do anything a site
-admin may. Only site admins and the operator add or change stdio servers (they run a program on the
-console's host) and mark servers internal (allowed on loopback and private addresses); team admins add
-and change HTTP servers on public addresses, and enable or disable any server of their team.
+admin may. Whatever names something on the console's host is theirs alone (console/identity/host_settings.py):
+a stdio server (a program, its environment), marking a server internal (allowed on loopback and private
+addresses) and where an internal server points, a URL on such an address, and a team account's workload
+identity token file. Team admins add and change HTTP servers on public addresses, and enable or disable
+any server of their team.
 
-Header and environment values may be credentials: they are stored sealed, sent to the server, and never
-handed back. `ServerSettings` read from a server carries their names with `None` values; `None` in an
-edit keeps the value already stored, unless the edit changes where the server points: then only the
-values entered again are kept.
+Header and environment values, and a hand-registered OAuth client's secret and key, may be credentials:
+they are stored sealed, sent to the server, and never handed back. `ServerSettings` read from a server
+carries header and environment names with `None` values; `None` in an edit keeps the value already
+stored, unless the edit changes where the server points: then only the values entered again are kept
+(the OAuth client's secret, key and workload identity token file too, and the team account's token).
 """
 
 from __future__ import annotations
@@ -28,17 +31,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
 from console.db import flush_unique, new_id
-from console.errors import Forbidden, InvalidInput, NotFound
+from console.errors import InvalidInput, NotFound
 from console.identity.credentials import SecretMissing, forget_server_credentials
+from console.identity.host_settings import only_site_admin
 from console.identity.models import Team
-from console.identity.teams import (
-    MemberRow,
-    actor_of,
-    check_name,
-    is_site_admin,
-    members_of,
-    require_team_admin,
-)
+from console.identity.teams import MemberRow, actor_of, check_name, members_of, require_team_admin
 from console.identity.viewer import Viewer
 from console.mcp.addresses import url_refusal
 from console.mcp.models import McpServer
@@ -61,6 +58,8 @@ MAX_CLIENT_ID = 500
 MAX_PATH = 1000
 MAX_HOLD_SECONDS = 7 * 24 * 3600
 RESERVED_NAMES = ("new",)  # /servers/new is the form for adding one
+# What a move drops of a hand-registered OAuth client unless entered again, as the page names them.
+OAUTH_CLIENT_VALUES = ("OAuth client secret", "OAuth client key", "workload identity token file")
 
 
 @dataclass(frozen=True)
@@ -83,8 +82,8 @@ class ServerSettings:
     oauth_team: bool = False
     oauth_client_key: str | None = None
     # Or workload identity federation (RFC 7523 JWT bearer): the file where the platform keeps the
-    # console's identity token, read at each token request; "" for none.
-    oauth_workload_token_file: str = ""
+    # console's identity token, read at each token request; "" for none, None: as it is (a new server: none).
+    oauth_workload_token_file: str | None = None
     # Or each person's grant from enterprise-managed authorization: their single sign-on ID token
     # exchanged at the OpenID provider, then presented by the client above (with its secret).
     oauth_enterprise: bool = False
@@ -122,11 +121,7 @@ def settings_of(server: McpServer) -> ServerSettings:
         oauth=server.credential_mode in ("oauth", "oauth_team"),
         oauth_team=server.credential_mode == "oauth_team",
         oauth_client_id=json.loads(server.oauth_client_json)["client_id"] if server.oauth_client_json else "",
-        oauth_workload_token_file=(
-            json.loads(server.oauth_client_json).get("workload_token_file") or ""
-            if server.oauth_client_json
-            else ""
-        ),
+        oauth_workload_token_file=_workload_of(server) or "",
         oauth_enterprise=bool(
             server.oauth_client_json and json.loads(server.oauth_client_json).get("enterprise") is True
         ),
@@ -187,8 +182,7 @@ async def create_server(
     if ambiguous is not None:
         raise InvalidInput("invalid server name", {"name": ambiguous})
     server = McpServer(id=new_id(), team_id=team.id, name=name, internal=False)
-    await _authorize(session, by, team, server, settings, new=True)
-    url_error = await _address_error(server, settings, outbound)
+    url_error = await _authorize(session, by, team, server, settings, outbound, new=True)
     changed, _dropped = _apply(server, settings, outbound, url_error)
     session.add(server)
     await flush_unique(session, f"server {name!r} already exists in {team_name}")
@@ -208,14 +202,14 @@ async def edit_server(
 ) -> Edited:
     """Change a server's settings; a header or environment value of `None` keeps the stored one, unless
     the server now points elsewhere (another URL, command or transport): then every value not entered
-    again is dropped, and so are the people's own credentials for it.
+    again is dropped (the OAuth client's secret, key and workload identity token file too), and so are the
+    team account's token and the people's own credentials for it.
 
     Raises:
         NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors).
     """
     team, server = await _server(session, by, team_name, name)
-    await _authorize(session, by, team, server, settings, new=False)
-    url_error = await _address_error(server, settings, outbound)
+    url_error = await _authorize(session, by, team, server, settings, outbound, new=False)
     changed, dropped = _apply(server, settings, outbound, url_error)
     forgotten: list[str] = []
     if _moved(changed):
@@ -269,46 +263,60 @@ async def _authorize(
     team: Team,
     server: McpServer,
     settings: ServerSettings,
+    outbound: Outbound,
     *,
     new: bool,
-) -> None:
-    """Refuse (and record) what only a site admin may do, then end the transaction: the address check
-    that follows may wait on name resolution.
+) -> str | None:
+    """Refuse (and record) a setting that names something on the console's host unless `by` is a site
+    admin, ending the transaction first: the address check may wait on name resolution. For a site admin,
+    why the URL may not be used as the server is (a field error), or None.
 
     Raises:
         Forbidden.
     """
-    if await is_site_admin(session=session, by=by):
-        await session.commit()
-        return
-    reason = None
+
+    async def unless_site_admin(reason: str | None) -> None:
+        if reason is None:
+            return
+        await only_site_admin(
+            session=session,
+            by=by,
+            team_id=team.id,
+            attempt="add server" if new else "change server",
+            subject_type="team" if new else "server",
+            subject_id=team.id if new else server.id,
+            reason=reason,
+            server=server.name,
+        )
+
+    await unless_site_admin(_host_setting(server, settings, new=new))
+    await session.commit()
+    url_error = await _address_error(server, settings, outbound)
+    await unless_site_admin(url_error)
+    return url_error
+
+
+def _host_setting(server: McpServer, settings: ServerSettings, *, new: bool) -> str | None:
+    """Why a team admin may not save `settings` on `server` (it names something on the console's host),
+    or None. A private address is found by resolving the URL, after this."""
     if settings.transport == "stdio" or (not new and server.transport == "stdio"):
-        reason = (
+        return (
             "only a site admin can add or change a stdio server: it runs a program on the console's host "
             "(team admins can enable or disable it)"
         )
-    elif settings.internal is not None and settings.internal != server.internal:
-        reason = "only a site admin can mark a server internal (allowed on private addresses)"
-    elif server.internal and settings.url.strip() != (server.url or ""):
-        reason = "only a site admin can change where an internal server points"
-    if reason is None:
-        await session.commit()
-        return
-    record_event(
-        session=session,
-        actor=actor_of(by),
-        action="access_refused",
-        subject_type="team" if new else "server",
-        subject_id=team.id if new else server.id,
-        team_id=team.id,
-        payload={
-            "attempt": "add server" if new else "change server",
-            "server": server.name,
-            "reason": reason,
-        },
-    )
-    await session.commit()
-    raise Forbidden(reason)
+    if settings.internal is not None and settings.internal != server.internal:
+        return "only a site admin can mark a server internal (allowed on private addresses)"
+    if server.internal and settings.url.strip() != (server.url or ""):
+        return "only a site admin can change where an internal server points"
+    if any(name.strip() for name in settings.env):
+        return "only a site admin can set environment variables: they go to a program on the console's host"
+    workload = settings.oauth_workload_token_file
+    if workload is not None and workload.strip() != (_workload_of(server) or ""):
+        return (
+            "only a site admin can set the workload identity token file: it names a file on the console's "
+            "host, which the console reads and sends to the authorization server"
+        )
+    return None
 
 
 async def _address_error(server: McpServer, settings: ServerSettings, outbound: Outbound) -> str | None:
@@ -358,11 +366,11 @@ def _apply(
         errors["oauth"] = "only a server reached over HTTP signs people in with OAuth"
     if settings.oauth and credential:
         errors["credential_name"] = "a server takes each user's OAuth sign-in or a typed credential, not both"
-    oauth_client = _oauth_client(server, settings, outbound, errors)
     # Values entered for one place are not sent to another: when the server points elsewhere now, only
     # the values entered again are kept.
     moved = (server.transport, server.command_json, server.url) != (settings.transport, command_json, url)
     dropped: list[str] = []
+    oauth_client = _oauth_client(server, settings, outbound, errors, moved=moved, dropped=dropped)
     sealer = _Sealer(outbound, server.id, errors)
     env = sealer.merge(stored_map(server.env_json), settings.env, "env", keep=not moved, dropped=dropped)
     headers = sealer.merge(
@@ -388,8 +396,8 @@ def _apply(
     )
     server.credential_name = credential or None
     server.oauth_client_json = oauth_client
-    if server.credential_mode != "oauth_team" or before.get("oauth_client") != _client_id_of(server):
-        server.team_grant = None  # a token of another account, or of another client
+    if moved or server.credential_mode != "oauth_team" or before.get("oauth_client") != _client_id_of(server):
+        server.team_grant = None  # a token for another place, of another account, or of another client
     server.trusted, server.idempotent = settings.trusted, settings.idempotent
     server.push_hold_seconds = hold_seconds
     if settings.internal is not None:
@@ -399,10 +407,17 @@ def _apply(
 
 
 def _oauth_client(
-    server: McpServer, settings: ServerSettings, outbound: Outbound, errors: dict[str, str]
+    server: McpServer,
+    settings: ServerSettings,
+    outbound: Outbound,
+    errors: dict[str, str],
+    *,
+    moved: bool,
+    dropped: list[str],
 ) -> str | None:
-    """The server's hand-registered OAuth client as stored; a secret or key not entered again is kept
-    while the client id stays the same."""
+    """The server's hand-registered OAuth client as stored; a secret, key or workload identity token file
+    not entered again is kept while the client id stays the same and the server does not move (the names
+    of those a move leaves out go to `dropped`); a file is kept only for a team account."""
     client_id = settings.oauth_client_id.strip()
     if not client_id:
         if settings.oauth_team or settings.oauth_enterprise:
@@ -415,6 +430,15 @@ def _oauth_client(
     kept = open_oauth_client(outbound.cipher, server) if server.oauth_client_json else None
     if kept is not None and kept.client_id != client_id:
         kept = None
+    if kept is not None and moved:
+        stored = (kept.secret, kept.private_key, kept.workload_token_file)
+        again = (settings.oauth_client_secret, settings.oauth_client_key, settings.oauth_workload_token_file)
+        dropped.extend(
+            name
+            for name, value, entered in zip(OAUTH_CLIENT_VALUES, stored, again, strict=True)
+            if value and entered is None
+        )
+        kept = None
     secret = (
         settings.oauth_client_secret if settings.oauth_client_secret is not None else (kept and kept.secret)
     )
@@ -425,7 +449,11 @@ def _oauth_client(
     if key and private_key(key) is None:
         errors["oauth_client_key"] = "not a private key in PEM (EC P-256, RSA or Ed25519)"
         return None
-    workload = settings.oauth_workload_token_file.strip()
+    entered = settings.oauth_workload_token_file
+    if entered is None:  # as it is: for a team account only
+        workload = (kept and kept.workload_token_file or "") if settings.oauth_team else ""
+    else:
+        workload = entered.strip()
     if workload and (
         len(workload) > MAX_PATH or not PurePosixPath(workload).is_absolute() or "\0" in workload
     ):
@@ -545,6 +573,14 @@ def _client_id_of(server: McpServer) -> str | None:
     return json.loads(server.oauth_client_json)["client_id"] if server.oauth_client_json else None
 
 
+def _workload_of(server: McpServer) -> str | None:
+    """The workload identity token file of the server's team account (a path, not a secret), or None."""
+    if not server.oauth_client_json:
+        return None
+    workload = json.loads(server.oauth_client_json).get("workload_token_file")
+    return workload if isinstance(workload, str) else None
+
+
 def _moved(changed: list[str]) -> bool:
     return any(key in changed for key in ("transport", "command", "url"))
 
@@ -558,6 +594,7 @@ def _snapshot(server: McpServer) -> dict[str, object]:
         "headers": server.headers_json,
         "credential": (server.credential_mode, server.credential_name),
         "oauth_client": _client_id_of(server),
+        "oauth_workload_token_file": _workload_of(server),
         "trusted": server.trusted,
         "idempotent": server.idempotent,
         "internal": server.internal,

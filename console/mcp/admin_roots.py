@@ -1,6 +1,8 @@
-"""Team admins set the roots their servers are told of: the team's default, and each server's own (which
-replaces the default; an empty list of its own means the server gets no roots at all). Every change is
-audited."""
+"""The roots a team's servers are told of: the team's default, and each server's own (which replaces the
+default; an empty list of its own means the server gets no roots at all). A root names a place in the
+console's file system (MCP roots are the client's), which a stdio server on the console's host may then
+work in: only site admins and the operator set them (console/identity/host_settings.py); the team's
+admins see them. Every change is audited."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
 from console.errors import NotFound
+from console.identity.host_settings import only_site_admin
 from console.identity.models import Team
 from console.identity.teams import actor_of, require_team_admin
 from console.identity.viewer import Viewer
@@ -57,12 +60,22 @@ async def set_roots(
     roots: list[Root] | None,
 ) -> None:
     """Set the team's default roots (`server_name` None) or one server's own; `roots` None clears them
-    (a server then takes the team's default).
+    (a server then takes the team's default). Only a site admin (or the operator) may.
 
     Raises:
-        NotFound, Forbidden, InvalidInput (field `roots`).
+        NotFound, Forbidden (to a team admin: recorded as `access_refused`), InvalidInput (field `roots`).
     """
     team = await require_team_admin(session=session, by=by, team_name=team_name)
+    await only_site_admin(
+        session=session,
+        by=by,
+        team_id=team.id,
+        attempt="set roots",
+        subject_type="team",
+        subject_id=team.id,
+        reason="only a site admin can set roots: they name places in the console's file system",
+        server=server_name,
+    )
     if roots is not None:
         check_roots(roots)
     if server_name is None:

@@ -1,10 +1,11 @@
 """A team's chat and webhook channels: Slack-format incoming webhooks (also Mattermost and Rocket.Chat),
 Microsoft Teams, and signed webhooks (the Standard Webhooks specification) for integrations.
 
-A channel's URL must be https, and on a public address unless an operator registers it as internal (the
-same rule as a server's URL, checked again at each delivery). A webhook gets a `whsec_…` secret, shown
-once. Team channels are for the whole team: a link or connect question, its owner's alone, never goes
-there.
+A channel's URL must be https, and on a public address unless a site admin (or an operator) registers it
+as internal (the same rule as a server's URL, checked again at each delivery): an internal channel, or a
+URL on a loopback, link-local or private address, is refused to a team admin
+(console/identity/host_settings.py). A webhook gets a `whsec_…` secret, shown once. Team channels are
+for the whole team: a link or connect question, its owner's alone, never goes there.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from console.audit import record_event
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
 from console.identity.credentials import CredentialCipher
+from console.identity.host_settings import only_site_admin
 from console.identity.teams import actor_of, require_team_admin
 from console.mcp.addresses import url_refusal
 from console.notify.models import Channel
@@ -67,10 +69,12 @@ async def add_channel(
     events: list[str] | None = None,
     internal: bool = False,
 ) -> Added:
-    """Register a channel for the team (`internal` only for operators: `by` None) and commit.
+    """Register a channel for the team (`internal`: on a private address or plain http; only for site
+    admins and operators, `by` None) and commit.
 
     Raises:
-        NotFound (team), Forbidden (not its admin), InvalidInput (the field that is wrong), SecretMissing.
+        NotFound (team), Forbidden (not its admin; to a team admin, an internal channel or one on a private
+        address, recorded as `access_refused`), InvalidInput (the field that is wrong), SecretMissing.
     """
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     if kind not in KINDS:
@@ -83,8 +87,29 @@ async def add_channel(
         raise InvalidInput(
             "unknown event", {"events": f"{', '.join(unknown)}: not one of {', '.join(EVENTS)}"}
         )
-    internal = internal and by is None
-    problem = await url_problem(url.strip(), internal)
+    team_id = team.id
+
+    async def unless_site_admin(reason: str) -> None:
+        await only_site_admin(
+            session=session,
+            by=by,
+            team_id=team_id,
+            attempt="add channel",
+            subject_type="team",
+            subject_id=team_id,
+            reason=reason,
+            kind=kind,
+            host=(urlsplit(url.strip()).hostname or "")[:300],
+        )
+
+    if internal:
+        await unless_site_admin("only a site admin can add an internal channel (on a private address)")
+    problem = _scheme_problem(url.strip(), internal)
+    if problem is None and not internal:
+        address = await url_refusal(url.strip())
+        if address is not None:
+            await unless_site_admin(address)
+            problem = address
     if problem is not None:
         raise InvalidInput("the channel's URL cannot be used", {"url": problem})
     channel = Channel(
@@ -170,9 +195,13 @@ def _row(channel: Channel) -> ChannelRow:
 async def url_problem(url: str, internal: bool) -> str | None:
     """Why `url` cannot receive notifications (a channel's, or an agent's callback URL), or None; an
     internal one may be http and on a private address."""
+    return _scheme_problem(url, internal) or (None if internal else await url_refusal(url))
+
+
+def _scheme_problem(url: str, internal: bool) -> str | None:
     parts = urlsplit(url)
     if len(url) > MAX_URL or not parts.hostname or parts.scheme not in ("https", "http"):
         return "an https URL"
     if parts.scheme != "https" and not internal:
         return "an https URL (plain http only on an internal address)"
-    return None if internal else await url_refusal(url)
+    return None

@@ -55,7 +55,9 @@ async def add(team_name: str, request: Request, session: DbSession, user: CsrfUs
     fields = await form_fields(request, kind=20, url=2000)
     kind, url = fields.get("kind", ""), fields.get("url", "")
     # A webhook's ticked events (none ticked: all of them); a chat channel's are fixed.
-    ticked = [str(e)[:40] for e in (await request.form()).getlist("events")][: len(EVENTS)]
+    form = await request.form()
+    ticked = [str(e)[:40] for e in form.getlist("events")][: len(EVENTS)]
+    internal = form.get("internal") == "on"  # the service refuses it to anyone but a site admin
     try:
         added = await add_channel(
             session=session,
@@ -65,10 +67,12 @@ async def add(team_name: str, request: Request, session: DbSession, user: CsrfUs
             kind=kind,
             url=url,
             events=ticked if kind == "webhook" else None,
+            internal=internal,
         )
     except InvalidInput as refused:
         await session.rollback()
-        extra = {"errors": refused.fields, "entered": {"kind": kind, "url": url, "events": ticked}}
+        entered = {"kind": kind, "url": url, "events": ticked, "internal": internal}
+        extra = {"errors": refused.fields, "entered": entered}
         return await _page(request, session, user, team_name, extra=extra, status=422)
     return await _page(request, session, user, team_name, extra={"added": added})
 

@@ -42,8 +42,9 @@ def server_url(team_name: str, server_name: str, tail: str = "") -> str:
 
 def settings_from(form: FormData) -> ServerSettings:
     """The settings a server form describes; a blank value keeps the stored one. The internal checkbox
-    counts only when the form showed it (to site admins)."""
+    and the workload identity token file count only when the form showed them (to site admins)."""
     internal = _one(form, "internal") == "on" if "internal_shown" in form else None
+    workload = _one(form, "oauth_workload_token_file") if "oauth_workload_token_file" in form else None
     return ServerSettings(
         transport=_one(form, "transport"),
         command=_one(form, "command"),
@@ -57,7 +58,7 @@ def settings_from(form: FormData) -> ServerSettings:
         oauth_client_key=_one(form, "oauth_client_key") or None,
         oauth_client_id=_one(form, "oauth_client_id"),
         oauth_client_secret=_one(form, "oauth_client_secret") or None,
-        oauth_workload_token_file=_one(form, "oauth_workload_token_file"),
+        oauth_workload_token_file=workload,
         trusted=_one(form, "trusted") == "on",
         idempotent=_one(form, "idempotent") == "on",
         internal=internal,

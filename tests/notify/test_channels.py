@@ -17,7 +17,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from console.calls.fanout import carriers_for
 from console.db import utcnow
-from console.errors import InvalidInput
+from console.errors import Forbidden, InvalidInput
 from console.identity import authenticate_token
 from console.mcp.sealed import Outbound
 from console.notify.channels import add_channel
@@ -146,7 +146,7 @@ async def test_a_receiver_that_fails_gets_the_same_message_again_later(
             Webhook(secret).verify(hook["body"], headers)
 
 
-async def test_a_channel_url_must_be_https_on_a_public_address_unless_an_operator_says_internal(
+async def test_a_channel_url_must_be_https_on_a_public_address_unless_a_site_admin_says_internal(
     database_url: str,
 ) -> None:
     async with running_console(database_url, {}, notifier=False) as console:
@@ -162,11 +162,21 @@ async def test_a_channel_url_must_be_https_on_a_public_address_unless_an_operato
                     )
                 return caught.value.fields
 
-            # An admin's `internal` is ignored: only an operator may point a channel at this machine.
-            assert await refused("http://hooks.example.com/x", internal=True) == {
+            async def forbidden(url: str, **kw: Any) -> str:
+                with pytest.raises(Forbidden) as caught:
+                    await add_channel(
+                        session=session, cipher=cipher, by=admin, team_name=TEAM, kind="slack", url=url, **kw
+                    )
+                return caught.value.message
+
+            # Only a site admin (or an operator) may point a channel at this machine or its network.
+            assert await forbidden("http://hooks.example.com/x", internal=True) == (
+                "only a site admin can add an internal channel (on a private address)"
+            )
+            assert "loopback" in await forbidden("https://127.0.0.1/hook")
+            assert await refused("http://hooks.example.com/x") == {
                 "url": "an https URL (plain http only on an internal address)"
             }
-            assert "loopback" in (await refused("https://127.0.0.1/hook", internal=True))["url"]
             assert await refused("ftp://hooks.example.com/x") == {"url": "an https URL"}
             assert await refused("https://93.184.216.34/x", events=["question.created"]) == {
                 "events": "only for a webhook"
@@ -205,8 +215,9 @@ async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_c
                 f"/admin/teams/{TEAM}/channels",
                 data={"csrf_token": admin.csrf, "kind": "slack", "url": "https://10.0.0.5/hook"},
             )
-            assert refused.status_code == 422, refused.text
-            assert "private" in text(one(html(refused), "#channel-url ~ .field-error"))
+            assert refused.status_code == 403, refused.text
+            assert "private" in text(one(html(refused), "main h1 + p"))
+            assert not html(again).select("#channel-internal")  # offered to site admins only
 
             async with signed_in(console, "dev") as member:
                 assert (await member.client.get(page)).status_code == 403

@@ -1,6 +1,8 @@
 """A real HTTP receiver for the notification tests: it answers every POST and writes each request to its
 folder as JSON ({"path", "headers", "body"}), named in arrival order. The first HTTP_SINK_FAIL_FIRST
-requests (default 0) are answered 503 instead, as a receiver that is down answers.
+requests (default 0) are answered 503 instead, as a receiver that is down answers. A GET is answered 404
+(it publishes nothing), so the console may also take it for a server and its authorization server, whose
+token endpoint then keeps every request too.
 
 Run:
     python tests/servers/http_sink.py FOLDER --port 0
@@ -47,6 +49,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.end_headers()
         self.wfile.write(b"ok")
+
+    def do_GET(self) -> None:  # the handler's name for GET requests
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def log_message(self, format: str, *args: object) -> None:  # the base class's name
         return

@@ -1,6 +1,7 @@
-"""Roots on the admin pages: a team admin sets the team's default and a server's own; a mistake comes back
-naming its line with nothing saved; a member, an approver, an auditor and another team's admin are refused
-and change nothing."""
+"""Roots on the admin pages: a site admin sets the team's default and a server's own; a mistake comes back
+naming its line with nothing saved. Roots name places in the console's file system, so the team's own
+admin only reads them (refused with 403 and audited when they try); a member, an approver, an auditor and
+another team's admin are refused too and change nothing."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlalchemy import update
 
 from console.identity.models import Membership
 from console.identity.service import team_by_name
-from console.mcp.admin_roots import team_roots
+from console.mcp.admin_roots import set_roots, team_roots
 from console.mcp.roots import Root
 from tests.harness import TEAM, Browser, Console, Mrtr, html, one, promote, running_console, signed_in
 from tests.web.test_csrf_and_routes import audit_count
@@ -32,11 +33,11 @@ async def post(who: Browser, path: str, **data: Any) -> int:
     return response.status_code
 
 
-async def test_a_team_admin_sets_the_default_and_a_servers_own_roots_and_a_mistake_names_its_line(
+async def test_a_site_admin_sets_the_default_and_a_servers_own_roots_and_a_mistake_names_its_line(
     database_url: str, mrtr_stdio: Mrtr
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
-        await promote(console, "lead", role="admin")
+        await promote(console, "lead", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead:
             lines = f"file:///srv/app {HOSTILE_NAME}\n\nfile:///srv/data"
             assert await post(lead, "/roots", roots=lines) == 303
@@ -83,8 +84,34 @@ async def test_a_team_admin_sets_the_default_and_a_servers_own_roots_and_a_mista
         assert await audit_count(console, "server_roots_set") == 3
 
 
+async def test_a_team_admin_reads_the_roots_but_may_not_change_them(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        async with console.app.state.factory() as session:
+            await set_roots(
+                session=session, by=None, team_name=TEAM, server_name=None, roots=[Root("file:///srv/app")]
+            )
+        await promote(console, "lead", role="admin")
+        before = await stored(console)
+        async with signed_in(console, "lead") as lead:
+            team_page = html(await lead.client.get(BASE))
+            assert not team_page.select("#roots-form")
+            assert one(team_page, "#default-roots #roots-lines").get_text() == "file:///srv/app"
+            assert "Only a site admin sets roots" in one(team_page, "#roots-note").get_text()
+            server_page = html(await lead.client.get(f"{BASE}/servers/mrtr"))
+            assert not server_page.select("#roots-form")
+            assert "takes the team's default roots (1 set)" in one(server_page, "#roots-shown").get_text()
+            for path in ("/roots", "/servers/mrtr/roots"):
+                assert await post(lead, path, roots="file:///") == 403
+        assert await stored(console) == before
+        refused = await console.audit_payloads("access_refused")
+        assert [(p["attempt"], p["server"]) for p in refused] == [("set roots", None), ("set roots", "mrtr")]
+        assert await audit_count(console, "team_roots_set") == 1  # the operator's
+
+
 @pytest.mark.parametrize("who", ["dev", "lead", "viewer", "outsider"])
-async def test_only_the_teams_admins_may_change_its_roots(
+async def test_members_approvers_auditors_and_other_teams_admins_may_not_change_its_roots(
     database_url: str, mrtr_stdio: Mrtr, who: str
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:

@@ -618,8 +618,8 @@ async def probe_server_target(console: Console, who: Browser) -> Target:
 
 
 async def team_roots_target(console: Console, who: Browser) -> Target:
-    """A team admin sets the team's default roots."""
-    await promote(console, "lead", role="admin")
+    """A site admin sets the team's default roots."""
+    await promote(console, "lead", role="admin", site_admin=True)
     uri = f"file:///srv/{secrets.token_hex(4)}"
 
     async def happened() -> bool:
@@ -631,8 +631,9 @@ async def team_roots_target(console: Console, who: Browser) -> Target:
 
 
 async def server_roots_target(console: Console, who: Browser) -> Target:
-    """A team admin sets a server's own roots."""
+    """A site admin sets a server's own roots."""
     name = await _admin_server(console)
+    await promote(console, "lead", site_admin=True)
     uri = f"file:///srv/{secrets.token_hex(4)}"
 
     async def happened() -> bool:

@@ -1,5 +1,7 @@
 """No server-side request forgery from the admin pages: a server that is not internal may not be on a
-loopback, link-local, private or unique-local address, checked when it is saved and on every connection."""
+loopback, link-local, private or unique-local address, checked when it is saved (a team admin is refused
+with 403, as for every setting that names something on the console's host; a site admin is asked to mark
+it internal) and on every connection."""
 
 from __future__ import annotations
 
@@ -28,10 +30,13 @@ pytestmark = pytest.mark.anyio
 BASE = f"/admin/teams/{TEAM}"
 
 
-async def save(who: Browser, data: dict[str, object]) -> tuple[int, str]:
-    """POST a new server; its status and the URL field's error (empty when there is none)."""
-    response = await who.client.post(f"{BASE}/servers", data={"csrf_token": who.csrf, **data})
+async def save(who: Browser, data: dict[str, object], path: str = f"{BASE}/servers") -> tuple[int, str]:
+    """POST a server's form; its status and why it was refused (the URL field's error, or the refusal
+    page's reason; empty when it was saved)."""
+    response = await who.client.post(path, data={"csrf_token": who.csrf, **data})
     errors = html(response).select("#server-url ~ .field-error")
+    if response.status_code == 403:
+        return 403, text(one(html(response), "main h1 + p"))
     return response.status_code, text(errors[0]) if errors else ""
 
 
@@ -55,7 +60,7 @@ async def test_a_team_admin_cannot_save_a_server_on_a_loopback_link_local_or_pri
             for number, (url, reason) in enumerate(refused.items()):
                 status, error = await save(lead, {"name": f"s{number}", "transport": "http", "url": url})
                 assert (status, error) == (
-                    422,
+                    403,
                     f"{reason}: only a server a site admin marks internal may use one",
                 )
             # A public name (not resolvable here: connecting checks it again) is fine, but not moved inside.
@@ -63,13 +68,27 @@ async def test_a_team_admin_cannot_save_a_server_on_a_loopback_link_local_or_pri
                 await add(lead, {"name": "public", "transport": "http", "url": "https://mcp.example.com/"})
                 == 303
             )
-            moved = {"csrf_token": lead.csrf, "transport": "http", "url": f"http://localhost:{port}/mcp"}
-            edit = await lead.client.post(f"{BASE}/servers/public", data=moved)
-            assert edit.status_code == 422
-            assert "a loopback address" in text(one(html(edit), "#server-url ~ .field-error"))
+            moved = {"transport": "http", "url": f"http://localhost:{port}/mcp"}
+            status, error = await save(lead, moved, f"{BASE}/servers/public")
+            assert status == 403
+            assert "a loopback address" in error
         async with console.app.state.factory() as session:
             servers = {s.name: s.url for s in (await session.execute(select(McpServer))).scalars()}
         assert servers == {"public": "https://mcp.example.com/"}
+        attempts = [(p["attempt"], p["server"]) for p in await console.audit_payloads("access_refused")]
+        assert attempts == [("add server", f"s{n}") for n in range(len(refused))] + [
+            ("change server", "public")
+        ]
+
+        # A site admin is told to mark it internal instead.
+        await promote(console, "lead2", role="admin", site_admin=True)
+        async with signed_in(console, "lead2") as boss:
+            status, error = await save(boss, {"name": "local", "transport": "http", "url": moved["url"]})
+            assert (status, error) == (
+                422,
+                "localhost resolves to 127.0.0.1, a loopback address: only a server a site admin marks "
+                "internal may use one",
+            )
 
 
 async def test_a_server_whose_address_is_private_when_connecting_is_refused_unless_internal_or_allowed(

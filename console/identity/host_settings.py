@@ -1,0 +1,48 @@
+"""Settings that name something on the console's host — a program to run, an environment variable, a file,
+a place in its file system, a loopback, link-local or private address — are the site admin's alone: a team
+admin who could set one could make the console read, run or reach what only its operator may. Each such
+setting is refused to anyone else with 403, and the refusal is audited as `access_refused` (README,
+"Settings only a site admin may set", lists them).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from console.audit import record_event
+from console.errors import Forbidden
+from console.identity.teams import actor_of, is_site_admin
+from console.identity.viewer import Viewer
+
+
+async def only_site_admin(
+    *,
+    session: AsyncSession,
+    by: Viewer | None,
+    team_id: str,
+    attempt: str,
+    subject_type: str,
+    subject_id: str,
+    reason: str,
+    **details: str | None,
+) -> None:
+    """Return when `by` is a site admin (or the operator); otherwise roll back what the request had begun,
+    record the refusal as `access_refused` in a transaction of its own, and refuse.
+
+    Raises:
+        Forbidden: with `reason`.
+    """
+    if await is_site_admin(session=session, by=by):
+        return
+    await session.rollback()
+    record_event(
+        session=session,
+        actor=actor_of(by),
+        action="access_refused",
+        subject_type=subject_type,
+        subject_id=subject_id,
+        team_id=team_id,
+        payload={"attempt": attempt, "reason": reason, **details},
+    )
+    await session.commit()
+    raise Forbidden(reason)
