@@ -2,6 +2,9 @@
 batch; the notifier sends them (console/notify/sender.py).
 
 Who is told what:
+- `question.created`, `question.reminder`, `question.escalated` (notices due when each email goes): the
+  people who may answer the question then, by email at their address then (console/notify/questions.py);
+  a reminder or escalation of a question answered meanwhile goes to nobody.
 - `call.completed`, `call.failed`, `call.interrupted`: the call's requester by email and the team's
   webhooks that subscribed, when the call asked people something or was interrupted; the call's agent
   when it gave a callback URL, with the call object as the API returns it.
@@ -24,7 +27,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation, Run, call_target
-from console.calls.notices import ANSWERED, INPUT_REQUIRED, still_pending
+from console.calls.notices import ANSWERED, INPUT_REQUIRED, asked_question, may_answer, still_pending
 from console.calls.objects import CallOut
 from console.config import Settings
 from console.db import finds_any
@@ -34,6 +37,7 @@ from console.mcp.sealed import Outbound
 from console.notify.channels import channels_for
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery, Notice
+from console.notify.questions import ASKING, WHILE_PENDING, question_emails
 from console.notify.render import (
     MAX_MESSAGE,
     MAX_NAME,
@@ -58,16 +62,17 @@ def carriers_for(settings: Settings) -> Carriers:
         outbound=Outbound.of(settings),
         still_asked=still_pending,
         expand=partial(expand_notices, settings=settings),
+        may_answer=may_answer,
     )
 
 
 async def expand_notices(session: AsyncSession, now: datetime, *, settings: Settings) -> int:
-    """Fan out the pending notices (at most a batch) in one transaction; how many."""
-    pending = Notice.status == "pending"
-    if not await finds_any(session, pending):
+    """Fan out the pending notices due at `now` (at most a batch) in one transaction; how many."""
+    due = (Notice.status == "pending") & (Notice.not_before <= now)
+    if not await finds_any(session, due):
         return 0
     notices = (
-        (await session.execute(select(Notice).where(pending).order_by(Notice.created_at).limit(BATCH)))
+        (await session.execute(select(Notice).where(due).order_by(Notice.not_before).limit(BATCH)))
         .scalars()
         .all()
     )
@@ -124,6 +129,8 @@ async def _deliveries(batch: _Batch, settings: Settings, notice: Notice, now: da
     found = batch.calls.get(notice.call_id)
     if found is None:
         return []
+    if notice.event in ASKING:
+        return await _question_emails(batch.session, settings, notice, found[0], now)
     call, run = found
     channels = await batch.channels(run.team_id, notice.event)
     callback_url = call.callback_url if notice.event != ANSWERED else None
@@ -209,6 +216,27 @@ async def _deliveries(batch: _Batch, settings: Settings, notice: Notice, now: da
         envelope = webhook_event(notice.event, now.isoformat(), {"call": body})
         add("callback", callback_url, {"body": envelope, "token": call.callback_token_id}, run.owner_id)
     return out
+
+
+async def _question_emails(
+    session: AsyncSession, settings: Settings, notice: Notice, call: Call, now: datetime
+) -> list[Delivery]:
+    """One send of a question's emails, to whoever may answer it now; none for a reminder or escalation
+    of a question no longer waiting."""
+    question = await session.get(Elicitation, notice.subject_id)
+    if settings.smtp_url is None or question is None:
+        return []
+    if notice.event in WHILE_PENDING and question.status != "pending":
+        return []
+    server = (await session.execute(select(McpServer.name).where(McpServer.id == call.server_id))).scalar()
+    return await question_emails(
+        session=session,
+        settings=settings,
+        question=asked_question(question, call, server or "a server"),
+        event=notice.event,
+        at=notice.not_before,
+        now=now,
+    )
 
 
 def _error_text(call: Call) -> str | None:

@@ -94,14 +94,7 @@ async def open_gate(
     session.add(question)
     call.status, call.updated_at = "awaiting_input", utcnow()
     await session.flush()
-    await announce(
-        session=session,
-        settings=settings,
-        call=call,
-        server=server,
-        questions=[question],
-        policy=resolved.policy,
-    )
+    await announce(session=session, settings=settings, call=call, server=server, questions=[question])
     rule = gate_rule(resolved.applied) or {}
     record_event(
         session=session,

@@ -180,6 +180,9 @@ class Elicitation(Base):
     content_digest: Mapped[str | None] = mapped_column(String(64), default=None)
     # A gate question (mode "gate"): whether approvers may change the call's arguments.
     allow_edit: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Who is emailed when it is still unanswered after so many minutes (policies.rules.Escalation).
+    escalate_after_minutes: Mapped[int | None] = mapped_column(Integer, default=None)
+    escalate_to: Mapped[str | None] = mapped_column(String(300), default=None)
 
 
 class AgentRequest(Base):

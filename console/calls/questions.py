@@ -48,4 +48,6 @@ def keep_policy(row: Elicitation, resolved: Resolved) -> None:
     row.step_up_minutes = policy.step_up_minutes
     row.expiry_action = policy.expiry_action
     row.allow_edit = row.mode == "gate" and policy.allow_edit
+    if policy.escalation is not None:
+        row.escalate_after_minutes, row.escalate_to = policy.escalate_after_minutes, policy.escalate_to
     row.policy_json = json.dumps({"applied": resolved.applied, "destructive": resolved.destructive})

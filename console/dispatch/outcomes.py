@@ -397,9 +397,7 @@ async def open_round(
         await _reapply(session, call, restarted, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
     asked = [row for row in rows if row.status == "pending"]
-    await announce(
-        session=session, settings=settings, call=call, server=server, questions=asked, policy=policy
-    )
+    await announce(session=session, settings=settings, call=call, server=server, questions=asked)
     return Opened(round_, asked)
 
 

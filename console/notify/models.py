@@ -38,18 +38,20 @@ class Delivery(Base):
 
 class Notice(Base):
     """Something people or agents may be told of (a call ended or needs input, a question was answered),
-    written in the transaction that did it. The notifier turns each into deliveries, one per recipient,
-    on its next pass (console/calls/notices.py says who gets what), so the request that caused it reads
-    nothing more for it."""
+    written in the transaction that did it, or an email send of a question (asked, reminded, escalated),
+    written when the question is asked and due at `not_before`. The notifier turns each into deliveries,
+    one per recipient, on its first pass once it is due (console/calls/fanout.py says who gets what), so
+    the request that caused it reads nothing more for it, and recipients are who they are then."""
 
     __tablename__ = "notify_notice"
-    __table_args__ = (Index("ix_notify_notice_pending", "status", "created_at"),)
+    __table_args__ = (Index("ix_notify_notice_due", "status", "not_before"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     event: Mapped[str] = mapped_column(String(40))  # e.g. call.completed
     subject_id: Mapped[str] = mapped_column(String(32))  # the call, or the question answered
     call_id: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(10), default="pending")  # pending -> expanded
+    not_before: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

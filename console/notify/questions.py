@@ -1,11 +1,16 @@
 """`question.created`: an email to each person who may answer a new question under its policy — and to
-nobody else: a link or connect question only to its owner — and reminders to the same people once half
-its time is gone and 15 minutes before it expires, unless it was answered by then. Where the policy
-escalates, the people of its escalation group who may answer it get `question.escalated` once it has
-waited that long (if it still waits, and only before it expires). The message names the
-server, the tool, who asks for whom, the server's message (untrusted: escaped, cut short), the policy in
-words, the time left and a link to the question's page. The link opens the page; answering still needs
-sign-in there.
+nobody else: a link or connect question only to its owner — and reminders once half its time is gone and
+15 minutes before it expires, unless it was answered by then. Where the policy escalates, the people of
+its escalation group who may answer it get `question.escalated` once it has waited that long (if it still
+waits, and only before it expires). The message names the server, the tool, who asks for whom, the
+server's message (untrusted: escaped, cut short), the policy in words, the time left and a link to the
+question's page. The link opens the page; answering still needs sign-in there.
+
+When each email goes is fixed when the question is asked (a notice due then, `notify_notice`); who gets
+it, and at which address, is not: the notifier resolves them from the team's current members, their roles
+and addresses when the notice comes due (`question_emails`), and the sender checks again before each
+attempt (console/notify/sender.py). Someone removed from the team or no longer allowed to answer gets
+nothing more; a changed address is used.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from console.config import Settings
 from console.db import utcnow
 from console.identity.models import Membership, User
 from console.notify.channels import channels_for
-from console.notify.models import Delivery
+from console.notify.models import Delivery, Notice
 from console.notify.render import (
     MAX_MESSAGE,
     MAX_NAME,
@@ -40,15 +45,17 @@ EVENT = "question.created"
 REMINDER = "question.reminder"  # sent only while the question is still pending
 ESCALATED = "question.escalated"  # likewise
 WHILE_PENDING = (REMINDER, ESCALATED)
+ASKING = (EVENT, *WHILE_PENDING)  # the emails asking people to answer
 FINAL_REMINDER = timedelta(minutes=15)
 MIN_REMINDER_GAP = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
 class AskedQuestion:
-    """What a notification says of a new question (the caller reads it off the question it created)."""
+    """What a notification says of a question (the caller reads it off the question and its call)."""
 
     id: str
+    call_id: str
     team_id: str
     owner_id: str
     mode: str
@@ -64,11 +71,43 @@ class AskedQuestion:
 async def queue_question_created(
     *, session: AsyncSession, settings: Settings, question: AskedQuestion
 ) -> int:
-    """Queue the notifications of a new question in the caller's transaction: emails (with an SMTP server,
-    to people with an address who did not turn email off) and the team's channels; how many."""
+    """Queue the notifications of a new question in the caller's transaction: the team's channels now, and
+    with an SMTP server a notice for each email send (now, the reminders, the escalation), whose
+    recipients are resolved when it comes due; how many deliveries and notices."""
     queued = await _queue_channels(session, settings, question)
     if settings.smtp_url is None:
         return queued
+    now = utcnow()
+    sends = planned_sends(question, now)
+    for event, at in sends:
+        session.add(Notice(event=event, subject_id=question.id, call_id=question.call_id, not_before=at))
+    return queued + len(sends)
+
+
+def planned_sends(question: AskedQuestion, now: datetime) -> list[tuple[str, datetime]]:
+    """When the emails of a question asked `now` go: at once, at each reminder time, and at its escalation
+    (if its policy escalates, and before it expires)."""
+    sends = [(EVENT, now), *((REMINDER, at) for at in reminder_times(now, question.expires_at))]
+    escalation = question.escalation
+    if escalation is not None and question.mode not in OWNER_ONLY_MODES:
+        at = now + timedelta(minutes=escalation.after_minutes)
+        if at < question.expires_at:
+            sends.append((ESCALATED, at))
+    return sends
+
+
+async def question_emails(
+    *,
+    session: AsyncSession,
+    settings: Settings,
+    question: AskedQuestion,
+    event: str,
+    at: datetime,
+    now: datetime,
+) -> list[Delivery]:
+    """The emails of one send of `question` (`event`, planned for `at`), due `now`: to the team's members
+    who may answer it with their current role (for an escalation, those of its group), who have an address
+    and did not turn email off, each at the address they have now."""
     members = (
         await session.execute(
             select(User, Membership.role)
@@ -77,7 +116,7 @@ async def queue_question_created(
         )
     ).all()
     owner = next((user.name for user, _ in members if user.id == question.owner_id), "someone")
-    readers = [
+    people = [
         user
         for user, role in members
         if user.email
@@ -91,36 +130,24 @@ async def queue_question_created(
         )
         is None
     ]
-    if not readers:
-        return queued
-    now = utcnow()
-    sends = [
-        (EVENT, now, readers),
-        *((REMINDER, at, readers) for at in reminder_times(now, question.expires_at)),
-    ]
-    escalation = question.escalation
-    if escalation is not None and question.mode not in OWNER_ONLY_MODES:
-        at = now + timedelta(minutes=escalation.after_minutes)
+    if event == ESCALATED:
+        group = question.escalation
         roles = {user.id: role for user, role in members}
-        group = [u for u in readers if u.name in escalation.users or roles[u.id] == escalation.role]
-        if group and at < question.expires_at:
-            sends.append((ESCALATED, at, group))
-    for event, at, people in sends:
-        message = question_message(
-            server=question.server,
-            target=question.target,
-            owner=owner,
-            text=question.message,
-            policy=_policy_words(question),
-            left=question.expires_at - at,
-            link=_link(settings, question),
-            kind=event,
-        )
-        give_up = at + timedelta(hours=settings.notify_give_up_hours)
-        for user in people:
-            session.add(_email(question, user, message, event, at, give_up))
-        queued += len(people)
-    return queued
+        people = [
+            u for u in people if group is not None and (u.name in group.users or roles[u.id] == group.role)
+        ]
+    message = question_message(
+        server=question.server,
+        target=question.target,
+        owner=owner,
+        text=question.message,
+        policy=_policy_words(question),
+        left=question.expires_at - at,
+        link=_link(settings, question),
+        kind=event,
+    )
+    give_up = now + timedelta(hours=settings.notify_give_up_hours)
+    return [_email(question, user, message, event, now, give_up) for user in people]
 
 
 def reminder_times(now: datetime, expires_at: datetime) -> list[datetime]:

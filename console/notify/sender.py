@@ -1,9 +1,10 @@
 """Sending the notification outbox. The due deliveries are claimed together (their `not_before` moves a
 lease ahead, so another process skips them), sent side by side, and marked sent; a failed attempt waits
 longer each time (30 s, 1 min, 2 min, … at most an hour) until `give_up_at`, when it is failed and
-audited. A reminder whose question was answered meanwhile, or an email to someone who has turned email
-off since, is dropped. Sending runs apart from answering
-and resuming: a channel that is down only delays its own messages.
+audited. Each attempt at an email reads its recipient again: it goes to the address they have now, and is
+dropped once they turned email off, left the team or, for an email asking them to answer a question, may
+no longer answer it; a reminder whose question was answered meanwhile is dropped too. Sending runs apart
+from answering and resuming: a channel that is down only delays its own messages.
 
 `deliver_due(now=…)` does one pass at a given time (tests drive the clock with it); `Notifier` runs passes
 whenever something changed, and at least every few seconds.
@@ -22,14 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM, record_event
 from console.db import finds_any, utcnow
-from console.identity.models import ApiToken, User
+from console.identity.models import ApiToken, Membership, User
 from console.mcp.sealed import Outbound
 from console.metrics import NOTIFICATIONS_FAILED
 from console.notify.failed import DeliveryFailed
 from console.notify.hooks import CallbackTarget, ChannelClients, post
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
-from console.notify.questions import WHILE_PENDING
+from console.notify.questions import ASKING, WHILE_PENDING
 from console.notify.render import Message
 
 BATCH = 50
@@ -48,18 +49,21 @@ def backoff(attempts: int) -> timedelta:
 
 StillAsked = Callable[[AsyncSession, str], Awaitable[bool]]
 Expand = Callable[[AsyncSession, datetime], Awaitable[int]]
+MayAnswer = Callable[[AsyncSession, str, str], Awaitable[bool]]
 
 
 @dataclass(frozen=True)
 class Carriers:
     """What sending needs: the SMTP server (None: no email), the key that opens channels' URLs, how to
-    tell whether a question is still waiting (a reminder of an answered one is dropped), and how to turn
-    the pending notices into deliveries (in the session given, which it commits; how many it turned)."""
+    tell whether a question is still waiting (a reminder of an answered one is dropped), how to turn
+    the pending notices into deliveries (in the session given, which it commits; how many it turned), and
+    whether a person may answer a question now (an email asking them is dropped otherwise)."""
 
     mailer: Mailer | None
     outbound: Outbound
     still_asked: StillAsked | None = None
     expand: Expand | None = None
+    may_answer: MayAnswer | None = None
 
 
 Target = Channel | CallbackTarget | None
@@ -144,7 +148,9 @@ async def _claim_due(
         delivery = await session.get(Delivery, delivery_id, populate_existing=True)
         if delivery is None:
             continue
-        if await _answered_before(session, carriers, delivery) or await _email_turned_off(session, delivery):
+        if await _answered_before(session, carriers, delivery) or not await _still_for(
+            session, carriers, delivery
+        ):
             delivery.status = "dropped"
             continue
         batch.append((delivery, await _target(session, delivery)))
@@ -164,12 +170,26 @@ async def _target(session: AsyncSession, delivery: Delivery) -> Target:
     return await session.get(Channel, delivery.recipient)
 
 
-async def _email_turned_off(session: AsyncSession, delivery: Delivery) -> bool:
-    """Whether the delivery is an email to someone who turned email off since it was queued."""
+async def _still_for(session: AsyncSession, carriers: Carriers, delivery: Delivery) -> bool:
+    """Whether an email still goes to its person — still a member of the team, with an address and email
+    on, and for an email asking them to answer, still allowed to answer — set to their address now."""
     if delivery.channel != "email" or delivery.user_id is None:
+        return True
+    person = await session.get(User, delivery.user_id, populate_existing=True)
+    if person is None or not person.email or not person.email_notifications:
         return False
-    person = await session.get(User, delivery.user_id)
-    return person is not None and not person.email_notifications
+    member = await session.execute(
+        select(Membership.id).where(
+            Membership.user_id == delivery.user_id, Membership.team_id == delivery.team_id
+        )
+    )
+    if member.first() is None:
+        return False
+    may_answer = carriers.may_answer if delivery.event in ASKING else None
+    if may_answer is not None and not await may_answer(session, delivery.subject_id, delivery.user_id):
+        return False
+    delivery.recipient = person.email
+    return True
 
 
 async def _answered_before(session: AsyncSession, carriers: Carriers, delivery: Delivery) -> bool:
