@@ -5,6 +5,7 @@ it internal) and on every connection."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import pytest
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.anyio
 BASE = f"/admin/teams/{TEAM}"
 
 
-async def save(who: Browser, data: dict[str, object], path: str = f"{BASE}/servers") -> tuple[int, str]:
+async def save(who: Browser, data: Mapping[str, object], path: str = f"{BASE}/servers") -> tuple[int, str]:
     """POST a server's form; its status and why it was refused (the URL field's error, or the refusal
     page's reason; empty when it was saved)."""
     response = await who.client.post(path, data={"csrf_token": who.csrf, **data})
