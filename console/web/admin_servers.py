@@ -93,6 +93,9 @@ def _context(
     dropped: list[str] | None = None,
 ) -> dict[str, Any]:
     masked = replace(settings, env=dict.fromkeys(settings.env), headers=dict.fromkeys(settings.headers))
+    if settings.oauth_workload_token_file is None:  # not on a team admin's form: the stored one stays
+        stored = settings_of(server).oauth_workload_token_file if server is not None else ""
+        masked = replace(masked, oauth_workload_token_file=stored)
     return {
         "user": user,
         "team": team_name,

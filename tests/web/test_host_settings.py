@@ -292,6 +292,7 @@ async def test_a_site_admins_workload_token_file_stays_on_a_team_admins_edit_and
         assert refused.status_code == 422, refused.text
         error = text_of(one(html(refused), "#server-oauth-secret ~ .field-error"))
         assert "workload identity token file" in error
+        assert str(secret_file) in text_of(one(html(refused), "#workload-note"))  # still stored
         assert url_after_refusal == "https://notes.example.com/mcp"
         assert saved.status_code == 303, saved.text
         assert "dropped=workload+identity+token+file" in saved.headers["location"]
