@@ -4,8 +4,8 @@ send, and the escalation a question keeps from its policy (whom it goes to when 
 A notice written before this is due when it was written. Reminders queued before this stay as they were
 queued; each attempt still reads its person's address, membership and role again.
 
-Revision ID: 0028
-Revises: 0027
+Revision ID: 0029
+Revises: 0028
 Create Date: 2026-12-06
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0028"
-down_revision: str | None = "0027"
+revision: str = "0029"
+down_revision: str | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
