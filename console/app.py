@@ -92,7 +92,9 @@ def create_app(
         async with app.state.factory() as session:
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
-            async with ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool:
+            async with ConnectionPool(
+                request_timeout=settings.request_timeout_seconds, max_result_bytes=settings.max_result_bytes
+            ) as pool:
                 app.state.pool = pool
                 async with (
                     across_processes(settings.database_url, app.state.signals),

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
+MAX_RESULT_BYTES = 8 * MIB  # the default of CONSOLE_MAX_RESULT_BYTES
 
 
 class Settings(BaseSettings):
@@ -76,6 +77,12 @@ class Settings(BaseSettings):
     )
     max_request_state_bytes: int = Field(
         default=4 * MIB, description="largest requestState a server may send"
+    )
+    max_result_bytes: int = Field(
+        default=MAX_RESULT_BYTES,
+        ge=64 * 1024,
+        description="largest message (a result, or anything else) read from an MCP server; reading stops "
+        "there and the request fails",
     )
     lease_seconds: float = Field(default=30, gt=0, description="how long a dispatcher owns a claimed resume")
     database_pool_size: int = Field(

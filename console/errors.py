@@ -13,6 +13,7 @@ ConsoleError
     ├── McpUnavailable    — could not reach the server; nothing was sent
     ├── McpLost           — the connection broke or timed out mid-request; outcome unknown
     └── McpProtocolError  — the server answered with an error or broke the protocol
+        └── ResultTooLarge — its reply was larger than the console reads (CONSOLE_MAX_RESULT_BYTES)
 """
 
 from __future__ import annotations
@@ -97,3 +98,10 @@ class McpLost(McpError):
 
 class McpProtocolError(McpError):
     code = "mcp_protocol_error"
+
+
+class ResultTooLarge(McpProtocolError):
+    """The server's reply passed the console's limit and was not read: the request fails for it, never
+    for the server's state (so a resume that meets it is not restarted)."""
+
+    code = "result_too_large"

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
 # Our everything-style test server: the conformance suite's tools, prompts and resources.
 EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
+BULKY = [sys.executable, str(REPO / "tests" / "servers" / "bulky_server.py")]  # results of any size
 TEAM = "platform"
 # (name, team, role): dev's agent makes the calls; lead and lead2 approve; outsider is in another team.
 PEOPLE = (

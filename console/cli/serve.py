@@ -157,7 +157,10 @@ def _worker(settings: Settings, _args: Any) -> int:
             factory = session_factory(engine, info=session_info(settings))
             signals = Signals()
             async with (
-                ConnectionPool(request_timeout=settings.request_timeout_seconds) as pool,
+                ConnectionPool(
+                    request_timeout=settings.request_timeout_seconds,
+                    max_result_bytes=settings.max_result_bytes,
+                ) as pool,
                 across_processes(settings.database_url, signals),
                 anyio.create_task_group() as tg,
             ):

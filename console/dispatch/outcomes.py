@@ -20,7 +20,7 @@ from console.db import utcnow
 from console.elicitations.abandon import close_pending
 from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
-from console.errors import McpError, McpProtocolError
+from console.errors import McpError, McpProtocolError, ResultTooLarge
 from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused
 from console.mcp.models import McpServer
 from console.mcp.roots import Root, roots_result
@@ -193,7 +193,7 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
     if job.round_id is not None:
         round_ = (await session.execute(select(CallRound).where(CallRound.id == job.round_id))).scalar_one()
         round_.error_json = json.dumps(error.as_json())
-        if await _may_restart(session, call, round_):
+        if not isinstance(error, ResultTooLarge) and await _may_restart(session, call, round_):
             round_.status = "superseded"
             call.restarts += 1
             call.status, call.updated_at = "resuming", utcnow()

@@ -14,15 +14,15 @@ import anyio
 import httpx2
 import mcp.types as types
 from anyio.abc import TaskStatus
-from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp import ClientSession, MCPError
 from mcp.client import ClientRequestContext
 from mcp.client._probe import negotiate_auto  # ClientSession has no public entry to it
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription, listen
 from pydantic import TypeAdapter, ValidationError
 
-from console.errors import McpLost, McpProtocolError, McpUnavailable
+from console.config import MAX_RESULT_BYTES
+from console.errors import McpLost, McpProtocolError, McpUnavailable, ResultTooLarge
 from console.mcp.addresses import public_only_transport
 from console.mcp.challenge import AuthorizationRequired, Challenge, challenge_of
 from console.mcp.dpop import DPoPTransport
@@ -40,7 +40,10 @@ from console.mcp.endpoint import (
     Reply,
     Task,
 )
+from console.mcp.http_limit import ReplyLimit
+from console.mcp.oversize import is_too_large
 from console.mcp.roots import roots_result
+from console.mcp.stdio import stdio_transport
 from console.mcp.tasks import TASK_METHODS, CreatedTask, send_task_request, session_options, task_of
 from console.mcp.watch import WatchedReadStream
 
@@ -78,8 +81,10 @@ class Connection:
         request_timeout: float,
         relayed: frozenset[str] = frozenset(),
         listening: bool = False,
+        max_result_bytes: int = MAX_RESULT_BYTES,
     ) -> None:
         self.endpoint = endpoint
+        self.max_result_bytes = max_result_bytes  # no message from the server is read past this
         self.relayed = relayed  # what this connection tells servers it answers besides elicitation
         # A connection for `subscriptions/listen` streams, which may be quiet for hours: its HTTP reads
         # never time out (each listen still waits for its acknowledgment no longer than a request).
@@ -183,22 +188,24 @@ class Connection:
     def _transport(self, stack: AsyncExitStack) -> Any:
         if self.endpoint.transport == "stdio":
             program, *args = self.endpoint.command
-            params = StdioServerParameters(command=program, args=args, env=dict(self.endpoint.env) or None)
-            return stdio_client(params)
+            return stdio_transport(program, args, dict(self.endpoint.env), limit=self.max_result_bytes)
         transport: httpx2.AsyncBaseTransport | None = (
             public_only_transport() if self.endpoint.public_only else None
         )
         if self.endpoint.dpop_key:
             transport = DPoPTransport(transport or httpx2.AsyncHTTPTransport(), self.endpoint.dpop_key)
+        headers = httpx2.Headers(dict(self.endpoint.headers))
+        headers["accept-encoding"] = "identity"  # a compressed body could outgrow the limit in one read
         http = httpx2.AsyncClient(
-            headers=dict(self.endpoint.headers),
+            headers=headers,
             timeout=httpx2.Timeout(30, read=None if self.listening else self._request_timeout + 5),
-            event_hooks={"response": [self._note_status]},
+            event_hooks={"response": [self._note_status, ReplyLimit(self.max_result_bytes)]},
             transport=transport,
         )
         stack.push_async_callback(http.aclose)
         self._http = http
-        return streamable_http_client(self.endpoint.url, http_client=http)
+        # ReplyLimit bounds each event; the SDK's own bound (1 MiB) would fail larger results as lost.
+        return streamable_http_client(self.endpoint.url, http_client=http, max_sse_event_size=None)
 
     async def _note_status(self, response: httpx2.Response) -> None:
         self._http_status = response.status_code if response.status_code >= 400 else None
@@ -378,6 +385,8 @@ class Connection:
             result = await _send(session, request, read_timeout)
         except MCPError as exc:
             self._refuse_unauthorized()
+            if is_too_large(exc.code, exc.data):
+                raise ResultTooLarge(exc.message, rpc_code=exc.code, data=exc.data) from None
             if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
                 raise McpLost(exc.message, rpc_code=exc.code) from None
             raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None

@@ -12,6 +12,7 @@ import mcp.types as types
 from anyio.abc import TaskGroup
 from mcp.client.subscriptions import Subscription
 
+from console.config import MAX_RESULT_BYTES
 from console.errors import McpUnavailable
 from console.mcp.connection import Connection, ListedTool, Listing
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
@@ -22,8 +23,9 @@ Key = tuple[Endpoint, frozenset[str], bool]  # the endpoint, what it relays, and
 class ConnectionPool:
     """Owns every connection's task; use as an async context manager around the app's lifetime."""
 
-    def __init__(self, *, request_timeout: float) -> None:
+    def __init__(self, *, request_timeout: float, max_result_bytes: int = MAX_RESULT_BYTES) -> None:
         self._request_timeout = request_timeout
+        self._max_result_bytes = max_result_bytes
         # One connection per endpoint and what it relays: a server learns per connection (2025-11-25) or
         # per request from that connection's callbacks (2026-07-28) what the client answers. Listen
         # streams to an HTTP server have a connection of their own (see Connection.listening).
@@ -69,7 +71,12 @@ class ConnectionPool:
         person's answer: this one goes on a connection of its own, closed once it is answered."""
         if self._task_group is None:
             raise RuntimeError("ConnectionPool used outside its context")
-        connection = Connection(endpoint, request_timeout=self._request_timeout, relayed=request.relayed)
+        connection = Connection(
+            endpoint,
+            request_timeout=self._request_timeout,
+            relayed=request.relayed,
+            max_result_bytes=self._max_result_bytes,
+        )
         await self._task_group.start(connection.run)
         try:
             return await connection.send(request)
@@ -141,7 +148,11 @@ class ConnectionPool:
             if current is not None and current.alive:
                 return current
             connection = Connection(
-                endpoint, request_timeout=self._request_timeout, relayed=relayed, listening=listening
+                endpoint,
+                request_timeout=self._request_timeout,
+                relayed=relayed,
+                listening=listening,
+                max_result_bytes=self._max_result_bytes,
             )
             await self._task_group.start(connection.run)
             self._connections[key] = connection
