@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit.chain import queue
 from console.audit.models import AuditEvent
-from console.canonical import canonical
+from console.canonical import canonical, canonical_bytes
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,10 @@ def fingerprint(secret_text: str) -> dict[str, Any]:
     """Length and SHA-256 of a value that must never be stored in the log itself (e.g. requestState)."""
     raw = secret_text.encode("utf-8", "surrogatepass")
     return {"len": len(secret_text), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def digest(value: Any) -> dict[str, Any]:
+    """SHA-256 and size in bytes of a value's canonical JSON (RFC 8785), for what the log records without
+    keeping (a server's result): whoever holds the value can compute both again."""
+    raw = canonical_bytes(value)
+    return {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)}

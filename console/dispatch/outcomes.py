@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import ColumnElement, Select, Update, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import SYSTEM, fingerprint, record_event, redact_input_requests
+from console.audit import SYSTEM, digest, fingerprint, record_event, redact_input_requests
 from console.calls.declared import policy_of_call, relayed_of
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.notices import announce, call_ended
@@ -256,7 +256,8 @@ async def _may_restart(session: AsyncSession, call: Call, round_: CallRound) -> 
 
 
 def record_completion(session: AsyncSession, call: Call, job_kind: str, result: Any) -> None:
-    """The `call_completed` event of a call whose server answered its `job_kind` request with `result`."""
+    """The `call_completed` event of a call whose server answered its `job_kind` request with `result`,
+    which the log knows by its digest (`result_digest`): the result itself is kept on the call only."""
     record_event(
         session=session,
         actor=SYSTEM,
@@ -264,8 +265,14 @@ def record_completion(session: AsyncSession, call: Call, job_kind: str, result: 
         subject_type="call",
         subject_id=call.id,
         call_id=call.id,
-        payload={"round": call.round, "job": job_kind, "result": result},
+        payload={"round": call.round, "job": job_kind, **result_digest(result)},
     )
+
+
+def result_digest(result: Any) -> dict[str, Any]:
+    """What an audit event says of a server's result: its SHA-256 and size (`audit.digest`)."""
+    known = digest(result)
+    return {"result_sha256": known["sha256"], "result_bytes": known["bytes"]}
 
 
 def end_call(

@@ -22,7 +22,7 @@ from console.calls.models import Call, CallRound, DispatchJob, Run
 from console.calls.tasks import CANCEL, POLL, cancel_task_of
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.outcomes import end_call, fail_call, open_round, record_error
+from console.dispatch.outcomes import end_call, fail_call, open_round, record_error, result_digest
 from console.errors import McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, McpRequest, Reply, Task
 from console.mcp.roots import Root
@@ -158,7 +158,7 @@ def _record_task_event(
     if task.message:
         payload["message"] = task.message
     if result is not None:
-        payload["result"] = result
+        payload.update(result_digest(result))
     record_event(
         session=session,
         actor=SYSTEM,

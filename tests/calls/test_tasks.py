@@ -4,6 +4,7 @@ ends the call as the task ends; over stdio and Streamable HTTP, on both database
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
+from console.canonical import canonical_bytes
 from tests.harness import WAIT, Console, ServerSpec, result_text, running_console
 from tests.processes import read_log, start_http_server
 
@@ -60,8 +62,11 @@ async def test_a_task_asks_twice_and_completes_with_the_answers_sent_by_tasks_up
         assert [p["key"] for p in second["pending"]] == ["confirm"], second
         done = await console.answer_and_settle(second, "accept", {"ok": True})
         created = await console.audit_payloads("task_created")
+        [completed] = await console.audit_payloads("call_completed")
         instant = await console.call("tasks", "instant", {"x": "now"})
     assert result_text(done) == "provisioned db in eu-west"
+    assert "result" not in completed  # only its digest, as of any result
+    assert completed["result_sha256"] == hashlib.sha256(canonical_bytes(done["result"])).hexdigest()
     assert done["round"] == 2  # each key asked once, however often the task listed it
     assert done["progress"]["message"] == "task completed"
     assert result_text(instant) == "instant now"  # the server decides: no task for this one
