@@ -159,3 +159,33 @@ async def test_runs_and_answers_take_keys_too_and_keys_lapse_after_a_day(
         lapsed = await console.client.post("/api/v1/runs", json=renamed, headers=keyed(console, "run-1"))
         assert lapsed.status_code == 201, lapsed.text
         assert lapsed.json()["id"] != first.json()["id"]
+
+
+async def test_two_people_sending_the_same_body_with_the_same_key_each_get_their_own_result(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A key is its person's: another person's identical request (same key, same body, same path) is a
+    request of its own, never a replay of the first one's answer; another team's is refused as such."""
+    async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}) as console:
+        body = {"team": TEAM, "title": "release", "agent": "pytest"}
+        runs = {
+            who: await console.client.post("/api/v1/runs", json=body, headers=keyed(console, "same", who))
+            for who in ("dev", "lead", "outsider")
+        }
+        assert (runs["dev"].status_code, runs["lead"].status_code) == (201, 201), runs["lead"].text
+        assert runs["lead"].json()["id"] != runs["dev"].json()["id"]
+        assert (runs["dev"].json()["owner"], runs["lead"].json()["owner"]) == ("dev", "lead")
+        assert runs["outsider"].status_code in (403, 404), runs["outsider"].text
+        assert runs["dev"].json()["id"] not in runs["outsider"].text
+
+        call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        url = f"/api/v1/elicitations/{call['pending'][0]['id']}/answer"
+        answer = {"action": "accept", "content": {"name": "ada"}}
+        first = await console.client.post(url, json=answer, headers=keyed(console, "ans", "lead"))
+        second = await console.client.post(url, json=answer, headers=keyed(console, "ans", "lead2"))
+        assert first.status_code == 200, first.text
+        assert second.status_code == 409, second.text  # lead answered first; lead2 is told so
+        assert "lead" in second.json()["error"]["message"]
+        async with console.app.state.factory() as session:
+            owners = (await session.execute(select(Run.owner_id).where(Run.title == "release"))).scalars()
+            assert len(set(owners)) == 2
