@@ -325,6 +325,69 @@ async def test_a_forged_or_replayed_state_is_refused_with_a_page_and_an_audit_ev
         assert reasons == ["state_unknown", "state_unknown"]
 
 
+async def test_a_forged_state_while_a_real_sign_in_is_pending_is_refused_and_the_real_one_completes(
+    database_url: str, notes: ServerProcess
+) -> None:
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        call = await whoami(console, "dev")
+        question = connect_question(call)
+        pressed = await dev.client.post(
+            f"/elicitations/{question['id']}/connect", data={"csrf_token": dev.csrf}
+        )
+        callback = await sign_in_there(onward(pressed), "dana")  # signed in there, not back yet
+        parts = urlsplit(callback)
+        real = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        near = real["state"][:-1] + ("A" if real["state"][-1] != "A" else "B")
+        for state in ("forged", near, ""):  # with the real code, in the browser that began the sign-in
+            forged = await dev.client.get(f"{parts.path}?{urlencode({**real, 'state': state})}")
+            assert forged.status_code == 400, forged.text
+            assert "unknown or was already used" in text(one(html(forged), "main"))
+        reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+        assert reasons == ["state_unknown"] * 3
+        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+
+        back = await come_back(dev, callback)
+        assert back.status_code == 303, back.text
+        done = await console.settle(call["id"], after_round=call["round"])
+        assert done["status"] == "completed", done
+        assert done["result"]["content"][0]["text"] == "signed in as dana"
+
+
+async def test_an_auditor_or_another_team_cannot_finish_someones_sign_in_nor_a_teammates_connect_their_call(
+    database_url: str, notes: ServerProcess
+) -> None:
+    """A sign-in is its starter's: an auditor's or another team's browser bringing it back is refused and
+    leaves it for its owner; another team cannot start or end a connection to this team's server; a
+    teammate who connects their own account answers none of dev's connect questions."""
+    async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
+        call = await whoami(console, "dev")
+        question = connect_question(call)
+        server = await server_id(console, dev)
+        callback = await sign_in_there(await press_connect(dev, server), "dana")
+        for who in ("viewer", "outsider"):
+            async with signed_in(console, who) as them:
+                theirs = await come_back(them, callback)
+                assert theirs.status_code == 400, theirs.text
+                assert "started by someone else" in text(one(html(theirs), "main"))
+        async with signed_in(console, "outsider") as outsider:
+            for action in ("oauth", "disconnect"):
+                tried = await outsider.client.post(
+                    f"/connections/{server}/{action}", data={"csrf_token": outsider.csrf}
+                )
+                assert tried.status_code == 404, tried.text
+        async with signed_in(console, "lead") as lead:
+            await connect(lead, server, "lena")
+        assert (await console.question(question["id"], who="dev"))["status"] == "pending"
+        reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+        assert reasons == ["state_other_user", "state_other_user"]
+
+        back = await come_back(dev, callback)
+        assert back.status_code == 303, back.text
+        done = await console.settle(call["id"], after_round=call["round"])
+        assert done["result"]["content"][0]["text"] == "signed in as dana"
+        assert len(await console.audit_payloads("oauth_connected")) == 2  # lead's own, then dev's
+
+
 async def test_someone_elses_or_another_browsers_sign_in_is_refused(
     database_url: str, notes: ServerProcess
 ) -> None:
