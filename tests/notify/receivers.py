@@ -32,14 +32,15 @@ def posts(folder: Path) -> list[dict[str, Any]]:
     return found
 
 
-async def add(console: Console, kind: str, url: str, **kw: Any) -> str | None:
-    """An operator registers the channel (on this machine, so internal); its secret, for a webhook."""
+async def add(console: Console, kind: str, url: str, *, team: str = TEAM, **kw: Any) -> str | None:
+    """An operator registers the team's channel (on this machine, so internal); its secret, for a
+    webhook."""
     async with console.app.state.factory() as session:
         added = await add_channel(
             session=session,
             cipher=Outbound.of(console.app.state.settings).cipher,
             by=None,
-            team_name=TEAM,
+            team_name=team,
             kind=kind,
             url=url,
             internal=True,

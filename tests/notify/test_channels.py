@@ -12,16 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from console.calls.fanout import carriers_for
 from console.db import utcnow
 from console.errors import Forbidden, InvalidInput
-from console.identity import authenticate_token
+from console.identity import authenticate_token, team_by_name
+from console.identity.models import Membership, User
 from console.mcp.sealed import Outbound
 from console.notify.channels import add_channel
-from console.notify.models import Delivery
+from console.notify.models import Channel, Delivery
 from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
 from tests.notify.receivers import add, sink
@@ -239,3 +240,76 @@ async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_c
         actions = [p["kind"] for p in await console.audit_payloads("channel_added")]
         assert actions == ["webhook"]
         assert [p["kind"] for p in await console.audit_payloads("channel_removed")] == ["webhook"]
+
+
+async def test_another_teams_channel_hears_nothing_of_this_teams_questions(
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+        await add(console, "slack", f"{receiver.url}/platform")
+        await add(console, "webhook", f"{receiver.url}/elsewhere", team="elsewhere")
+        await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+        assert await send_due(console) == 1
+        assert list(requests(inbox)) == ["/platform"]
+
+
+async def run_elsewhere(console: Console, name: str) -> None:
+    """Make `name` the admin of the other team, "elsewhere"."""
+    async with console.app.state.factory() as session:
+        user = (await session.execute(select(User).where(User.name == name))).scalar_one()
+        team = await team_by_name(session=session, name="elsewhere")
+        await session.execute(
+            update(Membership)
+            .where(Membership.user_id == user.id, Membership.team_id == team.id)
+            .values(role="admin")
+        )
+        await session.commit()
+
+
+@pytest.mark.parametrize("who", ["lead", "viewer", "outsider"])
+async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_auditors_or_another_teams(
+    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path, inbox: Path, who: str
+) -> None:
+    """Its channels and deliveries, seen, added, removed or sent again: 403 to the team's approver and
+    auditor and to another team's admin, who through their own team's pages reaches none of them (404)."""
+    with sink(tmp_path, inbox, HTTP_SINK_FAIL_FIRST="100") as failing:
+        async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+            await run_elsewhere(console, "outsider")
+            await add(console, "webhook", f"{failing.url}/hook")
+            await console.call("mrtr", "two_rounds", {"topic": "alpha"})
+            await send_due(console)
+            await send_due(console, timedelta(hours=25))  # past its time to give up: failed
+            async with console.app.state.factory() as session:
+                [delivery] = (await session.execute(select(Delivery))).scalars().all()
+                [channel] = (await session.execute(select(Channel))).scalars().all()
+            assert delivery.status == "failed"
+            ours = f"/admin/teams/{TEAM}"
+            async with signed_in(console, who) as person:
+                assert (await person.client.get(f"{ours}/notifications")).status_code == 403
+                tries = {
+                    f"{ours}/channels": {"kind": "slack", "url": "https://93.184.216.36/x"},
+                    f"{ours}/channels/{channel.id}/remove": {},
+                    f"{ours}/notifications/{delivery.id}/resend": {},
+                }
+                for url, data in tries.items():
+                    tried = await person.client.post(url, data={**data, "csrf_token": person.csrf})
+                    assert tried.status_code == 403, url
+                if who == "outsider":  # an admin, of the other team: this team's ids are unknown there
+                    theirs = "/admin/teams/elsewhere"
+                    page = await person.client.get(f"{theirs}/notifications")
+                    assert page.status_code == 200, page.text
+                    assert delivery.id not in page.text and channel.id not in page.text  # noqa: PT018
+                    for url in (
+                        f"{theirs}/channels/{channel.id}/remove",
+                        f"{theirs}/notifications/{delivery.id}/resend",
+                    ):
+                        tried = await person.client.post(url, data={"csrf_token": person.csrf})
+                        assert tried.status_code == 404, url
+            async with console.app.state.factory() as session:
+                kept = await session.get(Delivery, delivery.id)
+                assert kept is not None
+                assert kept.status == "failed"
+                assert len((await session.execute(select(Channel))).scalars().all()) == 1
+            assert len(await console.audit_payloads("channel_added")) == 1  # the operator's
+            for action in ("channel_removed", "notification_resent"):
+                assert await console.audit_payloads(action) == [], action
