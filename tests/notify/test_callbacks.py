@@ -171,3 +171,53 @@ async def test_a_callback_url_the_console_may_not_reach_or_cannot_sign_for_is_re
         async with console.app.state.factory() as session:
             calls = (await session.execute(select(Call).where(Call.run_id == run_id))).scalars().all()
         assert calls == []  # nothing was recorded
+
+
+async def test_only_the_runs_owner_gives_its_calls_a_callback_and_nobody_else_learns_where_it_goes(
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+) -> None:
+    """The callback URL may carry the agent's own secret: a teammate, an auditor or another team cannot
+    set one on dev's run, and those who see dev's call (its approver, an auditor) never see the URL; nor
+    can they replace the secret dev's callbacks are signed with."""
+    async with running_console(
+        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, allow_private_server_urls=True
+    ) as console:
+        secret = await new_webhook_secret(console)
+        run_id = await console.new_run()
+        theirs = {
+            "server": "mrtr",
+            "method": "tools/call",
+            "params": {"name": "complete_now", "arguments": {"x": "a"}},
+            "callback_url": f"{receiver.url}/theirs",
+        }
+        for who, status in (("lead", 403), ("viewer", 403), ("outsider", 404)):
+            tried = await console.client.post(
+                f"/api/v1/runs/{run_id}/calls", json=theirs, headers=console.auth(who)
+            )
+            assert tried.status_code == status, (who, tried.text)
+        async with console.app.state.factory() as session:
+            assert (await session.execute(select(Call).where(Call.run_id == run_id))).scalars().all() == []
+
+        hook = f"{receiver.url}/agent?key=s3cret-of-the-agent"
+        call = await console.call("mrtr", "two_rounds", {"topic": "alpha"}, run_id=run_id, callback_url=hook)
+        for who in ("lead", "viewer"):
+            seen = await console.client.get(f"/api/v1/calls/{call['id']}", headers=console.auth(who))
+            assert seen.status_code == 202, seen.text  # the call, still waiting
+            assert "s3cret" not in seen.text and "callback" not in seen.text  # noqa: PT018
+        async with signed_in(console, "dev") as dev:
+            [mine] = html(await dev.client.get("/tokens")).select('form[action$="/webhook-secret"]')
+        for who in ("viewer", "outsider"):
+            async with signed_in(console, who) as them:
+                run_page = await them.client.get(f"/runs/{run_id}")
+                assert "s3cret" not in run_page.text
+                replaced = await them.client.post(str(mine["action"]), data={"csrf_token": them.csrf})
+                assert replaced.status_code == 404, replaced.text
+        async with signed_in(console, "viewer") as auditor:
+            exported = await auditor.client.get("/audit/export", params={"format": "jsonl"})
+            assert exported.status_code == 200
+            assert "s3cret" not in exported.text
+
+        assert await send_due(console) == 1
+        [sent] = posts(inbox)
+        assert sent["path"] == "/agent?key=s3cret-of-the-agent"
+        assert Webhook(secret).verify(sent["body"], sent["headers"])["type"] == "call.input_required"
