@@ -99,7 +99,7 @@ async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_no
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         plain = await console.call("mrtr", "complete_now", {"x": "world"})
         assert plain["status"] == "completed"
-        broken = await console.call("mrtr", "complete_now", {})  # no argument: the server fails it
+        broken = await console.call("mrtr", "ask_sampling", {})  # sampling it was never offered: failed
         assert broken["status"] == "failed"
         async with console.app.state.factory() as session:
             assert (await session.execute(select(Notice))).scalars().all() == []

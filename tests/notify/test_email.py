@@ -208,7 +208,7 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
         await set_policy(
             console, "tool", server="mrtr", tool="complete_now", gate=True, answerers="approvers"
         )
-        call = await console.call("mrtr", "complete_now", {})
+        call = await console.call("mrtr", "complete_now", {"x": "a"})
         [gate] = call["pending"]
         assert await send_due(console) == 1  # lead; lead2 turned email off; dev may not pass it
         [(to, message)] = received(sink_folder)
