@@ -86,8 +86,13 @@ def argument_errors(schema: Any, arguments: Any) -> dict[str, str]:
 def call_argument_errors(schema: dict[str, Any], arguments: Any) -> dict[str, str]:
     """Field errors (`params.arguments.<path>`) of a tool call's arguments that the tool's inputSchema
     refuses; none when it takes them, or when the schema is no valid JSON Schema (the server alone can
-    judge what it takes then; a policy's conditions still fail closed on what they cannot read)."""
+    judge what it takes then; a policy's conditions still fail closed on what they cannot read).
+
+    An argument given as null counts as one not given, as MCP clients use it (custom headers, SEP-2243):
+    it is still refused where the schema requires the argument, and conditions read it as missing."""
     validator = _VALIDATORS.of(schema)
     if isinstance(validator, str):
         return {}
+    if isinstance(arguments, dict):
+        arguments = {name: value for name, value in arguments.items() if value is not None}
     return _errors(validator, arguments, "params.arguments")

@@ -1,9 +1,9 @@
-"""A gate's changed arguments checked against the tool's own inputSchema: every error named by its path,
-no change at all without a schema (or with a broken one), and no `$ref` ever fetched."""
+"""A call's arguments, and a gate's changed ones, checked against the tool's own inputSchema: every error
+named by its path, no change at all without a schema (or with a broken one), and no `$ref` ever fetched."""
 
 from __future__ import annotations
 
-from console.forms.arguments import argument_errors
+from console.forms.arguments import argument_errors, call_argument_errors
 
 SCHEMA = {
     "type": "object",
@@ -50,3 +50,23 @@ def test_a_reference_outside_the_schema_is_refused_without_being_fetched() -> No
         "$defs": {"text": {"type": "string"}},
     }
     assert argument_errors(local, {"a": 1}) == {"arguments.a": "1 is not of type 'string'"}
+
+
+def test_a_calls_arguments_are_checked_against_the_schema_with_the_field_named() -> None:
+    assert call_argument_errors(SCHEMA, {"environment": "staging"}) == {}
+    assert call_argument_errors(SCHEMA, {"environment": "staging", "replicas": "2"}) == {
+        "params.arguments.replicas": "'2' is not of type 'integer'"
+    }
+    assert call_argument_errors(SCHEMA, {}) == {"params.arguments": "'environment' is a required property"}
+    assert "is not of type 'object'" in call_argument_errors(SCHEMA, ["environment"])["params.arguments"]
+
+
+def test_a_null_argument_counts_as_not_given() -> None:
+    assert call_argument_errors(SCHEMA, {"environment": "staging", "replicas": None}) == {}
+    assert call_argument_errors(SCHEMA, {"environment": None}) == {
+        "params.arguments": "'environment' is a required property"
+    }
+
+
+def test_a_schema_that_is_no_json_schema_leaves_the_judgement_to_the_server() -> None:
+    assert call_argument_errors({"type": 5}, {"anything": 1}) == {}

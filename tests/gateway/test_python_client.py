@@ -103,7 +103,7 @@ async def test_past_the_hold_the_agent_learns_it_still_waits_and_console_await_g
 async def test_an_upstream_error_reaches_the_agent_as_the_same_json_rpc_error(site: Site) -> None:
     async with agent(site) as client:
         with pytest.raises(MCPError) as refused:
-            await client.call_tool("deployer__deploy", {})
+            await client.call_tool("deployer__deploy", {"service": ""})  # the schema takes it; the server not
     assert (refused.value.code, refused.value.message) == (
         -32602,
         "argument 'service' must be a non-empty string",
