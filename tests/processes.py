@@ -255,11 +255,19 @@ def recorder() -> Iterator[Recorder]:
         def log_message(self, format: str, *args: object) -> None:  # http.server's name
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with serving_in_thread(Handler) as base:
+        yield Recorder(f"{base}/mcp", found)
+
+
+@contextmanager
+def serving_in_thread(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A plain HTTP server on a free loopback port, answering with `handler` from a thread until the block
+    ends; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Recorder(f"http://127.0.0.1:{server.server_address[1]}/mcp", found)
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
@@ -283,12 +291,5 @@ def serving_keys(keys: dict[str, Any]) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:  # http.server's name
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Keys)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/.well-known/jwks.json"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving_in_thread(Keys) as base:
+        yield f"{base}/.well-known/jwks.json"

@@ -4,10 +4,9 @@ not check out is refused with a reason, before anything is sent to an authorizat
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -15,6 +14,7 @@ from console.mcp.challenge import Challenge
 from console.oauth.discovery import discover
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import MAX_BODY_BYTES, Reach
+from tests.processes import serving_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -37,14 +37,8 @@ def serving(documents: Documents) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_in_thread(Handler) as base:
+        yield base
 
 
 def metadata(base: str, **fields: object) -> bytes:
