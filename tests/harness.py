@@ -201,11 +201,11 @@ class Console:
         return body
 
     async def settle(
-        self, call_id: str, *, who: str = "dev", after_round: int | None = None
+        self, call_id: str, *, who: str = "dev", after_round: int | None = None, wait: float = WAIT
     ) -> dict[str, Any]:
-        """The call once it finished, or asks a round after `after_round` (bounded)."""
-        with anyio.fail_after(WAIT + 5):
-            return await self.get_call(call_id, who=who, wait=WAIT, after_round=after_round)
+        """The call once it finished, or asks a round after `after_round` (bounded by `wait`)."""
+        with anyio.fail_after(wait + 5):
+            return await self.get_call(call_id, who=who, wait=wait, after_round=after_round)
 
     async def answer_and_settle(
         self,

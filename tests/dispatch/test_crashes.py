@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
 from sqlalchemy import select
@@ -25,6 +24,9 @@ pytestmark = pytest.mark.anyio
 
 CRASH_EXIT_CODE = 86
 PROCESS_TIMEOUT = 30
+# A settle that waits for a worker process to start, take the call and start its server: on a loaded
+# two-core machine that alone can take longer than the harness's default wait.
+WORKER_WAIT = 60.0
 
 
 def _worker(database_url: str, log: Path, *, fault: str = "", **settings: str) -> subprocess.Popen[bytes]:
@@ -83,7 +85,7 @@ async def test_worker_killed_after_claim_leaves_the_request_to_be_sent_once_afte
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         assert _calls_of(log, "claimed") == []  # it died before sending anything
         with _healthy_worker(database_url, log):
-            waiting = await console.settle(call["id"])
+            waiting = await console.settle(call["id"], wait=WORKER_WAIT)
     assert waiting["status"] == "awaiting_input"
     assert len(_calls_of(log, "claimed")) == 1
 
@@ -112,7 +114,7 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_interrupte
         assert status == "running"
         assert _calls_of(log, "own") == []  # recorded as being sent, then the process died
         with _healthy_worker(database_url, log):
-            interrupted = await console.settle(call_id)
+            interrupted = await console.settle(call_id, wait=WORKER_WAIT)
         # Whether it reached the server is not known to anyone: a person decides, nothing is sent again.
         assert interrupted["status"] == "interrupted"
         assert "outcome is unknown" in interrupted["error"]["message"]
@@ -132,7 +134,7 @@ async def test_console_killed_after_taking_the_resume_its_answer_completed_leave
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         call = await console.call("mrtr", "signed", {"item": "answered"}, wait=0)
         with _healthy_worker(database_url, log):
-            waiting = await console.settle(call["id"])
+            waiting = await console.settle(call["id"], wait=WORKER_WAIT)
         assert waiting["status"] == "awaiting_input"
         await _post_to_a_console_that_dies_taking_it(
             database_url,
@@ -146,7 +148,7 @@ async def test_console_killed_after_taking_the_resume_its_answer_completed_leave
         assert status == "resuming"
         assert len(_calls_of(log, "answered")) == 1  # the first send; the resume was taken, then it died
         with _healthy_worker(database_url, log):
-            interrupted = await console.settle(call["id"], after_round=waiting["round"])
+            interrupted = await console.settle(call["id"], after_round=waiting["round"], wait=WORKER_WAIT)
     assert interrupted["status"] == "interrupted"
     assert "outcome is unknown" in interrupted["error"]["message"]
     assert len(_calls_of(log, "answered")) == 1
@@ -162,7 +164,7 @@ async def test_worker_killed_after_send_marks_the_call_interrupted_without_resen
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         assert len(_calls_of(log, "sent")) == 1  # the server got it; the outcome was never recorded
         with _healthy_worker(database_url, log):
-            interrupted = await console.settle(call["id"])
+            interrupted = await console.settle(call["id"], wait=WORKER_WAIT)
         assert interrupted["status"] == "interrupted"
         assert "outcome is unknown" in interrupted["error"]["message"]
         assert len(_calls_of(log, "sent")) == 1
@@ -192,7 +194,7 @@ async def test_a_gate_approved_just_before_a_crash_is_sent_once_after_the_lease(
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         assert _calls_of(log, "gated") == []  # approved, taken, never sent
         with _healthy_worker(database_url, log):
-            waiting = await console.settle(call["id"], after_round=0)
+            waiting = await console.settle(call["id"], after_round=0, wait=WORKER_WAIT)
     assert waiting["status"] == "awaiting_input"  # the server's own question, round 1
     assert len(_calls_of(log, "gated")) == 1
 
@@ -209,9 +211,9 @@ async def test_a_worker_that_dies_while_its_request_is_out_is_noticed_within_one
         crashing = _worker(database_url, log, fault="crash_while_sending", **LONG_TIMEOUT)
         assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
         with _healthy_worker(database_url, log, **LONG_TIMEOUT):
-            # One lease (1 s) after the last heartbeat, not the request timeout (120 s) plus a lease.
-            with anyio.fail_after(15):
-                interrupted = await console.settle(call["id"])
+            # One lease (1 s) after the last heartbeat, not the request timeout (120 s) plus a lease: a
+            # settle that gives up after 60 s would still see the call running.
+            interrupted = await console.settle(call["id"], wait=WORKER_WAIT)
     assert interrupted["status"] == "interrupted"
     assert "outcome is unknown" in interrupted["error"]["message"]
 
@@ -221,6 +223,6 @@ async def test_a_request_out_for_several_leases_stays_its_senders(database_url: 
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         call = await console.call("mrtr", "slow", {"seconds": 4}, wait=0)
         with _healthy_worker(database_url, log, **LONG_TIMEOUT):  # a lease of 1 s, renewed while it waits
-            done = await console.settle(call["id"])
+            done = await console.settle(call["id"], wait=WORKER_WAIT)
     assert done["status"] == "completed", done
     assert done["result"]["content"][0]["text"] == "slept 4"
