@@ -6,11 +6,13 @@ which revision is the newest, is spared its 10 MiB."""
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from console.db import private_sqlite_file
@@ -37,23 +39,86 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def upgrade(url: str) -> None:
-    """Bring the database to the newest schema."""
+@dataclass(frozen=True)
+class Applied:
+    """One migration an upgrade ran: from `down` (None: an empty database) to `revision`, and what it does."""
+
+    down: str | None
+    revision: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.down or 'empty'} \u2192 {self.revision}: {self.what}"
+
+
+def upgrade(url: str) -> list[Applied]:
+    """Bring the database to the newest schema; the migrations that ran, oldest first (none: it was)."""
     from alembic import command
 
     private_sqlite_file(url)
-    command.upgrade(alembic_config(url), "head")
+    applied: list[Applied] = []
+
+    def record(*, step: Any, **_: Any) -> None:
+        down = step.down_revision_ids[0] if step.down_revision_ids else None
+        applied.append(Applied(down, step.up_revision_id, _first_sentence(step.up_revision.doc)))
+
+    config = alembic_config(url)
+    config.attributes["on_version_apply"] = record
+    command.upgrade(config, "head")
+    return applied
 
 
-def needs_schema(url: str) -> bool:
-    """True when the database has no console tables yet (a fresh SQLite file, say)."""
+def _first_sentence(doc: str) -> str:
+    joined = " ".join(doc.split())
+    return re.split(r"(?<=\.) (?=[A-Z])", joined, maxsplit=1)[0]
+
+
+def database_revision(url: str) -> str | None:
+    """The schema revision the database is at; None when it has no console tables yet."""
     private_sqlite_file(url)
     engine = create_engine(sync_url(url))
     try:
         with engine.connect() as connection:
-            return not inspect(connection).has_table("alembic_version")
+            if not inspect(connection).has_table("alembic_version"):
+                return None
+            found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            return str(found) if found is not None else None
     finally:
         engine.dispose()
+
+
+def pending_revisions(current: str) -> list[str] | None:
+    """The revisions this code would apply to a database at `current` (empty: it is at the newest);
+    None when this code does not know `current` (a newer console migrated the database)."""
+    downs = _down_revisions(MIGRATIONS / "versions")
+    if current not in downs:
+        return None
+    head = head_revision()
+    newer = _ancestry(downs, head) - _ancestry(downs, current) if head is not None else set()
+    return sorted(newer)
+
+
+def _ancestry(downs: dict[str, tuple[str, ...]], revision: str) -> set[str]:
+    """`revision` and every revision before it."""
+    seen: set[str] = set()
+    todo = [revision]
+    while todo:
+        found = todo.pop()
+        if found not in seen:
+            seen.add(found)
+            todo.extend(downs.get(found, ()))
+    return seen
+
+
+@cache
+def _down_revisions(versions: Path) -> dict[str, tuple[str, ...]]:
+    """The revisions each revision follows, read from the files."""
+    found: dict[str, tuple[str, ...]] = {}
+    for path in versions.glob("*.py"):
+        names = _assigned(path)
+        down = names.get("down_revision")
+        found[names["revision"]] = (down,) if isinstance(down, str) else tuple(down or ())
+    return found
 
 
 @cache

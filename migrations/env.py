@@ -22,6 +22,8 @@ def run_migrations() -> None:
             connection=connection,
             target_metadata=target_metadata,
             render_as_batch=connection.dialect.name == "sqlite",
+            # `console migrate` hears of each revision applied, to print it
+            on_version_apply=config.attributes.get("on_version_apply"),
         )
         with context.begin_transaction():
             context.run_migrations()

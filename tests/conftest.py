@@ -78,9 +78,11 @@ class PostgresAdmin:
     def url_for(self, database: str) -> str:
         return self._url.set(database=database).render_as_string(hide_password=False)
 
-    def create(self) -> str:
+    def create(self, *, migrated: bool = True) -> str:
+        """A new database: migrated to the newest schema, or (not `migrated`) empty."""
         name = f"console_t_{secrets.token_hex(6)}"
-        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+        template = self.template if migrated else "template0"
+        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
         return name
 
     def drop(self, name: str) -> None:

@@ -118,16 +118,35 @@ def database_problem(url: str, exc: DBAPIError) -> str:
 
 
 def prepare_database(settings: Settings) -> None:
-    """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`.
+    """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`, and
+    so is every database whose schema is older than this code.
 
     Raises:
-        ConsoleError: a database other than SQLite has no console tables yet.
+        ConsoleError: a database other than SQLite has no console tables yet, or the schema is not the one
+            this code knows as its newest (older: migrations pending; unknown: a newer console's).
     """
-    if not migrate.needs_schema(settings.database_url):
+    current = migrate.database_revision(settings.database_url)
+    if current is None:
+        if not is_sqlite(settings.database_url):
+            raise ConsoleError("the database has no console tables yet: run `console migrate` first")
+        migrate.upgrade(settings.database_url)
         return
-    if not is_sqlite(settings.database_url):
-        raise ConsoleError("the database has no console tables yet: run `console migrate` first")
-    migrate.upgrade(settings.database_url)
+    pending = migrate.pending_revisions(current)
+    if pending is None:
+        raise newer_schema(current)
+    if pending:
+        raise ConsoleError(
+            f"the database's schema is at revision {current}, older than this console's "
+            f"{migrate.head_revision()} ({len(pending)} migrations pending): run `console migrate` first"
+        )
+
+
+def newer_schema(current: str) -> ConsoleError:
+    """The error for a database at a revision this code does not know."""
+    return ConsoleError(
+        f"the database's schema is at revision {current}, which this console does not know (its newest is "
+        f"{migrate.head_revision()}): a newer console migrated it; run that version or a newer one"
+    )
 
 
 def warn_without_secret(settings: Settings) -> None:

@@ -18,6 +18,7 @@ from console.cli.common import (
     Subcommands,
     add_bind,
     bind,
+    newer_schema,
     prepare_database,
     run_with_session,
     say,
@@ -57,12 +58,17 @@ def add_serve_commands(sub: Subcommands) -> None:
 
 
 def _migrate(settings: Settings, _args: Any) -> int:
-    migrate.upgrade(settings.database_url)
+    current = migrate.database_revision(settings.database_url)
+    if current is not None and migrate.pending_revisions(current) is None:
+        raise newer_schema(current)
+    applied = migrate.upgrade(settings.database_url)
+    for step in applied:
+        say(str(step))
     cipher = CredentialCipher(secret_text(settings))
     sealed = run_with_session(settings, lambda s: seal_plain_values(session=s, cipher=cipher))
     if sealed:
         say(f"sealed the stored header and environment values of {', '.join(sealed)}")
-    say("database is up to date")
+    say(f"database upgraded to {migrate.head_revision()}" if applied else "database is up to date")
     return 0
 
 
