@@ -91,7 +91,9 @@ def console_command(database_url: str, *args: str) -> subprocess.CompletedProces
 
 
 @pytest.mark.parametrize(
-    "command", [["serve", "--port", "0", "--workers", "2"], ["worker"]], ids=["serve-workers-2", "worker"]
+    "command",
+    [["serve", "--port", "0", "--workers", "2"], ["worker"], ["teams", "list"]],
+    ids=["serve-workers-2", "worker", "teams-list"],
 )
 def test_serve_and_worker_on_a_database_behind_the_code_refuse_in_one_line_naming_migrate(
     old_database: OldDatabase, command: list[str]
@@ -99,7 +101,7 @@ def test_serve_and_worker_on_a_database_behind_the_code_refuse_in_one_line_namin
     done = console_command(old_database.url, *command)
 
     assert done.returncode == 1
-    assert done.stdout == ""  # never "listening on", nor a worker started
+    assert done.stdout == ""  # never "listening on", a worker started, or a team listed
     assert done.stderr.splitlines() == [
         f"error: the database's schema is at revision {OLD_REVISION}, older than this console's "
         f"{head_revision()} ({len(pending_revisions(OLD_REVISION) or [])} migrations pending): "
