@@ -35,7 +35,7 @@ WAITING_STATE = "kept across the upgrade"  # what at_0014.py's waiting call aske
 COMMAND_TIMEOUT = 120
 WAIT = 20.0
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 class OldDatabase:
@@ -79,34 +79,50 @@ def old_database(
 
 def console_command(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`console <args>` as its own process, as an operator runs it."""
+    return console_commands(database_url, list(args))[0]
+
+
+def console_commands(database_url: str, *commands: list[str]) -> list[subprocess.CompletedProcess[str]]:
+    """Each `console <command>` as its own process, all at once; how each ended, in order."""
     env = {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_SECRET_KEY": SECRET_KEY}
-    return subprocess.run(
-        [sys.executable, "-m", "console.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-        check=False,
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-m", "console.cli", *command],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for command in commands
+    ]
+    ended = []
+    try:
+        for command, process in zip(commands, started, strict=True):
+            stdout, stderr = process.communicate(timeout=COMMAND_TIMEOUT)
+            ended.append(subprocess.CompletedProcess(command, process.returncode, stdout, stderr))
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=COMMAND_TIMEOUT)
+    return ended
+
+
+def test_serve_worker_and_commands_on_a_database_behind_the_code_refuse_in_one_line_naming_migrate(
+    old_database: OldDatabase,
+) -> None:
+    pending = len(pending_revisions(OLD_REVISION) or [])
+    refusal = (
+        f"error: the database's schema is at revision {OLD_REVISION}, older than this console's "
+        f"{head_revision()} ({pending} migrations pending): run `console migrate` first"
+    )
+    serve, worker, listing = console_commands(
+        old_database.url, ["serve", "--port", "0", "--workers", "2"], ["worker"], ["teams", "list"]
     )
 
-
-@pytest.mark.parametrize(
-    "command",
-    [["serve", "--port", "0", "--workers", "2"], ["worker"], ["teams", "list"]],
-    ids=["serve-workers-2", "worker", "teams-list"],
-)
-def test_serve_and_worker_on_a_database_behind_the_code_refuse_in_one_line_naming_migrate(
-    old_database: OldDatabase, command: list[str]
-) -> None:
-    done = console_command(old_database.url, *command)
-
-    assert done.returncode == 1
-    assert done.stdout == ""  # never "listening on", a worker started, or a team listed
-    assert done.stderr.splitlines() == [
-        f"error: the database's schema is at revision {OLD_REVISION}, older than this console's "
-        f"{head_revision()} ({len(pending_revisions(OLD_REVISION) or [])} migrations pending): "
-        "run `console migrate` first"
-    ]
+    for done in (serve, worker, listing):
+        assert (done.returncode, done.stderr.splitlines()) == (1, [refusal]), done.args
+        assert done.stdout == ""  # never "listening on", a worker started, or a team listed
     assert database_revision(old_database.url) == OLD_REVISION
 
 
@@ -212,9 +228,8 @@ def test_serve_and_migrate_leave_a_database_a_newer_console_migrated_as_it_is(sq
     finally:
         connection.close()
 
-    for command in (["serve", "--port", "0"], ["migrate"]):
-        done = console_command(sqlite_url, *command)
-        assert (done.returncode, done.stdout) == (1, "")
+    for done in console_commands(sqlite_url, ["serve", "--port", "0"], ["migrate"]):
+        assert (done.returncode, done.stdout) == (1, ""), done.args
         assert done.stderr.splitlines() == [
             f"error: the database's schema is at revision {newer}, which this console does not know (its "
             f"newest is {head_revision()}): a newer console migrated it; run that version or a newer one"
