@@ -46,8 +46,8 @@ data {"reason": "invalid_request_state"}:
                            fails: a JSON-RPC error `code` (default -32603) "acted on <item>, then failed"
                            with data {"acted": <item>}; with MRTR_ACTS_HTTP_STATUS set, the HTTP server
                            answers that retry with that status (a plain-text body) in place of the error
-    dies_once(marker)      the first time (no file at the path `marker`): creates it and exits at once,
-                           the request unanswered; afterwards "survived <marker>"
+    dies(marker, times=1)  exits at once, the request unanswered, the first `times` times it is called
+                           (counted in the file at the path `marker`); afterwards "survived <marker>"
     slow(seconds)          "slept <seconds>", that many seconds later
     progress_rounds()      reports progress 1 of 2 ("first request") and asks "go" (boolean ok), state
                            "progress"; the retry reports 2 of 2 ("second request") and returns
@@ -78,6 +78,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -456,12 +457,12 @@ def acts(call: Call) -> ToolResult:
     raise MCPError(code=code, message=f"acted on {item}, then failed", data={"acted": item})
 
 
-def dies_once(call: Call) -> ToolResult:
-    marker = call.str_arg("marker")
-    try:
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-    except FileExistsError:
+def dies(call: Call) -> ToolResult:
+    marker, times = Path(call.str_arg("marker")), call.arguments.get("times", 1)
+    exits = int(marker.read_text()) if marker.exists() else 0
+    if exits >= times:
         return text_result(f"survived {marker}")
+    marker.write_text(str(exits + 1))
     os._exit(3)  # with the request out: whether it ran is unknown to the client
 
 
@@ -664,9 +665,9 @@ TOOLS: dict[str, ToolSpec] = {
             _schema({"item": STRING, "code": {"type": "integer"}}, ["item"]),
         ),
         _spec(
-            dies_once,
-            "Exits while answering the first time, answers afterwards.",
-            _schema({"marker": STRING}, ["marker"]),
+            dies,
+            "Exits while answering the first `times` times, answers afterwards.",
+            _schema({"marker": STRING, "times": INTEGER}, ["marker"]),
         ),
         _spec(huge_state, "A requestState of `size` characters.", _schema({"size": INTEGER}, ["size"])),
         _spec(
