@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, DispatchJob
+from console.calls.tasks import CANCEL
 from console.config import Settings
 from console.db import utcnow
 from console.dispatch.outcomes import record_lost
@@ -25,7 +26,8 @@ def record_lost_or_resend(
     if not (
         idempotent
         and job.attestation is None
-        and call.status != "awaiting_input"  # a held round's questions end with the request
+        and job.kind != CANCEL  # sent once, as a courtesy, for a call that ended
+        and call.status in ("running", "resuming")  # not a held round, whose questions end with it
         and job.attempts <= settings.idempotent_resends
     ):
         record_lost(session=session, call=call, job=job, reason=reason)
