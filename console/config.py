@@ -97,6 +97,13 @@ class Settings(BaseSettings):
     dispatch_attempts: int = Field(
         default=5, ge=1, description="sends tried while an MCP server is unreachable before the call fails"
     )
+    idempotent_resends: int = Field(
+        default=3,
+        ge=0,
+        le=20,
+        description="times a request to a server marked idempotent whose outcome was lost is sent again "
+        "without a person (0: never, a person chooses as for any server); never a request people decided",
+    )
     session_idle_minutes: float = Field(
         default=30, gt=0, description="a browser session ends after this idle time"
     )

@@ -95,7 +95,9 @@ def add_server_commands(sub: Subcommands) -> None:
         "--trusted", action=argparse.BooleanOptionalAction, help="policies may rely on annotations"
     )
     edit.add_argument(
-        "--idempotent", action=argparse.BooleanOptionalAction, help="resend interrupted requests"
+        "--idempotent",
+        action=argparse.BooleanOptionalAction,
+        help="send a request whose outcome was lost again automatically (never one people decided)",
     )
     edit.add_argument(
         "--internal",

@@ -20,13 +20,16 @@ from console.db import utcnow
 from console.elicitations.abandon import close_pending
 from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
-from console.errors import McpError, McpProtocolError, ResultTooLarge
+from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused
 from console.mcp.models import McpServer
 from console.mcp.roots import Root, roots_result
 
 # The key of what an older server pushed, in the one-request round that holds it.
 PUSHED_KEY = "pushed"
+# What a server that refuses a resume's request state says (-32602, data.reason), as the SDK's servers do.
+INVALID_PARAMS = -32602
+INVALID_REQUEST_STATE = "invalid_request_state"
 STATE_ONLY_BACKOFF_START = 0.05
 STATE_ONLY_BACKOFF_CAP = 2.0
 
@@ -189,11 +192,13 @@ async def complete_link(*, session: AsyncSession, call_id: str, elicitation_id: 
 
 
 async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, error: McpError) -> None:
-    """A JSON-RPC error or a protocol violation: restart once if a resume's state was refused, else fail."""
+    """A JSON-RPC error or a protocol violation: restart once if the server refused a resume's request
+    state, else fail with the server's error. Any other error to a resume may come after the server acted
+    on it (an HTTP 500, a tool that ran and then failed), so nothing is sent again."""
     if job.round_id is not None:
         round_ = (await session.execute(select(CallRound).where(CallRound.id == job.round_id))).scalar_one()
         round_.error_json = json.dumps(error.as_json())
-        if not isinstance(error, ResultTooLarge) and await _may_restart(session, call, round_):
+        if refuses_request_state(error) and await _may_restart(session, call, round_):
             round_.status = "superseded"
             call.restarts += 1
             call.status, call.updated_at = "resuming", utcnow()
@@ -209,6 +214,15 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
             )
             return
     fail_call(session=session, call=call, job=job, error=error.as_json())
+
+
+def refuses_request_state(error: McpError) -> bool:
+    """Whether the server refused the request state itself, with the error MCP servers answer for it
+    (the SDK's): -32602 with data {"reason": "invalid_request_state"}. Only that error says the server
+    did nothing with the resume."""
+    data = error.data
+    said = data.get("reason") if isinstance(data, dict) else None
+    return error.rpc_code == INVALID_PARAMS and said == INVALID_REQUEST_STATE
 
 
 def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:

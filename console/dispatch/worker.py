@@ -28,9 +28,10 @@ from console.dispatch.at_once import COMPLETES_AT_ONCE, record_completed
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.logs import LogRecorder
-from console.dispatch.outcomes import close_held, fail_call, record_error, record_lost, record_reply
+from console.dispatch.outcomes import close_held, fail_call, record_error, record_reply
 from console.dispatch.progress import ProgressRecorder
 from console.dispatch.reports import Reports
+from console.dispatch.resending import record_lost_or_resend
 from console.dispatch.signals import Signals
 from console.dispatch.tasks import (
     TASK_JOBS,
@@ -189,7 +190,7 @@ class Dispatcher:
             async with self._factory() as session:
                 unanswered = await expire_agent_requests(session=session)
             async with self._factory() as session:
-                lost = await _recover_lost_sends(session)
+                lost = await _recover_lost_sends(session, self._settings)
         for call_id in {*expired, *unanswered, *lost}:
             self._signals.call_changed(call_id)
         if expired:
@@ -521,8 +522,13 @@ class Dispatcher:
         elif isinstance(reply, McpUnavailable) or (isinstance(reply, McpLost) and repeatable(call, job)):
             self._retry_or_fail(session, call, job, reply)
         elif isinstance(reply, McpLost):
-            record_lost(
-                session=session, call=call, job=job, reason=f"{reply.message}; the outcome is unknown"
+            record_lost_or_resend(
+                session=session,
+                call=call,
+                job=job,
+                reason=f"{reply.message}; the outcome is unknown",
+                idempotent=server_row.idempotent,
+                settings=self._settings,
             )
         elif isinstance(reply, McpError):
             await record_error(session=session, call=call, job=job, error=reply)
@@ -676,7 +682,7 @@ def _asks_agent(round_: CallRound) -> bool:
     return any(not isinstance(r, dict) or r.get("method") != ELICITATION for r in asked.values())
 
 
-async def _recover_lost_sends(session: AsyncSession) -> list[str]:
+async def _recover_lost_sends(session: AsyncSession, settings: Settings) -> list[str]:
     expired = (DispatchJob.status == "sending") & (DispatchJob.lease_until < utcnow())
     if not await finds_any(session, expired):
         return []
@@ -698,10 +704,17 @@ async def _recover_lost_sends(session: AsyncSession) -> list[str]:
             continue
         held = call.status == "awaiting_input"  # only a held round waits while its request is out
         reason = HELD_LOST if held else SEND_LOST
-        record_lost(session=session, call=call, job=job, reason=reason)
+        idempotent = (
+            await session.execute(select(McpServer.idempotent).where(McpServer.id == call.server_id))
+        ).scalar_one()
+        lost.append(call.id)
+        if record_lost_or_resend(
+            session=session, call=call, job=job, reason=reason, idempotent=idempotent, settings=settings
+        ):
+            logger.warning("call %s sent again: %s", call.id, reason, extra={"call_id": call.id})
+            continue
         logger.warning("call %s interrupted: %s", call.id, reason, extra={"call_id": call.id})
         await close_held(session=session, call_id=call.id, reason=HELD_LOST)
-        lost.append(call.id)
     await session.commit()
     LEASE_EXPIRIES.inc(len(stale))
     return lost

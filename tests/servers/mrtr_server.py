@@ -10,6 +10,7 @@ With `--http PORT` the server prints exactly one line to stdout once it accepts 
 Environment:
     MRTR_LOG        if set, one JSON line per tools/call, prompts/get and resources/read request is
                     appended to this file (see `RequestLog`).
+    MRTR_ACTS_HTTP_STATUS   over HTTP, the status answering every retry of `acts` (after it acted)
     MRTR_STATE_KEY  HMAC key (at least 32 characters) for the `signed` tool; a fixed test key is used
                     when unset, so a restarted server still accepts states issued before the restart.
 
@@ -40,6 +41,13 @@ data {"reason": "invalid_request_state"}:
                            their state returns "<tool> answered: <action or 'no answer'>"
     many_rounds()          asks "q1", "q2", ... forever (state "many:<n>")
     complete_now(x)        "hello <x>", no questions
+    acts(item, code?)      asks "confirm" (boolean ok), state "acts"; a retry with an accepted answer
+                           performs the action (its request log line is the record of it) and then
+                           fails: a JSON-RPC error `code` (default -32603) "acted on <item>, then failed"
+                           with data {"acted": <item>}; with MRTR_ACTS_HTTP_STATUS set, the HTTP server
+                           answers that retry with that status (a plain-text body) in place of the error
+    dies(marker, times=1)  exits at once, the request unanswered, the first `times` times it is called
+                           (counted in the file at the path `marker`); afterwards "survived <marker>"
     slow(seconds)          "slept <seconds>", that many seconds later
     progress_rounds()      reports progress 1 of 2 ("first request") and asks "go" (boolean ok), state
                            "progress"; the retry reports 2 of 2 ("second request") and returns
@@ -70,6 +78,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -78,7 +87,7 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
 from console.demo.signing import invalid_state, seal, unseal
-from console.listening import mcp_port, serve_mcp
+from console.listening import listening_socket, mcp_port, serve_mcp, serve_socket_and_announce
 
 SERVER_NAME = "mrtr-test"
 SERVER_VERSION = "1.0.0"
@@ -430,6 +439,33 @@ def complete_now(call: Call) -> ToolResult:
     return text_result(f"hello {call.str_arg('x')}")
 
 
+ACTS_STATE = "acts"
+
+
+def acts(call: Call) -> ToolResult:
+    item = call.str_arg("item")
+    if call.state is None:
+        return ask(
+            {"confirm": form(f"Act on {item}?", {"ok": {"type": "boolean", "title": "OK"}})}, ACTS_STATE
+        )
+    if call.state != ACTS_STATE:
+        raise invalid_state("unknown acts state")
+    answer = call.answer("confirm")
+    if answer is None or answer.action != "accept":
+        return stopped("confirm", "no answer" if answer is None else answer.action)
+    code = call.arguments.get("code", types.INTERNAL_ERROR)
+    raise MCPError(code=code, message=f"acted on {item}, then failed", data={"acted": item})
+
+
+def dies(call: Call) -> ToolResult:
+    marker, times = Path(call.str_arg("marker")), call.arguments.get("times", 1)
+    exits = int(marker.read_text()) if marker.exists() else 0
+    if exits >= times:
+        return text_result(f"survived {marker}")
+    marker.write_text(str(exits + 1))
+    os._exit(3)  # with the request out: whether it ran is unknown to the client
+
+
 async def progress_rounds(ctx: ServerRequestContext[Any], call: Call) -> ToolResult:
     if call.state != "progress":
         await ctx.session.report_progress(1, 2, "first request")
@@ -623,6 +659,16 @@ TOOLS: dict[str, ToolSpec] = {
             _schema({"x": STRING}, ["x"]),
             annotations=types.ToolAnnotations(destructive_hint=True, idempotent_hint=False),
         ),
+        _spec(
+            acts,
+            "Asks to confirm, acts on `item` once confirmed, then fails.",
+            _schema({"item": STRING, "code": {"type": "integer"}}, ["item"]),
+        ),
+        _spec(
+            dies,
+            "Exits while answering the first `times` times, answers afterwards.",
+            _schema({"marker": STRING, "times": INTEGER}, ["marker"]),
+        ),
         _spec(huge_state, "A requestState of `size` characters.", _schema({"size": INTEGER}, ["size"])),
         _spec(
             hostile,
@@ -803,6 +849,57 @@ def build_server(log: RequestLog, state_key: bytes, tool_text: str | None = None
     )
 
 
+class FailedActs:
+    """ASGI wrapper: a retry of `acts` with its request state is served, and its response replaced by an
+    HTTP `status`, as a proxy in front of a server that acted and then broke answers."""
+
+    def __init__(self, app: Any, status: int) -> None:
+        self.app, self.status = app, status
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        received = []
+        while True:
+            message = await receive()
+            received.append(message)
+            if not message.get("more_body"):
+                break
+        replay = iter(received)
+
+        async def receive_again() -> dict[str, Any]:
+            message: dict[str, Any] | None = next(replay, None)
+            return await receive() if message is None else message
+
+        if not _is_acts_retry(b"".join(m.get("body", b"") for m in received)):
+            await self.app(scope, receive_again, send)
+            return
+
+        async def discard(message: dict[str, Any]) -> None:
+            pass
+
+        await self.app(scope, receive_again, discard)
+        body = b"internal server error"
+        headers = [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _is_acts_retry(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    params = message.get("params") if isinstance(message, dict) else None
+    return (
+        message.get("method") == "tools/call"
+        and isinstance(params, dict)
+        and params.get("name") == "acts"
+        and "requestState" in params
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     port = mcp_port(argv, description="MRTR test MCP server.")
     state_key = os.environ.get("MRTR_STATE_KEY", DEFAULT_STATE_KEY)
@@ -814,7 +911,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = build_server(
         RequestLog(os.environ.get("MRTR_LOG")), state_key.encode(), os.environ.get("MRTR_TOOL_TEXT")
     )
-    serve_mcp(server, port)
+    failing = os.environ.get("MRTR_ACTS_HTTP_STATUS")
+    if port is not None and failing:
+        app = FailedActs(server.streamable_http_app(host="127.0.0.1"), int(failing))
+        anyio.run(serve_socket_and_announce, app, listening_socket("127.0.0.1", port), "/mcp")
+    else:
+        serve_mcp(server, port)
     return 0
 
 
