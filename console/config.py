@@ -97,6 +97,12 @@ class Settings(BaseSettings):
     dispatch_attempts: int = Field(
         default=5, ge=1, description="sends tried while an MCP server is unreachable before the call fails"
     )
+    database_retry_seconds: float = Field(
+        default=300,
+        gt=0,
+        description="how long a server's reply waits to be recorded while the database is unreachable; "
+        "past it the call is interrupted once its lease runs out",
+    )
     session_idle_minutes: float = Field(
         default=30, gt=0, description="a browser session ends after this idle time"
     )
