@@ -292,9 +292,15 @@ class Dispatcher:
         """Send the job and record the reply; the call as that left it when it ended."""
         prepared = claimed.send
         if prepared is None:
-            with anyio.CancelScope(shield=True):
-                async with self._factory() as session:
-                    prepared = await self._prepare(session, claimed)
+            try:
+                with anyio.CancelScope(shield=True):
+                    async with self._factory() as session:
+                        prepared = await self._prepare(session, claimed)
+            except Exception as error:
+                if not is_database_error(error):
+                    raise
+                await self._release_when_possible(claimed, error)
+                return None
         if prepared is None:
             return None
         endpoint, request, server = prepared
@@ -361,6 +367,45 @@ class Dispatcher:
                     error,
                     extra={"call_id": claimed.call_id},
                 )
+            await anyio.sleep(wait_after(failures))
+
+    async def _release_when_possible(self, claimed: Claimed, error: Exception) -> None:
+        """A claimed job that a database error kept from being prepared went nowhere: it is queued again
+        (tried for up to CONSOLE_DATABASE_RETRY_SECONDS) rather than waiting out its lease, and never
+        counts as possibly sent."""
+        logger.warning(
+            "call %s: not sent, the database failed while preparing it (%s); queued again",
+            claimed.call_id,
+            error,
+            extra={"call_id": claimed.call_id},
+        )
+        deadline = anyio.current_time() + self._settings.database_retry_seconds
+        failures = 0
+        while True:
+            try:
+                with anyio.CancelScope(shield=True):
+                    async with self._factory() as session:
+                        await session.execute(
+                            update(DispatchJob)
+                            .where(
+                                DispatchJob.id == claimed.job_id,
+                                DispatchJob.status == "claimed",
+                                DispatchJob.claimed_by == self.worker_id,
+                            )
+                            .values(
+                                status="ready",
+                                claimed_by=None,
+                                lease_until=None,
+                                attempts=DispatchJob.attempts - 1,
+                            )
+                        )
+                        await session.commit()
+                self._signals.work_available()
+                return
+            except Exception as again:
+                failures += 1
+                if not is_database_error(again) or anyio.current_time() >= deadline:
+                    raise  # the claim's lease runs out instead, and then the job is claimed again
             await anyio.sleep(wait_after(failures))
 
     async def _heartbeat(self, job_id: str) -> None:
