@@ -151,3 +151,20 @@ def sends_of(log: Path, item: str) -> tuple[int, int]:
     received = [r for r in read_log(log) if r["name"] == "signed" and r["arguments"] == {"item": item}]
     resumes = [r for r in received if r["input_responses"] is not None]
     return len(received) - len(resumes), len(resumes)
+
+
+def check_each_call(load: Load, log: Path) -> None:
+    """Every call ended, and was sent at most once and resumed at most once: a completed call exactly
+    once each, with the approver's answer; an interrupted one only after its request went out (the
+    server received it), since only then may the outcome be unknown."""
+    statuses = {item: call["status"] for item, call in load.ended.items()}
+    assert set(statuses.values()) <= {"completed", "interrupted"}, statuses
+    for item, call in load.ended.items():
+        sends = sends_of(log, item)
+        if call["status"] == "completed":
+            assert sends == (1, 1), (item, sends)
+            assert call["result"]["content"][0]["text"] == f"signed {item} ok=True"
+            continue
+        assert "outcome is unknown" in call["error"]["message"], call
+        # Interrupted at its first send (no round asked yet) or at its resume.
+        assert sends == ((1, 1) if call["round"] else (1, 0)), (item, call["round"], sends)

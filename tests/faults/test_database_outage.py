@@ -16,7 +16,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.faults.load import Load, sends_of
+from tests.faults.load import Load, check_each_call
 from tests.harness import seed, stdio_mrtr
 from tests.pgcluster import Cluster, private_cluster
 from tests.processes import console_process
@@ -56,19 +56,8 @@ async def test_a_console_goes_on_after_its_database_restarts_and_stops(outage: f
     assert away.status_code == 503, away.text
     assert away.json()["status"] == "database unavailable"
     assert ready.json() == {"status": "ready"}
-    # Nothing is left under way, and a call that did not complete was interrupted truthfully: its
-    # request went out while the database was away, and nobody can know what the server did with it.
-    unfinished = {item: call["status"] for item, call in load.ended.items()}
-    assert set(unfinished.values()) <= {"completed", "interrupted"}, unfinished
     assert len(_completed(load.ended_after(back))) >= AGENTS
-    for item, call in load.ended.items():
-        first, resumes = sends_of(log, item)
-        if call["status"] == "completed":
-            assert (first, resumes) == (1, 1), (item, first, resumes)
-            assert call["result"]["content"][0]["text"] == f"signed {item} ok=True"
-        else:
-            assert (first, resumes) in ((1, 0), (1, 1)), (item, first, resumes)
-            assert "outcome is unknown" in call["error"]["message"], call
+    check_each_call(load, log)
 
 
 async def _restart_then_stop(
