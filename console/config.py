@@ -114,7 +114,9 @@ class Settings(BaseSettings):
         description="comma-separated IPs or CIDR networks of reverse proxies whose X-Forwarded-For and "
         "X-Forwarded-Proto are believed; empty (the default) believes no one, not even loopback",
     )
-    test_fault: Literal["", "crash_after_claim", "crash_while_sending", "crash_after_send"] = Field(
+    test_fault: Literal[
+        "", "crash_after_claim", "crash_while_sending", "crash_after_send", "housekeeping_fails"
+    ] = Field(
         default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
     )
     oidc_issuer: str | None = Field(

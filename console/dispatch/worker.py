@@ -191,6 +191,8 @@ class Dispatcher:
         while True:
             await self.housekeep_once()
             await anyio.sleep(self._settings.dispatch_poll_seconds)
+            if self._settings.env == "test" and self._settings.test_fault == "housekeeping_fails":
+                raise RuntimeError("test fault housekeeping_fails")  # a bug no loop can step over
 
     async def housekeep_once(self) -> None:
         """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
