@@ -55,8 +55,8 @@ def _hogging(cluster: Cluster) -> Iterator[subprocess.Popen[bytes]]:
 
 def _until_said(hog: subprocess.Popen[bytes], prefix: str) -> None:
     assert hog.stdout is not None
-    said = [line for line in read_lines(hog.stdout, HOG_WAIT) if line.startswith(prefix)][:1]
-    assert said, f"the connection hog did not say {prefix!r} within {HOG_WAIT:.0f} s"
+    said = next((line for line in read_lines(hog.stdout, HOG_WAIT) if line.startswith(prefix)), None)
+    assert said is not None, f"the connection hog did not say {prefix!r} within {HOG_WAIT:.0f} s"
 
 
 def _evict(hog: subprocess.Popen[bytes]) -> None:
