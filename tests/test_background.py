@@ -1,5 +1,6 @@
-"""A background loop waits out a database error and goes on, telling `Health` while it waits; any other
-error ends it, and `console serve` with it (exit code 1), so that a supervisor starts another process."""
+"""A background loop waits out a database error and goes on, telling `Health` (and so `/readyz`) while it
+waits; any other error ends it, and `console serve` with it (exit code 1), so that a supervisor starts
+another process."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from functools import partial
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 from sqlalchemy import text
 
 from console.background import Health, keep_going
 from console.db import create_engine, session_factory
-from tests.harness import SECRET_KEY
+from tests.harness import SECRET_KEY, Console, running_console
 
 pytestmark = pytest.mark.anyio
 
@@ -73,6 +75,32 @@ async def test_a_loop_that_fails_otherwise_ends_and_says_why(sqlite_url: str) ->
     assert health.ended.is_set()
     assert health.ended_because == "broken: ValueError: not a database error"
     assert health.troubles() == {"broken": "stopped: ValueError: not a database error"}
+
+
+async def test_readyz_names_the_loop_kept_from_its_work_and_is_ready_once_it_works_again(
+    postgres_url: str,
+) -> None:
+    async with running_console(postgres_url, {}) as console:
+        await _execute(console, "ALTER TABLE dispatch_job RENAME TO dispatch_job_away")  # the claimer's table
+        stalled = await _until_readyz(console, 503)
+        assert stalled.json()["status"] == "background work stalled"
+        assert stalled.json()["loops"]["dispatcher's claimer"].startswith("database error; trying again in")
+        await _execute(console, "ALTER TABLE dispatch_job_away RENAME TO dispatch_job")
+        ready = await _until_readyz(console, 200)
+        assert ready.json() == {"status": "ready"}
+
+
+async def _execute(console: Console, statement: str) -> None:
+    async with console.app.state.factory() as session:
+        await session.execute(text(statement))
+        await session.commit()
+
+
+async def _until_readyz(console: Console, status: int) -> httpx.Response:
+    with anyio.fail_after(WAIT):
+        while (answer := await console.client.get("/readyz")).status_code != status:  # noqa: ASYNC110
+            await anyio.sleep(0.05)  # polling: nothing announces a change of readiness
+    return answer
 
 
 @pytest.mark.slow

@@ -129,12 +129,12 @@ class Dispatcher:
         self._attester = attester
         self._slots = anyio.Semaphore(concurrency)
         self._tasks: TaskGroup | None = None
-        self.health = health or Health()
+        self._health = health or Health()
 
     async def run(self) -> None:
         """Work until cancelled: a claimer starting one task per claimed job, plus a housekeeper; each
         waits out database errors (console/background.py) while the sends already out go on."""
-        kept = partial(keep_going, health=self.health, factory=self._factory)
+        kept = partial(keep_going, health=self._health, factory=self._factory)
         async with anyio.create_task_group() as tg:
             self._tasks = tg
             try:
