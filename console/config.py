@@ -116,9 +116,7 @@ class Settings(BaseSettings):
     )
     test_fault: Literal[
         "", "crash_after_claim", "crash_while_sending", "crash_after_send", "housekeeping_fails"
-    ] = Field(
-        default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
-    )
+    ] = Field(default="", description="test-only fault hook for the dispatcher; ignored unless env is test")
     oidc_issuer: str | None = Field(
         default=None, description="issuer URL of the OpenID provider; turns on single sign-on"
     )
