@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON ?= $(VENV)/bin/python
 SETUP := $(if $(filter $(VENV)/bin/python,$(PYTHON)),$(VENV)/.installed)
 
-.PHONY: test lint types pytest demo bench chaos fuzz
+.PHONY: test lint types pytest demo bench chaos fuzz faults
 
 # import-linter's command, run with $(PYTHON) like every other tool (its package has no __main__); the
 # contracts (the layers of ARCHITECTURE.md) are in pyproject.toml.
@@ -54,3 +54,9 @@ EXAMPLES ?= 200
 
 fuzz: $(SETUP)
 	CONSOLE_FUZZ_EXAMPLES=$(EXAMPLES) $(PYTHON) -m pytest -q -p no:cacheprovider -o timeout=3600 tests/web/test_api_fuzz.py
+
+# The fault injections (tests marked `faults`: a private PostgreSQL cluster each test starts and stops, MCP
+# server processes, ...) with their long variants, which the suite skips (a 60 s database outage, 12
+# agents on 20 connections). Bounded: each test fails after 400 s, and the whole run takes under 10 minutes.
+faults: $(SETUP)
+	CONSOLE_FAULTS_LONG=1 $(PYTHON) -m pytest -q -p no:randomly -m faults -n 2 --durations=0

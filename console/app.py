@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio
 from fastapi import FastAPI
@@ -11,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console.audit import Sequencer, session_info
+from console.background import Health, keep_going
 from console.calls.fanout import carriers_for
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
@@ -89,6 +91,8 @@ def create_app(
         engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
         app.state.factory = session_factory(engine, info=session_info(settings))
         app.state.signals = Signals()
+        health = app.state.health
+        kept = partial(keep_going, health=health, factory=app.state.factory)
         async with app.state.factory() as session:
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
@@ -101,7 +105,7 @@ def create_app(
                     anyio.create_task_group() as tg,
                 ):
                     app.state.sequencer = Sequencer(app.state.factory)
-                    tg.start_soon(app.state.sequencer.run)
+                    tg.start_soon(kept, "audit sequencer", app.state.sequencer.run)
                     app.state.dispatcher = None
                     if dispatcher:
                         worker = Dispatcher(
@@ -111,9 +115,10 @@ def create_app(
                             settings=app.state.settings,
                             signals=app.state.signals,
                             attester=attester,
+                            health=health,
                         )
                         app.state.dispatcher = worker
-                        tg.start_soon(worker.run)
+                        tg.start_soon(kept, "dispatcher", worker.run)
                     if notifier:
                         sender = Notifier(
                             factory=app.state.factory,
@@ -121,7 +126,7 @@ def create_app(
                             wait_for_change=app.state.signals.wait_for_change,
                             changed=app.state.signals.something_changed,
                         )
-                        tg.start_soon(sender.run)
+                        tg.start_soon(kept, "notifier", sender.run)
                     async with gateway.running():
                         app.state.ready = True
                         yield
@@ -143,6 +148,7 @@ def create_app(
     app.state.jwks_body = jwks.key_set_body(attester)
     app.state.gateway = gateway
     app.state.ready = False
+    app.state.health = Health()  # of the lifespan's background loops; `serve_app` ends when one ends
     app.state.demo = demo
     app.state.templates = make_templates()
     errors.install(app)

@@ -104,6 +104,12 @@ class Settings(BaseSettings):
         description="times a request to a server marked idempotent whose outcome was lost is sent again "
         "without a person (0: never, a person chooses as for any server); never a request people decided",
     )
+    database_retry_seconds: float = Field(
+        default=300,
+        gt=0,
+        description="how long a server's reply waits to be recorded while the database is unreachable; "
+        "past it the call is interrupted once its lease runs out",
+    )
     session_idle_minutes: float = Field(
         default=30, gt=0, description="a browser session ends after this idle time"
     )
@@ -115,9 +121,9 @@ class Settings(BaseSettings):
         description="comma-separated IPs or CIDR networks of reverse proxies whose X-Forwarded-For and "
         "X-Forwarded-Proto are believed; empty (the default) believes no one, not even loopback",
     )
-    test_fault: Literal["", "crash_after_claim", "crash_while_sending", "crash_after_send"] = Field(
-        default="", description="test-only fault hook for the dispatcher; ignored unless env is test"
-    )
+    test_fault: Literal[
+        "", "crash_after_claim", "crash_while_sending", "crash_after_send", "housekeeping_fails"
+    ] = Field(default="", description="test-only fault hook for the dispatcher; ignored unless env is test")
     oidc_issuer: str | None = Field(
         default=None, description="issuer URL of the OpenID provider; turns on single sign-on"
     )

@@ -7,6 +7,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from functools import partial
 from typing import Any
 
 import anyio
@@ -14,6 +15,7 @@ import uvicorn
 
 from console import migrate
 from console.audit import Sequencer, session_info
+from console.background import Health, keep_going
 from console.cli.common import (
     Subcommands,
     add_bind,
@@ -79,8 +81,9 @@ def _serve(settings: Settings, args: Any) -> int:
 
     if args.socket_fd is not None:  # one of `--workers`'s processes: the first one checked the database
         app = create_app(settings, dispatcher=not args.no_dispatcher)
-        serve_app(app, socket.socket(fileno=args.socket_fd), _tell_ready(args.ready_fd), announce=False)
-        return 0
+        return serve_app(
+            app, socket.socket(fileno=args.socket_fd), _tell_ready(args.ready_fd), announce=False
+        )
     sock = bind(args.host, args.port)  # before the database: a port in use changes nothing
     warn_without_secret(settings)
     prepare_database(settings)
@@ -88,8 +91,7 @@ def _serve(settings: Settings, args: Any) -> int:
     warn_if_short_of_connections(settings, workers)
     if workers > 1:
         return serve_in_processes(sock, workers, ["--no-dispatcher"] * args.no_dispatcher, address_of(sock))
-    serve_app(create_app(settings, dispatcher=not args.no_dispatcher), sock)
-    return 0
+    return serve_app(create_app(settings, dispatcher=not args.no_dispatcher), sock)
 
 
 def _count(text: str) -> int:
@@ -121,8 +123,10 @@ def serve_app(
     on_ready: Callable[[str], Awaitable[None]] | None = None,
     *,
     announce: bool = True,
-) -> None:
-    """Serve on the bound socket and, with `announce`, print the address once listening."""
+) -> int:
+    """Serve on the bound socket and, with `announce`, print the address once listening; the exit code:
+    1 when a background loop of the app could not go on (console/background.py), which stops serving
+    too, so that a supervisor starts another process; 0 when stopped."""
     url = address_of(sock)
     if "base_url" not in app.state.settings.model_fields_set:
         app.state.settings = app.state.settings.model_copy(update={"base_url": url})
@@ -138,17 +142,28 @@ def serve_app(
     )
     server = uvicorn.Server(config)
 
+    async def serve_until_stopped(stopped: anyio.CancelScope) -> None:
+        await server.serve([sock])
+        stopped.cancel()  # the wait for a background loop's end below
+
     async def run() -> None:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
+            tg.start_soon(serve_until_stopped, tg.cancel_scope)
             while not server.started:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
                 await anyio.sleep(0.05)
             if announce:
                 say(f"listening on {url}")
             if on_ready is not None:
                 await on_ready(url)
+            await health.ended.wait()
+            server.should_exit = True
 
+    health = app.state.health
     anyio.run(run)
+    if health.ended_because is not None:
+        say(f"stopped: {health.ended_because}")
+        return 1
+    return 0 if server.started else 1  # not started: the app's startup failed, and uvicorn said why
 
 
 def _worker(settings: Settings, _args: Any) -> int:
@@ -170,10 +185,20 @@ def _worker(settings: Settings, _args: Any) -> int:
                 across_processes(settings.database_url, signals),
                 anyio.create_task_group() as tg,
             ):
+                health = Health()
                 dispatcher = Dispatcher(
-                    factory=factory, pool=pool, settings=settings, signals=signals, attester=attester
+                    factory=factory,
+                    pool=pool,
+                    settings=settings,
+                    signals=signals,
+                    attester=attester,
+                    health=health,
                 )
-                tg.start_soon(Sequencer(factory).run)
+                tg.start_soon(
+                    partial(keep_going, health=health, factory=factory),
+                    "audit sequencer",
+                    Sequencer(factory).run,
+                )
                 say(f"worker {dispatcher.worker_id} started")
                 await dispatcher.run()
         finally:

@@ -17,6 +17,7 @@ import anyio
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from console.background import is_database_error, wait_after
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.service import is_terminal
 from console.config import Settings
@@ -105,12 +106,23 @@ class HeldRequest:
         """Wait for the round's answers (renewing the lease); the pushed request's answer."""
         renew_after = self.settings.lease_seconds / 3
         renewed = anyio.current_time()
+        failures = 0
         while True:
             marker = self.signals.work_marker()
             renew = anyio.current_time() - renewed >= renew_after
-            with anyio.CancelScope(shield=True):
-                async with self.factory() as session:
-                    answer = await self._answered(session, round_id, renew=renew)
+            try:
+                with anyio.CancelScope(shield=True):
+                    async with self.factory() as session:
+                        answer = await self._answered(session, round_id, renew=renew)
+            except Exception as error:
+                if not is_database_error(error):
+                    raise
+                # The server keeps holding its request; the answer is looked for again once the
+                # database is back (a lease that runs out meanwhile interrupts the call, truthfully).
+                failures += 1
+                await anyio.sleep(wait_after(failures))
+                continue
+            failures = 0
             if answer is not None:
                 self.signals.call_changed(self.call_id)
                 return answer

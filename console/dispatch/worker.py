@@ -8,6 +8,7 @@ import os
 import secrets
 from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
+from functools import partial
 
 import anyio
 from anyio.abc import TaskGroup
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import APPROVAL_META, Attester
 from console.audit import SYSTEM, record_event
+from console.background import Health, is_database_error, keep_going, wait_after
 from console.calls.connects import may_ask_to_connect, open_connect
 from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner
@@ -115,8 +117,10 @@ class Dispatcher:
         signals: Signals,
         attester: Attester | None,
         concurrency: int = 8,
+        health: Health | None = None,
     ) -> None:
-        """`attester` signs the sends people approved (None: they go unsigned)."""
+        """`attester` signs the sends people approved (None: they go unsigned); `health` hears when a
+        database error keeps the claimer or the housekeeper waiting."""
         self._factory = factory
         self._pool = pool
         self._settings = settings
@@ -126,14 +130,17 @@ class Dispatcher:
         self._attester = attester
         self._slots = anyio.Semaphore(concurrency)
         self._tasks: TaskGroup | None = None
+        self._health = health or Health()
 
     async def run(self) -> None:
-        """Work until cancelled: a claimer starting one task per claimed job, plus a housekeeper."""
+        """Work until cancelled: a claimer starting one task per claimed job, plus a housekeeper; each
+        waits out database errors (console/background.py) while the sends already out go on."""
+        kept = partial(keep_going, health=self._health, factory=self._factory)
         async with anyio.create_task_group() as tg:
             self._tasks = tg
             try:
-                tg.start_soon(self._housekeep)
-                await self._claimer(tg)
+                tg.start_soon(partial(kept, "dispatcher's housekeeping", self._housekeep))
+                await kept("dispatcher's claimer", partial(self._claimer, tg))
             finally:
                 self._tasks = None
 
@@ -163,7 +170,11 @@ class Dispatcher:
             await self._slots.acquire()
             # A wake-up that arrives while the claim query runs must not be lost for a whole poll.
             marker = self._signals.work_marker()
-            claimed = await self._claim()
+            try:
+                claimed = await self._claim()
+            except BaseException:
+                self._slots.release()
+                raise
             if claimed is None:
                 self._slots.release()
                 await self._signals.wait_for_work(self._settings.dispatch_poll_seconds, since=marker)
@@ -181,6 +192,8 @@ class Dispatcher:
         while True:
             await self.housekeep_once()
             await anyio.sleep(self._settings.dispatch_poll_seconds)
+            if self._settings.env == "test" and self._settings.test_fault == "housekeeping_fails":
+                raise RuntimeError("test fault housekeeping_fails")  # a bug no loop can step over
 
     async def housekeep_once(self) -> None:
         """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
@@ -200,6 +213,17 @@ class Dispatcher:
         ended: CallView | None = None
         try:
             ended = await self._drive(claimed)
+        except Exception as error:
+            if not is_database_error(error):
+                raise
+            # Claimed and not sent, the job is claimed again once its lease runs out; sent and not
+            # recorded, its call is interrupted then (`_recover_lost_sends`): nothing is sent twice.
+            logger.error(
+                "call %s: database error; its job is left to its lease: %s",
+                claimed.call_id,
+                error,
+                extra={"call_id": claimed.call_id},
+            )
         finally:
             self._signals.call_changed(claimed.call_id, ended=ended)
 
@@ -271,9 +295,15 @@ class Dispatcher:
         """Send the job and record the reply; the call as that left it when it ended."""
         prepared = claimed.send
         if prepared is None:
-            with anyio.CancelScope(shield=True):
-                async with self._factory() as session:
-                    prepared = await self._prepare(session, claimed)
+            try:
+                with anyio.CancelScope(shield=True):
+                    async with self._factory() as session:
+                        prepared = await self._prepare(session, claimed)
+            except Exception as error:
+                if not is_database_error(error):
+                    raise
+                await self._release_when_possible(claimed, error)
+                return None
         if prepared is None:
             return None
         endpoint, request, server = prepared
@@ -289,26 +319,97 @@ class Dispatcher:
             reports,
         )
         request = self._followed(request, reports, held, self._signals.log_level_of(claimed.call_id))
+        # The lease is renewed until the reply is recorded, which may wait for the database to be back.
         async with anyio.create_task_group() as beating:
             beating.start_soon(self._heartbeat, claimed.job_id)
             try:
                 reply: Reply | McpError = await self._pool.send(endpoint, request)
             except McpError as exc:
                 reply = exc
-            beating.cancel_scope.cancel()
-        self._fault("crash_after_send")
-        protocol = self._pool.protocol(endpoint)
-        with anyio.CancelScope(shield=True):
-            hint = (
-                await self._sign_in_hint(claimed.call_id, reply)
-                if isinstance(reply, AuthorizationRequired)
-                else None
+            self._fault("crash_after_send")
+            protocol = self._pool.protocol(endpoint)
+            ended = await self._record_when_possible(
+                claimed, reply, server, protocol, endpoint.roots, reports
             )
-            async with self._factory() as session:
-                ended = await self._record(
-                    session, claimed, reply, server, protocol, endpoint.roots, reports, hint
-                )
+            beating.cancel_scope.cancel()
         return ended
+
+    async def _record_when_possible(
+        self,
+        claimed: Claimed,
+        reply: Reply | McpError,
+        server: str,
+        protocol: str | None,
+        roots: tuple[Root, ...],
+        reports: Reports,
+    ) -> CallView | None:
+        """`_record`, tried again after database errors for up to CONSOLE_DATABASE_RETRY_SECONDS: a reply
+        the server sent while the database was unreachable is recorded once it is back. Past that the
+        error is raised, and the call is interrupted when the job's lease runs out."""
+        deadline = anyio.current_time() + self._settings.database_retry_seconds
+        failures = 0
+        while True:
+            try:
+                with anyio.CancelScope(shield=True):
+                    hint = (
+                        await self._sign_in_hint(claimed.call_id, reply)
+                        if isinstance(reply, AuthorizationRequired)
+                        else None
+                    )
+                    async with self._factory() as session:
+                        return await self._record(
+                            session, claimed, reply, server, protocol, roots, reports, hint
+                        )
+            except Exception as error:
+                failures += 1
+                if not is_database_error(error) or anyio.current_time() >= deadline:
+                    raise
+                logger.warning(
+                    "call %s: the reply is not recorded yet (%s); trying again",
+                    claimed.call_id,
+                    error,
+                    extra={"call_id": claimed.call_id},
+                )
+            await anyio.sleep(wait_after(failures))
+
+    async def _release_when_possible(self, claimed: Claimed, error: Exception) -> None:
+        """A claimed job that a database error kept from being prepared went nowhere: it is queued again
+        (tried for up to CONSOLE_DATABASE_RETRY_SECONDS) rather than waiting out its lease, and never
+        counts as possibly sent."""
+        logger.warning(
+            "call %s: not sent, the database failed while preparing it (%s); queued again",
+            claimed.call_id,
+            error,
+            extra={"call_id": claimed.call_id},
+        )
+        deadline = anyio.current_time() + self._settings.database_retry_seconds
+        failures = 0
+        while True:
+            try:
+                with anyio.CancelScope(shield=True):
+                    async with self._factory() as session:
+                        await session.execute(
+                            update(DispatchJob)
+                            .where(
+                                DispatchJob.id == claimed.job_id,
+                                DispatchJob.status == "claimed",
+                                DispatchJob.claimed_by == self.worker_id,
+                            )
+                            .values(
+                                status="ready",
+                                claimed_by=None,
+                                lease_until=None,
+                                attempts=DispatchJob.attempts - 1,
+                            )
+                        )
+                        await session.commit()
+                self._signals.work_available()
+                return
+            except Exception as again:
+                failures += 1
+                if not is_database_error(again) or anyio.current_time() >= deadline:
+                    raise  # the claim's lease runs out instead, and then the job is claimed again
+            await anyio.sleep(wait_after(failures))
 
     async def _heartbeat(self, job_id: str) -> None:
         """Renew the lease of a job being sent, a third of a lease apart, until cancelled: while this
@@ -318,18 +419,24 @@ class Dispatcher:
         while True:
             await anyio.sleep(self._settings.lease_seconds / 3)
             self._fault("crash_while_sending")
-            with anyio.CancelScope(shield=True):
-                async with self._factory() as session:
-                    await session.execute(
-                        update(DispatchJob)
-                        .where(
-                            DispatchJob.id == job_id,
-                            DispatchJob.status == "sending",
-                            DispatchJob.claimed_by == self.worker_id,
+            try:
+                with anyio.CancelScope(shield=True):
+                    async with self._factory() as session:
+                        await session.execute(
+                            update(DispatchJob)
+                            .where(
+                                DispatchJob.id == job_id,
+                                DispatchJob.status == "sending",
+                                DispatchJob.claimed_by == self.worker_id,
+                            )
+                            .values(lease_until=utcnow() + lease)
                         )
-                        .values(lease_until=utcnow() + lease)
-                    )
-                    await session.commit()
+                        await session.commit()
+            except Exception as error:
+                if not is_database_error(error):
+                    raise
+                # The send goes on; a beat that cannot reach the database is tried again at the next.
+                logger.warning("job %s: its lease was not renewed: %s", job_id, error)
 
     async def _sign_in_hint(self, call_id: str, refusal: AuthorizationRequired) -> SignInHint | None:
         """Where the call's owner would sign in to connect, found before the reply is recorded (no

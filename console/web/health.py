@@ -1,11 +1,12 @@
 """What operators and load balancers ask: `/healthz` (the process serves), `/readyz` (its database answers
-and has the newest schema) and `/metrics` (Prometheus text format, for a scraper holding
-CONSOLE_METRICS_TOKEN)."""
+and has the newest schema, and its background loops run: console/background.py) and `/metrics`
+(Prometheus text format, for a scraper holding CONSOLE_METRICS_TOKEN)."""
 
 from __future__ import annotations
 
 import hmac
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -18,6 +19,10 @@ from console.reports.operations import read_into
 
 router = APIRouter()
 
+# A database that takes longer than this to answer one trivial query (every pooled connection busy, a
+# server that stopped answering) leaves the process unable to do its work.
+READY_DATABASE_SECONDS = 5.0
+
 
 @router.get("/healthz", include_in_schema=False)
 async def healthz() -> JSONResponse:
@@ -29,13 +34,17 @@ async def readyz(request: Request) -> JSONResponse:
     if not getattr(request.app.state, "ready", False):
         return JSONResponse({"status": "starting"}, status_code=503)
     try:
-        async with request.app.state.factory() as session:
-            schema = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalar()
-    except SQLAlchemyError:
+        with anyio.fail_after(READY_DATABASE_SECONDS):
+            async with request.app.state.factory() as session:
+                schema = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalar()
+    except (SQLAlchemyError, OSError, TimeoutError):
         return JSONResponse({"status": "database unavailable"}, status_code=503)
     if schema != head_revision():
         body = {"status": "migrations pending", "database": schema, "newest": head_revision()}
         return JSONResponse(body, status_code=503)
+    troubles = request.app.state.health.troubles()
+    if troubles:  # each loop that waits out a database error, or stopped: the work it does is not done
+        return JSONResponse({"status": "background work stalled", "loops": troubles}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 
