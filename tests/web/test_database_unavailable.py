@@ -53,17 +53,19 @@ def _every_connection_held(admin_url: str, role_url: str) -> Iterator[None]:
     """Another process (this test's) holds the one connection the database then allows; the console's own
     connections are ended, so each it needs must be opened anew, and is refused."""
     database = make_url(admin_url).database
-    with psycopg.connect(postgres_conninfo(role_url), autocommit=True) as holder:
-        with psycopg.connect(_maintenance(admin_url), autocommit=True) as admin:
-            admin.execute(f'ALTER DATABASE "{database}" CONNECTION LIMIT 1'.encode())
-            admin.execute(
-                b"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> %s",
-                (database, holder.info.backend_pid),
-            )
-            try:
-                yield
-            finally:
-                admin.execute(f'ALTER DATABASE "{database}" CONNECTION LIMIT -1'.encode())
+    with (
+        psycopg.connect(postgres_conninfo(role_url), autocommit=True) as holder,
+        psycopg.connect(_maintenance(admin_url), autocommit=True) as admin,
+    ):
+        admin.execute(f'ALTER DATABASE "{database}" CONNECTION LIMIT 1'.encode())
+        admin.execute(
+            b"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> %s",
+            (database, holder.info.backend_pid),
+        )
+        try:
+            yield
+        finally:
+            admin.execute(f'ALTER DATABASE "{database}" CONNECTION LIMIT -1'.encode())
 
 
 def _call(item: str) -> dict[str, object]:
