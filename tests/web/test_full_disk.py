@@ -31,8 +31,9 @@ TIMEOUT = 30.0
 @contextmanager
 def _small_filesystem(where: Path) -> Iterator[Path]:
     where.mkdir()
+    mount, umount = shutil.which("mount") or "mount", shutil.which("umount") or "umount"
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0700", "tmpfs", str(where)],
+        [mount, "-t", "tmpfs", "-o", f"size={SIZE},mode=0700", "tmpfs", str(where)],
         capture_output=True,
         text=True,
         check=False,
@@ -45,26 +46,20 @@ def _small_filesystem(where: Path) -> Iterator[Path]:
     try:
         yield where
     finally:
-        subprocess.run(["umount", "--lazy", str(where)], check=True)
+        subprocess.run([umount, "--lazy", str(where)], check=True)
 
 
 def _fill(filesystem: Path) -> Path:
     """A file that takes every free byte of `filesystem`."""
     filler = filesystem / "filler"
-    chunk = b"\0" * 65536
-    with filler.open("wb", buffering=0) as out:
-        try:
-            while True:
-                out.write(chunk)
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC, exc
-    for size in (4096, 512, 1):  # the last pieces smaller than a chunk
+    for size in (65536, 4096, 512, 1):  # then the last pieces smaller than a chunk
         with filler.open("ab", buffering=0) as out:
             try:
                 while True:
                     out.write(b"\0" * size)
             except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
+                if exc.errno != errno.ENOSPC:
+                    raise
     return filler
 
 
