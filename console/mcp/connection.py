@@ -42,6 +42,7 @@ from console.mcp.endpoint import (
 )
 from console.mcp.http_limit import ReplyLimit
 from console.mcp.oversize import is_too_large
+from console.mcp.replies import invalid_result, told
 from console.mcp.roots import roots_result
 from console.mcp.stdio import stdio_transport
 from console.mcp.tasks import TASK_METHODS, CreatedTask, send_task_request, session_options, task_of
@@ -394,8 +395,11 @@ class Connection:
                 raise ResultTooLarge(exc.message, rpc_code=exc.code, data=exc.data) from None
             if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
                 raise McpLost(exc.message, rpc_code=exc.code) from None
-            raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
-        except (ValidationError, RuntimeError, ValueError) as exc:
+            message = told(exc.code, exc.message, request.method, self._http_status)
+            raise McpProtocolError(message, rpc_code=exc.code, data=exc.data) from None
+        except ValidationError as exc:
+            raise McpProtocolError(invalid_result(request.method, exc)) from None
+        except (RuntimeError, ValueError) as exc:
             raise McpProtocolError(f"invalid reply from server: {_first_line(exc)}") from None
         if isinstance(result, Task | Complete):
             return result
