@@ -97,7 +97,9 @@ def create_app(
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
             async with ConnectionPool(
-                request_timeout=settings.request_timeout_seconds, max_result_bytes=settings.max_result_bytes
+                request_timeout=settings.request_timeout_seconds,
+                max_result_bytes=settings.max_result_bytes,
+                connect_timeout=settings.connect_timeout_seconds,
             ) as pool:
                 app.state.pool = pool
                 async with (

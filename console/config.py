@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
 MAX_RESULT_BYTES = 8 * MIB  # the default of CONSOLE_MAX_RESULT_BYTES
+CONNECT_TIMEOUT_SECONDS = 20.0  # the default of CONSOLE_CONNECT_TIMEOUT_SECONDS
 
 
 class Settings(BaseSettings):
@@ -47,6 +48,12 @@ class Settings(BaseSettings):
         description="a pending question expires after this unless its policy sets another time",
     )
     request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
+    connect_timeout_seconds: float = Field(
+        default=CONNECT_TIMEOUT_SECONDS,
+        gt=0,
+        description="how long one attempt to connect to an MCP server may take (starting it, or its TCP "
+        "connection, and the handshake) before it counts as unreachable",
+    )
     call_log_level: Literal[
         "off", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
     ] = Field(

@@ -276,7 +276,9 @@ async def scripted_console(**settings: Any) -> AsyncIterator[ScriptedConsole]:
         engine = create_engine(database_url)
         try:
             async with ConnectionPool(
-                request_timeout=config.request_timeout_seconds, max_result_bytes=config.max_result_bytes
+                request_timeout=config.request_timeout_seconds,
+                max_result_bytes=config.max_result_bytes,
+                connect_timeout=config.connect_timeout_seconds,
             ) as pool:
                 console = ScriptedConsole(session_factory(engine), config, pool)
                 # Nothing here checks approvals: sends go unsigned.

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+import anyio
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -173,6 +175,7 @@ async def start_call(
     claimed_by: str | None = None,
     relayed: frozenset[str] = frozenset(),
     idempotency: Keyed | None = None,
+    tools_within: float = math.inf,
 ) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
     A tool call the team's policy gates is recorded awaiting its gate's approval instead, with nothing
@@ -180,7 +183,9 @@ async def start_call(
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
     tool the server does not list, or arguments its inputSchema refuses, are refused before anything is
-    recorded. With `claimed_by`, the send
+    recorded; a server with no live connection is given `tools_within` seconds (besides the connect
+    timeout) to list its tools, after which the call is recorded unchecked and the dispatcher checks its
+    arguments before the first send. With `claimed_by`, the send
     is recorded as being sent by that dispatcher, which is then handed the request in memory: a crash
     before it reaches the server leaves the call interrupted (a person sends it again or abandons it),
     never sent twice. `relayed` names the input requests the caller's agent answers itself (sampling,
@@ -230,7 +235,7 @@ async def start_call(
         listed = pool.known_tool(endpoint, params["name"])
         if listed is None:
             await session.commit()  # asking the server may start it: hold no transaction meanwhile
-            listed = await _listed_tool(pool, endpoint, server.name, params["name"])
+            listed = await _listed_tool(pool, endpoint, server.name, params["name"], tools_within)
     if listed is not None:
         refused = call_argument_errors(listed.input_schema, params.get("arguments") or {})
         if refused:
@@ -344,19 +349,24 @@ def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str,
     )
 
 
-async def _listed_tool(pool: ConnectionPool, endpoint: Endpoint, server: str, name: str) -> ListedTool | None:
-    """The tool as the server lists it (None when the server cannot be asked now).
+async def _listed_tool(
+    pool: ConnectionPool, endpoint: Endpoint, server: str, name: str, within: float
+) -> ListedTool | None:
+    """The tool as the server lists it (None when the server cannot be asked now, or not within `within`
+    seconds).
 
     Raises:
         NotFound: the server does not list the tool.
     """
-    try:
-        tool = await pool.find_tool(endpoint, name)
-    except McpError:
-        return None  # unreachable or misbehaving now: the dispatcher retries and reports on the call
-    if tool is None:
-        raise NotFound(f"server {server!r} has no tool {name!r}")
-    return tool
+    with anyio.move_on_after(within):
+        try:
+            tool = await pool.find_tool(endpoint, name)
+        except McpError:
+            return None  # unreachable or misbehaving now: the dispatcher retries and reports on the call
+        if tool is None:
+            raise NotFound(f"server {server!r} has no tool {name!r}")
+        return tool
+    return None  # too slow to answer within the agent's wait: the dispatcher checks before sending
 
 
 async def _check_callback(session: AsyncSession, principal: Principal, url: str, settings: Settings) -> None:

@@ -181,6 +181,7 @@ def _worker(settings: Settings, _args: Any) -> int:
                 ConnectionPool(
                     request_timeout=settings.request_timeout_seconds,
                     max_result_bytes=settings.max_result_bytes,
+                    connect_timeout=settings.connect_timeout_seconds,
                 ) as pool,
                 across_processes(settings.database_url, signals),
                 anyio.create_task_group() as tg,

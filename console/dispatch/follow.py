@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,13 +47,15 @@ async def start_and_hand_over(
     relayed: frozenset[str] = frozenset(),
     defer_send: bool = False,
     idempotency: Keyed | None = None,
+    tools_within: float = math.inf,
 ) -> Started:
     """Record the call (`calls.service.start_call`) and give its first send to this process's dispatcher
     when it runs here, else wake whichever dispatcher polls.
 
     With `defer_send`, that happens when the caller calls `Started.send()` (after registering for the
     call's progress and logs, which are settled when the request goes out); the caller must call it, in
-    a `finally`, or the call ends interrupted once its lease runs out.
+    a `finally`, or the call ends interrupted once its lease runs out. `tools_within` bounds the wait for
+    a server with no live connection to list its tools (see `start_call`).
 
     Raises:
         what `start_call` raises.
@@ -68,6 +71,7 @@ async def start_and_hand_over(
         claimed_by=None if here is None else here.worker_id,
         relayed=relayed,
         idempotency=idempotency,
+        tools_within=tools_within,
     )
     call_id = started.call.id
     marker = signals.call_marker(call_id)

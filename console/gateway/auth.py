@@ -27,6 +27,7 @@ class Refusal:
     message: str
     code: int = -32001
     challenge: str | None = None  # the WWW-Authenticate header of a 401
+    retry_after: int | None = None  # seconds, for a 503
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         error = {"code": self.code, "message": self.message}
@@ -34,6 +35,8 @@ class Refusal:
         headers = [(b"content-type", b"application/json")]
         if self.challenge is not None:
             headers.append((b"www-authenticate", self.challenge.encode()))
+        if self.retry_after is not None:
+            headers.append((b"retry-after", str(self.retry_after).encode()))
         await send({"type": "http.response.start", "status": self.status, "headers": headers})
         await send({"type": "http.response.body", "body": body.encode()})
 

@@ -3,6 +3,7 @@ server found) before the SDK's Streamable HTTP session manager reads a byte of i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +25,9 @@ from console.gateway.request_state import StateSeal
 from console.gateway.server import build_server
 from console.gateway.subscribed import Subscriptions
 from console.mcp.registry import server_by_name
+from console.outage import unavailable
+
+logger = logging.getLogger(__name__)
 
 PATH = r"/mcp(?:/(?P<server>[^/]+))?"  # /mcp: every server of the team; /mcp/<server>: that one
 METHODS = ["GET", "POST", "DELETE"]
@@ -70,20 +74,27 @@ class Gateway:
         if refused is not None:
             await Refusal(403, refused)(scope, receive, send)
             return
-        principal = await authenticate(scope, factory)
-        if isinstance(principal, Refusal):
-            await principal(scope, receive, send)
-            return
         only = scope.get("path_params", {}).get("server")
-        if only is not None:
-            try:
+        try:
+            principal = await authenticate(scope, factory)
+            if isinstance(principal, Refusal):
+                await principal(scope, receive, send)
+                return
+            if only is not None:
                 async with factory() as session:
                     await server_by_name(session=session, team_id=principal.team_id, name=only)
                     await session.commit()
-            except (NotFound, Conflict) as exc:
-                status = 404 if isinstance(exc, NotFound) else 409
-                await Refusal(status, exc.message, code=INVALID_PARAMS)(scope, receive, send)
-                return
+        except (NotFound, Conflict) as exc:
+            status = 404 if isinstance(exc, NotFound) else 409
+            await Refusal(status, exc.message, code=INVALID_PARAMS)(scope, receive, send)
+            return
+        except Exception as exc:
+            outage = unavailable(exc)
+            if outage is None:
+                raise
+            logger.warning("answered 503 to the gateway: %s", outage.message)
+            await Refusal(503, outage.message, retry_after=outage.retry_after)(scope, receive, send)
+            return
         caller = CALLER.set((principal.token_id or "", only))
         try:
             await self._manager.handle_request(scope, receive, send)

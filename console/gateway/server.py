@@ -8,7 +8,8 @@ prompt and resource read as a console call.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp import MCPError
@@ -25,6 +26,7 @@ from console.gateway.forwarding import AWAIT_TOOL
 from console.gateway.listen import serve_listen
 from console.gateway.memo import Memo
 from console.mcp.connection import Listing
+from console.outage import unavailable
 
 AWAIT_TOOL_ITEM = {
     "name": AWAIT_TOOL,
@@ -50,6 +52,8 @@ LISTINGS: tuple[CacheableMethod, ...] = (
     "resources/list",
     "resources/templates/list",
 )
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 def build_server(memo: Memo) -> Server[Any]:
@@ -63,25 +67,46 @@ def build_server(memo: Memo) -> Server[Any]:
         cache_hints=dict.fromkeys(LISTINGS, LISTING_HINT),
         get_tool_input_schema=memo.input_schema,
     )
-    server.add_request_handler("tools/list", types.PaginatedRequestParams, _list_tools)
-    server.add_request_handler("tools/call", types.CallToolRequestParams, _call_tool)
-    server.add_request_handler("prompts/list", types.PaginatedRequestParams, _list_prompts)
-    server.add_request_handler("prompts/get", types.GetPromptRequestParams, _get_prompt)
-    server.add_request_handler("resources/list", types.PaginatedRequestParams, _list_resources)
-    server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _list_templates)
-    server.add_request_handler("resources/read", types.ReadResourceRequestParams, _read_resource)
-    server.add_request_handler("completion/complete", types.CompleteRequestParams, _complete_argument)
-    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, _subscribe)
-    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, _unsubscribe)
-    server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, _listen)
-    # Registered directly: the SDK's keyword for it warns that logging is deprecated as of 2026-07-28,
-    # where the method is gone (the SDK answers it as unknown there).
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_log_level)
+    handlers: list[tuple[str, Any, Callable[[Context, Any], Awaitable[Any]]]] = [
+        ("tools/list", types.PaginatedRequestParams, _list_tools),
+        ("tools/call", types.CallToolRequestParams, _call_tool),
+        ("prompts/list", types.PaginatedRequestParams, _list_prompts),
+        ("prompts/get", types.GetPromptRequestParams, _get_prompt),
+        ("resources/list", types.PaginatedRequestParams, _list_resources),
+        ("resources/templates/list", types.PaginatedRequestParams, _list_templates),
+        ("resources/read", types.ReadResourceRequestParams, _read_resource),
+        ("completion/complete", types.CompleteRequestParams, _complete_argument),
+        ("resources/subscribe", types.SubscribeRequestParams, _subscribe),
+        ("resources/unsubscribe", types.UnsubscribeRequestParams, _unsubscribe),
+        ("subscriptions/listen", types.SubscriptionsListenRequestParams, _listen),
+        # Registered directly: the SDK's keyword for it warns that logging is deprecated as of 2026-07-28,
+        # where the method is gone (the SDK answers it as unknown there).
+        ("logging/setLevel", types.SetLevelRequestParams, _set_log_level),
+        ("tasks/get", tasks.TaskParams, tasks.get_task),
+        ("tasks/update", tasks.TaskUpdateParams, tasks.update_task),
+        ("tasks/cancel", tasks.TaskParams, tasks.cancel_task),
+    ]
     server.extensions[tasks.TASKS] = {}
-    server.add_request_handler("tasks/get", tasks.TaskParams, tasks.get_task)
-    server.add_request_handler("tasks/update", tasks.TaskUpdateParams, tasks.update_task)
-    server.add_request_handler("tasks/cancel", tasks.TaskParams, tasks.cancel_task)
+    for method, params, handler in handlers:
+        server.add_request_handler(method, params, _outage_answered(handler))
     return server
+
+
+def _outage_answered(handler: Callable[[Context, P], Awaitable[R]]) -> Callable[[Context, P], Awaitable[R]]:
+    """The handler, with a database that cannot serve now answered as a JSON-RPC error that says so and
+    when to try again (the SDK would send the driver's own text)."""
+
+    async def answered(ctx: Context, params: P) -> R:
+        try:
+            return await handler(ctx, params)
+        except Exception as exc:
+            outage = unavailable(exc)
+            if outage is None:
+                raise
+            data = {"retryAfterSeconds": outage.retry_after}
+            raise MCPError(types.INTERNAL_ERROR, outage.message, data) from None
+
+    return answered
 
 
 async def _list_tools(ctx: Context, params: types.PaginatedRequestParams) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription, listen
 from pydantic import TypeAdapter, ValidationError
 
-from console.config import MAX_RESULT_BYTES
+from console.config import CONNECT_TIMEOUT_SECONDS, MAX_RESULT_BYTES
 from console.errors import McpLost, McpProtocolError, McpUnavailable, ResultTooLarge
 from console.mcp.addresses import public_only_transport
 from console.mcp.challenge import AuthorizationRequired, Challenge, challenge_of
@@ -42,6 +42,7 @@ from console.mcp.endpoint import (
 )
 from console.mcp.http_limit import ReplyLimit
 from console.mcp.oversize import is_too_large
+from console.mcp.replies import invalid_result, told
 from console.mcp.roots import roots_result
 from console.mcp.stdio import stdio_transport
 from console.mcp.tasks import TASK_METHODS, CreatedTask, send_task_request, session_options, task_of
@@ -51,7 +52,6 @@ logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="approval-console", version="0.1.0")
 MODERN = "2026-07-28"
-CONNECT_TIMEOUT_SECONDS = 20.0
 # A pushed question names no request, so a 2025-11-25 connection carries one request at a time; a
 # request waits this long for its turn, then is sent later (nothing went out, so that is safe).
 LEGACY_TURN_SECONDS = 10.0
@@ -82,8 +82,10 @@ class Connection:
         relayed: frozenset[str] = frozenset(),
         listening: bool = False,
         max_result_bytes: int = MAX_RESULT_BYTES,
+        connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
     ) -> None:
         self.endpoint = endpoint
+        self._connect_timeout = connect_timeout  # the TCP connection (or the process) and the handshake
         self.max_result_bytes = max_result_bytes  # no message from the server is read past this
         self.relayed = relayed  # what this connection tells servers it answers besides elicitation
         # A connection for `subscriptions/listen` streams, which may be quiet for hours: its HTTP reads
@@ -157,7 +159,9 @@ class Connection:
                         **session_options(),
                     )
                 )
-                with anyio.fail_after(CONNECT_TIMEOUT_SECONDS):
+                # An HTTP server is first reached by the handshake's first request, a stdio one has just
+                # been started: this bounds the whole attempt.
+                with anyio.fail_after(self._connect_timeout):
                     await self._negotiate(session, watched)
                 self._session = session
                 ready = True
@@ -180,6 +184,8 @@ class Connection:
             self._refuse_unauthorized(connecting=True)
             status = self._http_status
             reason = f"HTTP {status}" if status is not None else _first(exc)
+            if status is None and isinstance(_leaf(exc), TimeoutError):
+                reason = f"no answer within {self._connect_timeout:g} s (CONSOLE_CONNECT_TIMEOUT_SECONDS)"
             raise McpUnavailable(
                 f"cannot connect to {self.endpoint.describe()}: {reason}", http_status=status
             ) from None
@@ -389,8 +395,11 @@ class Connection:
                 raise ResultTooLarge(exc.message, rpc_code=exc.code, data=exc.data) from None
             if exc.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT):
                 raise McpLost(exc.message, rpc_code=exc.code) from None
-            raise McpProtocolError(exc.message, rpc_code=exc.code, data=exc.data) from None
-        except (ValidationError, RuntimeError, ValueError) as exc:
+            message = told(exc.code, exc.message, request.method, self._http_status)
+            raise McpProtocolError(message, rpc_code=exc.code, data=exc.data) from None
+        except ValidationError as exc:
+            raise McpProtocolError(invalid_result(request.method, exc)) from None
+        except (RuntimeError, ValueError) as exc:
             raise McpProtocolError(f"invalid reply from server: {_first_line(exc)}") from None
         if isinstance(result, Task | Complete):
             return result
@@ -632,10 +641,13 @@ def _typed_response(value: dict[str, Any]) -> types.InputResponse:
 
 
 def _first(exc: BaseException) -> str:
-    leaf = exc
-    while isinstance(leaf, BaseExceptionGroup):
-        leaf = leaf.exceptions[0]
-    return _first_line(leaf)
+    return _first_line(_leaf(exc))
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _first_line(exc: BaseException) -> str:

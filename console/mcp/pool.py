@@ -12,7 +12,7 @@ import mcp.types as types
 from anyio.abc import TaskGroup
 from mcp.client.subscriptions import Subscription
 
-from console.config import MAX_RESULT_BYTES
+from console.config import CONNECT_TIMEOUT_SECONDS, MAX_RESULT_BYTES
 from console.errors import McpUnavailable
 from console.mcp.connection import Connection, ListedTool, Listing
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
@@ -23,9 +23,16 @@ Key = tuple[Endpoint, frozenset[str], bool]  # the endpoint, what it relays, and
 class ConnectionPool:
     """Owns every connection's task; use as an async context manager around the app's lifetime."""
 
-    def __init__(self, *, request_timeout: float, max_result_bytes: int = MAX_RESULT_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        request_timeout: float,
+        max_result_bytes: int = MAX_RESULT_BYTES,
+        connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+    ) -> None:
         self._request_timeout = request_timeout
         self._max_result_bytes = max_result_bytes
+        self._connect_timeout = connect_timeout
         # One connection per endpoint and what it relays: a server learns per connection (2025-11-25) or
         # per request from that connection's callbacks (2026-07-28) what the client answers. Listen
         # streams to an HTTP server have a connection of their own (see Connection.listening).
@@ -76,6 +83,7 @@ class ConnectionPool:
             request_timeout=self._request_timeout,
             relayed=request.relayed,
             max_result_bytes=self._max_result_bytes,
+            connect_timeout=self._connect_timeout,
         )
         await self._task_group.start(connection.run)
         try:
@@ -153,6 +161,7 @@ class ConnectionPool:
                 relayed=relayed,
                 listening=listening,
                 max_result_bytes=self._max_result_bytes,
+                connect_timeout=self._connect_timeout,
             )
             await self._task_group.start(connection.run)
             self._connections[key] = connection

@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from markupsafe import escape
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 
 from console.errors import (
@@ -21,6 +22,7 @@ from console.errors import (
     PayloadTooLarge,
     Unauthorized,
 )
+from console.outage import DatabaseUnavailable, unavailable
 from console.web.auth import SignInRequired, sign_in_redirect
 from console.web.htmx import is_htmx
 from console.web.invisible import reveal
@@ -39,6 +41,7 @@ STATUS: dict[type[ConsoleError], int] = {
     PayloadTooLarge: 413,
     InvalidInput: 422,
     McpError: 502,
+    DatabaseUnavailable: 503,
 }
 
 
@@ -66,6 +69,7 @@ HEADINGS = {
     422: "Invalid input",
     429: "Slow down",
     500: "Something went wrong",
+    503: "Try again shortly",
 }
 
 
@@ -101,6 +105,20 @@ def install(app: FastAPI) -> None:
             error_body(exc.code, exc.message, fields), status_code=status_for(exc), headers=headers
         )
 
+    @app.exception_handler(DatabaseUnavailable)
+    async def _unavailable(request: Request, exc: DatabaseUnavailable) -> Response:
+        logger.warning("answered 503 to %s %s: %s", request.method, request.url.path, exc.message)
+        response = await _console_error(request, exc)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+
+    @app.exception_handler(SQLAlchemyError)
+    async def _database_error(request: Request, exc: SQLAlchemyError) -> Response:
+        outage = unavailable(exc)
+        if outage is None:
+            raise exc  # to the handler of unexpected errors, outside the middleware
+        return await _unavailable(request, outage)
+
     @app.exception_handler(BodyTooLarge)
     async def _too_large(request: Request, exc: BodyTooLarge) -> Response:
         return await _console_error(request, PayloadTooLarge(exc.detail))
@@ -119,13 +137,22 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code)
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, _exc: Exception) -> Response:
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        outage = unavailable(exc)  # one raised inside a task group arrives in an exception group
+        if outage is not None:
+            response = await _unavailable(request, outage)
+            _add_headers(response)
+            return response
         logger.exception("unhandled error")
         if not _wants_json(request):
             response = _page(request, 500, "The console hit an unexpected error; it has been logged.")
         else:
             response = JSONResponse(error_body("internal", "internal error"), status_code=500)
-        # Starlette answers unhandled errors outside every middleware, so the headers are added here.
-        for name, value in [*HEADERS, (b"cache-control", b"no-store")]:
-            response.headers[name.decode()] = value.decode()
+        _add_headers(response)
         return response
+
+
+def _add_headers(response: Response) -> None:
+    # Starlette answers unhandled errors outside every middleware, so the headers are added here.
+    for name, value in [*HEADERS, (b"cache-control", b"no-store")]:
+        response.headers[name.decode()] = value.decode()

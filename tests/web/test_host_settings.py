@@ -239,7 +239,7 @@ async def test_a_team_admin_cannot_have_a_file_of_the_host_sent_to_a_token_endpo
             ]
         # The team's agents call the servers: the console talks to them, and never with the file.
         for name in ("notes", "wif"):
-            await console.start(name, "tools/call", {"name": "whoami", "arguments": {}}, wait=0)
+            await console.start(name, "tools/call", {"name": "whoami", "arguments": {}}, wait=5)
         seen = list(requests_seen(tmp_path / "attacker"))
         assert not [request for request in seen if KEY_LINE in request]
         assert seen  # the console did reach the server

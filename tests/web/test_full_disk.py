@@ -1,0 +1,106 @@
+"""SQLite on a filesystem that fills up: a `console serve` process answers a write that finds no space
+with 503 and `Retry-After`, keeps nothing of it, and serves writes again by itself once space returns.
+
+The filesystem is a small tmpfs the test mounts itself (root only); CONSOLE_REQUIRE_TMPFS=1 (set by
+.ci/run) makes a machine where mounting is not permitted fail the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.harness import TEAM, seed, stdio_mrtr
+from tests.processes import console_process, read_log
+
+pytestmark = pytest.mark.anyio
+
+SIZE = "24m"  # room for the migrated database and its write-ahead log, little more
+TIMEOUT = 30.0
+
+
+@contextmanager
+def _small_filesystem(where: Path) -> Iterator[Path]:
+    where.mkdir()
+    mount, umount = shutil.which("mount") or "mount", shutil.which("umount") or "umount"
+    mounted = subprocess.run(
+        [mount, "-t", "tmpfs", "-o", f"size={SIZE},mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        reason = f"cannot mount a tmpfs here: {mounted.stderr.strip() or mounted.returncode}"
+        if os.environ.get("CONSOLE_REQUIRE_TMPFS"):
+            pytest.fail(f"{reason} (CONSOLE_REQUIRE_TMPFS is set)")
+        pytest.skip(reason)
+    try:
+        yield where
+    finally:
+        subprocess.run([umount, "--lazy", str(where)], check=True)
+
+
+def _fill(filesystem: Path) -> Path:
+    """A file that takes every free byte of `filesystem`."""
+    filler = filesystem / "filler"
+    for size in (65536, 4096, 512, 1):  # then the last pieces smaller than a chunk
+        with filler.open("ab", buffering=0) as out:
+            try:
+                while True:
+                    out.write(b"\0" * size)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+    return filler
+
+
+def _call(item: str) -> dict[str, object]:
+    return {
+        "server": "mrtr",
+        "method": "tools/call",
+        "params": {"name": "signed", "arguments": {"item": item}},
+    }
+
+
+async def test_a_write_on_a_full_disk_answers_503_keeps_nothing_and_the_console_recovers(
+    sqlite_template: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    with _small_filesystem(tmp_path / "small") as small:
+        database = small / "console.db"
+        shutil.copyfile(sqlite_template, database)
+        url = f"sqlite+aiosqlite:///{database}"
+        tokens = await seed(url, {"mrtr": stdio_mrtr(log)})
+        agent = {"Authorization": f"Bearer {tokens['dev']}"}
+        with console_process(url, tmp_path / "console.txt") as base:
+            async with httpx.AsyncClient(base_url=base, timeout=TIMEOUT) as http:
+                run = await http.post("/api/v1/runs", json={"team": TEAM, "title": "full"}, headers=agent)
+                assert run.status_code == 201, run.text
+                calls = f"/api/v1/runs/{run.json()['id']}/calls"
+                with sqlite3.connect(database) as direct:  # an empty log: the next write needs new space
+                    direct.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                filler = _fill(small)
+                refused = await http.post(calls, params={"wait": 1}, json=_call("refused"), headers=agent)
+                filler.unlink()
+                served = await http.post(calls, params={"wait": 20}, json=_call("served"), headers=agent)
+        with sqlite3.connect(database) as direct:
+            intact = direct.execute("PRAGMA integrity_check").fetchall()
+            recorded = direct.execute("SELECT id FROM call WHERE run_id = ?", (run.json()["id"],)).fetchall()
+    assert refused.status_code == 503, refused.text
+    assert int(refused.headers["retry-after"]) > 0
+    assert refused.json()["error"]["code"] == "database_unavailable"
+    assert "disk is full" in refused.json()["error"]["message"]
+    assert served.status_code == 202, served.text
+    assert served.json()["status"] == "awaiting_input"
+    assert intact == [("ok",)]
+    assert recorded == [(served.json()["id"],)]  # nothing of the refused call was kept, nor sent
+    assert [r["arguments"] for r in read_log(log) if r["name"] == "signed"] == [{"item": "served"}]
