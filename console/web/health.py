@@ -12,6 +12,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from console.audit.witnessing import restore_problem
 from console.metrics import Readings, kept_here
 from console.migrate import head_revision
 from console.reports.operations import read_into
@@ -36,6 +37,10 @@ async def readyz(request: Request) -> JSONResponse:
     if schema != head_revision():
         body = {"status": "migrations pending", "database": schema, "newest": head_revision()}
         return JSONResponse(body, status_code=503)
+    async with request.app.state.factory() as session:
+        witnessed = await restore_problem(session=session, settings=request.app.state.settings)
+    if witnessed is not None:  # restored from an older backup, or the witness cannot be written
+        return JSONResponse({"status": "audit witness", "reason": witnessed}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 

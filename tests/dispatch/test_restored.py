@@ -1,0 +1,130 @@
+"""A database restored from a backup taken before an answer: with an audit witness, `/readyz` and
+`console audit verify` say so, and the console that starts on it holds the call instead of sending its
+answer a second time. Backups and restores are the real tools': `console backup` and SQLite's online
+backup API, `pg_dump` and `pg_restore`."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import httpx
+import pytest
+
+from console.cli.backup import sqlite_database
+from console.db import is_sqlite, postgres_conninfo
+from tests.harness import SECRET_KEY, running_console, stdio_mrtr
+from tests.processes import console_process, read_log
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 60
+
+
+def _cli(*args: str, url: str, witness: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "CONSOLE_DATABASE_URL": url,
+        "CONSOLE_SECRET_KEY": SECRET_KEY,
+        "CONSOLE_AUDIT_WITNESS_FILE": str(witness),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "console.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def _run(*command: str) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def _back_up(url: str, witness: Path, into: Path) -> Path:
+    """The backup an operator takes while the console runs, as the README says."""
+    if is_sqlite(url):
+        backup = into / "backup.db"
+        done = _cli("backup", str(backup), url=url, witness=witness)
+        assert done.returncode == 0, done.stderr
+        return backup
+    backup = into / "backup.dump"
+    _run("pg_dump", "--format=custom", f"--file={backup}", postgres_conninfo(url))
+    return backup
+
+
+def _restore(url: str, backup: Path) -> None:
+    """Put the backup back in the database's place (here under the running console, to see /readyz)."""
+    if is_sqlite(url):
+        live = sqlite_database(url)
+        assert live is not None
+        with closing(sqlite3.connect(backup)) as source, closing(sqlite3.connect(live, timeout=30)) as target:
+            source.backup(target)
+        return
+    _run(
+        "pg_restore",
+        "--clean",
+        "--if-exists",
+        "--single-transaction",
+        "-d",
+        postgres_conninfo(url),
+        str(backup),
+    )
+
+
+def _sends_of(log: Path, item: str) -> list[dict[str, object]]:
+    return [r for r in read_log(log) if r["name"] == "signed" and r["arguments"] == {"item": item}]
+
+
+async def test_a_restore_from_before_an_answer_is_reported_and_its_call_held_instead_of_resent(
+    database_url: str, tmp_path: Path
+) -> None:
+    log, witness = tmp_path / "requests.jsonl", tmp_path / "witness" / "audit-witness.jsonl"
+    witness.parent.mkdir()
+    servers = {"mrtr": stdio_mrtr(log)}
+    async with running_console(database_url, servers, audit_witness_file=str(witness)) as console:
+        waiting = await console.call("mrtr", "signed", {"item": "restored"})
+        assert waiting["status"] == "awaiting_input"
+        backup = _back_up(database_url, witness, tmp_path)
+        done = await console.answer_and_settle(waiting, "accept", {"ok": True})
+        assert done["status"] == "completed"
+        assert (await console.client.get("/readyz")).status_code == 200
+
+        _restore(database_url, backup)
+        ready = await console.client.get("/readyz")
+        assert ready.status_code == 503
+        assert "restored from an older backup" in ready.json()["reason"]
+        tokens = console.tokens
+    assert len(_sends_of(log, "restored")) == 2  # the call and the resume its answer sent
+
+    verified = _cli("audit", "verify", url=database_url, witness=witness)
+    assert verified.returncode == 1
+    first = verified.stdout.splitlines()[0]
+    assert first.startswith("FAILED: the audit chain ends at seq")
+    assert "restored from an older backup" in first
+
+    env = {"CONSOLE_AUDIT_WITNESS_FILE": str(witness)}
+    with console_process(database_url, tmp_path / "console.txt", **env) as base:
+        async with httpx.AsyncClient(base_url=base, timeout=TIMEOUT) as http:
+            dev = {"Authorization": f"Bearer {tokens['dev']}"}
+            held = (await http.get(f"/api/v1/calls/{waiting['id']}", headers=dev)).json()
+            assert held["status"] == "interrupted"
+            assert "after the backup this database was restored from" in held["error"]["message"]
+            lead = {"Authorization": f"Bearer {tokens['lead']}"}
+            again = await http.post(
+                f"/api/v1/elicitations/{waiting['pending'][0]['id']}/answer",
+                json={"action": "accept", "content": {"ok": True}},
+                headers=lead,
+            )
+            assert again.status_code == 409, again.text
+            assert (await http.get("/readyz")).status_code == 200
+    assert len(_sends_of(log, "restored")) == 2  # nothing was sent again
+
+    verified = _cli("audit", "verify", url=database_url, witness=witness)
+    assert verified.returncode == 0, verified.stdout
