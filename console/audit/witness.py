@@ -59,7 +59,7 @@ class Witness:
             try:
                 data = text.encode()
                 if os.write(descriptor, data) != len(data):
-                    raise OSError(errno.ENOSPC, "written only in part")
+                    raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)}, written in part")
             finally:
                 os.close(descriptor)
         except OSError as exc:
