@@ -14,7 +14,8 @@ def test_audit_verify_without_a_database_refuses_and_creates_none(tmp_path: Path
     missing = tmp_path / "console.db"
     done = console("audit", "verify", url=f"sqlite+aiosqlite:///{missing}", cwd=tmp_path)
     assert one_error_line(done) == (
-        f"error: no database at {missing}: nothing to verify (set CONSOLE_DATABASE_URL to the console's database)"
+        f"error: no database at {missing}: nothing to verify "
+        "(set CONSOLE_DATABASE_URL to the console's database)"
     )
     assert not missing.exists()
 
