@@ -25,6 +25,7 @@ from console.calls.models import TERMINAL, Call, DispatchJob, Elicitation
 from console.config import Settings
 from console.db import utcnow
 from console.dispatch.outcomes import end_call, record_lost
+from console.elicitations.service import RESTORED
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ async def _hold(session: AsyncSession, call: Call) -> None:
     await session.execute(
         update(Elicitation)
         .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
-        .values(status="interrupted", decided_at=now)
+        .values(status="interrupted", decided_at=now, decided_via=RESTORED)
     )
     if jobs:
         for older in jobs[1:]:

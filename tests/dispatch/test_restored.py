@@ -123,6 +123,14 @@ async def test_a_restore_from_before_an_answer_is_reported_and_its_call_held_ins
                 headers=lead,
             )
             assert again.status_code == 409, again.text
+            question = (
+                await http.get(f"/api/v1/elicitations/{waiting['pending'][0]['id']}", headers=lead)
+            ).json()
+            assert question["status"] == "interrupted"
+            assert "restored from a backup taken before its answer" in question["decided_where"]
+            resent = await http.post(f"/api/v1/calls/{waiting['id']}/resend", headers=dev)
+            assert resent.status_code == 409
+            assert "holds no request to send again" in resent.json()["error"]["message"]
             assert (await http.get("/readyz")).status_code == 200
     assert len(_sends_of(log, "restored")) == 2  # nothing was sent again
 
