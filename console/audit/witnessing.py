@@ -83,7 +83,7 @@ async def since_backup(*, session: AsyncSession, path: str | Path) -> Since | No
         found = await session.execute(
             select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.in_(batch))
         )
-        stored = dict(found.tuples().all())
+        stored = {row.seq: row.hash for row in found}
         matching = [s for s in batch if stored.get(s) == record.events[s].hash]
         if matching:
             common = max(matching)

@@ -1,18 +1,23 @@
 """The audit witness on a full disk: `/readyz` says it cannot be written while that lasts, and once it
-can, the witness marks the events it missed, so a later restore knows it cannot name their calls."""
+can, the witness marks the events it missed, so a restore to before them holds every unfinished call:
+it cannot tell which of them moved."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from console.audit.witness import read_whole
+from console.cli.backup import sqlite_database
 from tests.harness import running_console, stdio_mrtr
+from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
 
@@ -51,18 +56,17 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
-async def test_a_witness_on_a_full_disk_fails_readiness_and_marks_what_it_missed_once_it_writes_again(
+async def test_a_full_disk_under_the_witness_fails_readiness_and_its_gap_holds_unfinished_calls_on_restore(
     sqlite_url: str, small_filesystem: Path, tmp_path: Path
 ) -> None:
-    witness = small_filesystem / "audit-witness.jsonl"
-    servers = {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}
+    witness, log = small_filesystem / "audit-witness.jsonl", tmp_path / "requests.jsonl"
+    servers = {"mrtr": stdio_mrtr(log)}
     async with running_console(sqlite_url, servers, audit_witness_file=str(witness)) as console:
-        await console.call("mrtr", "signed", {"item": "before"})
+        waiting = await console.call("mrtr", "signed", {"item": "answered while full"})
         assert (await console.client.get("/readyz")).status_code == 200
-        written = read_whole(witness)
-        assert written is not None
-        assert written.last is not None
-        last_before = written.last.seq
+        live, backup = sqlite_database(sqlite_url), tmp_path / "backup.db"
+        assert live is not None
+        _copy(live, backup)  # SQLite's online backup API, as `console backup` does
 
         filler = _fill(small_filesystem)
         # The witness's last page may still hold a few events' lines; the calls after those fail to write.
@@ -74,14 +78,36 @@ async def test_a_witness_on_a_full_disk_fails_readiness_and_marks_what_it_missed
         assert full.status_code == 503
         assert "cannot write the audit witness" in full.json()["reason"]
         assert "No space left on device" in full.json()["reason"]
+        done = await console.answer_and_settle(waiting, "accept", {"ok": True})
+        assert done["status"] == "completed"
 
         filler.unlink()
         await console.call("mrtr", "signed", {"item": "after"})
         assert (await console.client.get("/readyz")).status_code == 200
+        tokens = console.tokens
     after = read_whole(witness)
     assert after is not None
     assert after.last is not None
     assert len(after.missed) == 1
-    first_missed, last_missed = after.missed[0]
-    assert last_before < first_missed <= last_missed < after.last.seq
-    assert last_missed not in after.events  # the events the full disk kept out are named, not lost
+    assert after.missed[0][1] not in after.events  # the events the full disk kept out are named, not lost
+    assert not [
+        line for line in after.events.values() if line.call == waiting["id"] and "answer" in line.action
+    ]
+
+    _copy(backup, live)  # the restore: the backup back in the database's place
+    async with running_console(
+        sqlite_url, servers, tokens=tokens, audit_witness_file=str(witness)
+    ) as console:
+        held = await console.get_call(waiting["id"])
+        assert held["status"] == "interrupted"
+        assert "after the backup this database was restored from" in held["error"]["message"]
+    assert len(_sends_of(log, "answered while full")) == 2  # the call and its resume, once each
+
+
+def _copy(source: Path, target: Path) -> None:
+    with closing(sqlite3.connect(source)) as copied, closing(sqlite3.connect(target, timeout=30)) as into:
+        copied.backup(into)
+
+
+def _sends_of(log: Path, item: str) -> list[dict[str, object]]:
+    return [r for r in read_log(log) if r["name"] == "signed" and r["arguments"] == {"item": item}]
