@@ -1,7 +1,7 @@
-"""A database restored from a backup taken before an answer: with an audit witness, `/readyz` and
-`console audit verify` say so, and the console that starts on it holds the call instead of sending its
-answer a second time. Backups and restores are the real tools': `console backup` and SQLite's online
-backup API, `pg_dump` and `pg_restore`."""
+"""A database restored from a backup taken before an answer or a send: with an audit witness, `/readyz`
+and `console audit verify` say so, and the console that starts on it holds the call instead of sending
+it a second time; a person may send a held request again. Backups and restores are the real tools':
+`console backup` and SQLite's online backup API, `pg_dump` and `pg_restore`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -136,3 +137,39 @@ async def test_a_restore_from_before_an_answer_is_reported_and_its_call_held_ins
 
     verified = _cli("audit", "verify", url=database_url, witness=witness)
     assert verified.returncode == 0, verified.stdout
+
+
+async def test_a_request_sent_after_the_backup_is_held_after_the_restore_and_sent_again_only_when_asked(
+    database_url: str, tmp_path: Path
+) -> None:
+    log, witness = tmp_path / "requests.jsonl", tmp_path / "witness.jsonl"
+    servers = {"mrtr": stdio_mrtr(log)}
+    async with running_console(
+        database_url, servers, dispatcher=False, audit_witness_file=str(witness)
+    ) as console:
+        queued = await console.call("mrtr", "signed", {"item": "queued"}, wait=0)
+        assert queued["status"] == "running"  # its request waits in the outbox
+        backup = _back_up(database_url, witness, tmp_path)
+        dispatcher = console.new_dispatcher()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(dispatcher.run)
+            sent = await console.settle(queued["id"])
+            tasks.cancel_scope.cancel()
+        assert sent["status"] == "awaiting_input"
+        tokens = console.tokens
+    assert len(_sends_of(log, "queued")) == 1
+
+    _restore(database_url, backup)
+    async with running_console(
+        database_url, servers, tokens=tokens, audit_witness_file=str(witness)
+    ) as console:
+        held = await console.get_call(queued["id"])
+        assert held["status"] == "interrupted"
+        assert "whether its server got the request is unknown here" in held["error"]["message"]
+        resent = await console.client.post(
+            f"/api/v1/calls/{queued['id']}/resend", headers=console.auth("dev")
+        )
+        assert resent.status_code == 200, resent.text
+        again = await console.settle(queued["id"])
+        assert again["status"] == "awaiting_input"
+    assert len(_sends_of(log, "queued")) == 2  # once before the restore, once more when a person asked
