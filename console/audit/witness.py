@@ -2,9 +2,9 @@
 
 Every transaction that chains events appends one line per event once it has committed (`{"seq",
 "hash", "call", "action"}`), so a database restored from an older backup is found out: its chain ends
-before the witness's, or has another event where the witness has one. The lines after the restored
-database's last common event name the calls that moved on since the backup (console/dispatch/
-restored.py holds them for a person). The line of the event that records such a restore carries
+before the witness's, or has another event where the witness has one. The lines whose event the
+restored chain lacks name the calls that moved on since the backup (console/dispatch/restored.py holds
+them for a person). The line of the event that records such a restore carries
 `restored_to`: the witness forgets what it held after that seq, and follows the restored chain from
 there. When a write fails (a full disk), the witness says so (`failure`), and once it writes again it
 first appends `{"missed": [first, last]}`: whoever reads it then knows it cannot tell what happened
@@ -26,7 +26,7 @@ from console.files import PRIVATE
 
 logger = logging.getLogger(__name__)
 
-TAIL_BYTES = 64 * 1024  # what a quick check reads from the end: many events' lines
+TAIL_BYTES = 16 * 1024  # what a quick check reads from the end: about a hundred events' lines
 # Per path, what the last write of this process that failed said (cleared by the next that succeeds).
 _FAILURES: dict[str, str] = {}
 
@@ -94,17 +94,16 @@ def failure(path: str | Path) -> str | None:
 
 @dataclass
 class Record:
-    """What the witness holds: its events by seq, and the seqs it missed, as of its latest restore."""
+    """What the witness holds as of its latest restore: its lines, in the order they were written (a seq
+    may come twice when a database restored without a console chained other events there), and the seqs
+    it missed."""
 
-    events: dict[int, Line] = field(default_factory=dict)
+    lines: list[Line] = field(default_factory=list)
     missed: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def last(self) -> Line | None:
-        return self.events[max(self.events)] if self.events else None
-
-    def after(self, seq: int) -> list[Line]:
-        return [line for s, line in sorted(self.events.items()) if s > seq]
+        return max(self.lines, key=lambda line: line.seq, default=None)
 
     def missed_after(self, seq: int) -> bool:
         return any(last > seq for _first, last in self.missed)
@@ -117,10 +116,11 @@ class Record:
                 continue
             restored_to = record.get("restored_to")
             if isinstance(restored_to, int):
-                self.events = {s: line for s, line in self.events.items() if s <= restored_to}
+                self.lines = [line for line in self.lines if line.seq <= restored_to]
                 self.missed = [(a, min(b, restored_to)) for a, b in self.missed if a <= restored_to]
-            seq = int(record["seq"])
-            self.events[seq] = Line(seq, str(record["hash"]), record.get("call"), str(record["action"]))
+            self.lines.append(
+                Line(int(record["seq"]), str(record["hash"]), record.get("call"), str(record["action"]))
+            )
 
 
 def read_whole(path: str | Path) -> Record | None:

@@ -8,6 +8,7 @@ that moved on after the backup.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,55 +40,59 @@ async def witness_problem(*, session: AsyncSession, path: str | Path) -> str | N
 
 async def _behind(session: AsyncSession, path: str | Path) -> str | None:
     tail = read_tail(path)
-    last = tail.last if tail is not None else None
-    if last is None:
+    wrong = [] if tail is None else await _not_in_chain(session, tail.lines)
+    if not wrong:
         return None
-    stored = (await session.execute(select(AuditEvent.hash).where(AuditEvent.seq == last.seq))).scalar()
-    if stored == last.hash:
-        return None
+    newest = max(wrong, key=lambda line: line.seq)
     head = (await session.execute(select(AuditHead.seq).where(AuditHead.id == 1))).scalar_one()
-    if stored is None and head < last.seq:
+    if head < newest.seq:
         return (
-            f"the audit chain ends at seq {head} but its witness {path} recorded seq {last.seq}: "
+            f"the audit chain ends at seq {head} but its witness {path} recorded seq {newest.seq}: "
             "this database was restored from an older backup, or lost the end of its log"
         )
     return (
-        f"the audit event at seq {last.seq} is not the one its witness {path} recorded: this database "
+        f"the audit event at seq {newest.seq} is not the one its witness {path} recorded: this database "
         "was restored from an older backup and written to since"
     )
 
 
+async def _not_in_chain(session: AsyncSession, lines: Sequence[Line]) -> list[Line]:
+    """The witness's lines whose event the database's chain lacks (or holds with another hash), newest
+    first; from the newest down, until a batch of them is all in the chain: below the backup's seq the
+    restored chain is the one the witness followed."""
+    wrong: list[Line] = []
+    newest_first = sorted(lines, key=lambda line: line.seq, reverse=True)
+    for start in range(0, len(newest_first), MATCH_BATCH):
+        batch = newest_first[start : start + MATCH_BATCH]
+        seqs = {line.seq for line in batch}
+        found = await session.execute(select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.in_(seqs)))
+        stored = {row.seq: row.hash for row in found}
+        missing = [line for line in batch if stored.get(line.seq) != line.hash]
+        if not missing:
+            break
+        wrong.extend(missing)
+    return wrong
+
+
 @dataclass(frozen=True)
 class Since:
-    """What the witness recorded after the last event the database shares with it."""
+    """What the witness recorded that the database's chain lacks: what happened after the backup."""
 
-    common_seq: int
+    common_seq: int  # the chain and the witness agree up to here
     witness_seq: int
     witness_hash: str
     lines: list[Line]
-    missed: bool  # the witness missed some of those events (a write failed): it cannot name every call
+    missed: bool  # a write failed after the common seq: the witness cannot name every call
 
 
 async def since_backup(*, session: AsyncSession, path: str | Path) -> Since | None:
-    """What the witness recorded past the database's chain; None when the database reaches it."""
+    """What the witness recorded past the database's chain; None when the chain holds all of it."""
     if await _behind(session, path) is None:
         return None
     record = read_whole(path)
-    last = record.last if record is not None else None
-    if record is None or last is None:
+    wrong = [] if record is None else await _not_in_chain(session, record.lines)
+    if record is None or not wrong:
         return None
-    head = (await session.execute(select(AuditHead.seq).where(AuditHead.id == 1))).scalar_one()
-    shared = sorted((s for s in record.events if s <= head), reverse=True)
-    for start in range(0, len(shared), MATCH_BATCH):
-        batch = shared[start : start + MATCH_BATCH]
-        found = await session.execute(
-            select(AuditEvent.seq, AuditEvent.hash).where(AuditEvent.seq.in_(batch))
-        )
-        stored = {row.seq: row.hash for row in found}
-        matching = [s for s in batch if stored.get(s) == record.events[s].hash]
-        if matching:
-            common = max(matching)
-            break
-    else:  # none shared (the witness began after this chain's end), or none alike (another chain)
-        common = 0 if shared else head
-    return Since(common, last.seq, last.hash, record.after(common), record.missed_after(common))
+    newest = max(wrong, key=lambda line: line.seq)
+    common = min(line.seq for line in wrong) - 1
+    return Since(common, newest.seq, newest.hash, wrong, record.missed_after(common))

@@ -89,10 +89,10 @@ async def test_a_full_disk_under_the_witness_fails_readiness_and_its_gap_holds_u
     assert after is not None
     assert after.last is not None
     assert len(after.missed) == 1
-    assert after.missed[0][1] not in after.events  # the events the full disk kept out are named, not lost
-    assert not [
-        line for line in after.events.values() if line.call == waiting["id"] and "answer" in line.action
-    ]
+    assert after.missed[0][1] not in {
+        line.seq for line in after.lines
+    }  # kept out by the full disk, and named
+    assert not [line for line in after.lines if line.call == waiting["id"] and "answer" in line.action]
 
     _copy(backup, live)  # the restore: the backup back in the database's place
     async with running_console(
