@@ -16,14 +16,16 @@ import anyio
 import httpx
 import pytest
 
+from console.audit import SYSTEM, record_event, session_info
 from console.cli.backup import sqlite_database
-from console.db import is_sqlite, postgres_conninfo
-from tests.harness import SECRET_KEY, running_console, stdio_mrtr
+from console.db import create_engine, is_sqlite, postgres_conninfo, session_factory
+from tests.harness import SECRET_KEY, running_console, stdio_mrtr, test_settings
 from tests.processes import console_process, read_log
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
+OPERATOR_EVENTS = 20  # more than an answer and its resume chain
 
 
 def _cli(*args: str, url: str, witness: Path) -> subprocess.CompletedProcess[str]:
@@ -173,3 +175,43 @@ async def test_a_request_sent_after_the_backup_is_held_after_the_restore_and_sen
         again = await console.settle(queued["id"])
         assert again["status"] == "awaiting_input"
     assert len(_sends_of(log, "queued")) == 2  # once before the restore, once more when a person asked
+
+
+async def test_a_restored_database_written_to_before_a_console_starts_on_it_still_has_its_call_held(
+    database_url: str, tmp_path: Path
+) -> None:
+    log, witness = tmp_path / "requests.jsonl", tmp_path / "witness.jsonl"
+    servers = {"mrtr": stdio_mrtr(log)}
+    async with running_console(database_url, servers, audit_witness_file=str(witness)) as console:
+        waiting = await console.call("mrtr", "signed", {"item": "overwritten"})
+        backup = _back_up(database_url, witness, tmp_path)
+        done = await console.answer_and_settle(waiting, "accept", {"ok": True})
+        assert done["status"] == "completed"
+        tokens = console.tokens
+    _restore(database_url, backup)
+    # As commands run by an operator would: events chained at the seqs the witness already holds, more
+    # of them than the answer's, so the witness's newest line is in the chain again.
+    engine = create_engine(database_url)
+    try:
+        factory = session_factory(
+            engine, info=session_info(test_settings(database_url, audit_witness_file=str(witness)))
+        )
+        for n in range(OPERATOR_EVENTS):
+            async with factory() as session:
+                record_event(
+                    session=session,
+                    actor=SYSTEM,
+                    action="team_created",
+                    subject_type="team",
+                    subject_id=f"t{n}",
+                )
+                await session.commit()
+    finally:
+        await engine.dispose()
+
+    async with running_console(
+        database_url, servers, tokens=tokens, audit_witness_file=str(witness)
+    ) as console:
+        held = await console.get_call(waiting["id"])
+        assert held["status"] == "interrupted"
+    assert len(_sends_of(log, "overwritten")) == 2
