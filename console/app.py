@@ -16,6 +16,7 @@ from console.background import Health, keep_going
 from console.calls.fanout import carriers_for
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
+from console.dispatch.restored import hold_if_restored
 from console.dispatch.signals import Signals
 from console.dispatch.wakeups import across_processes
 from console.dispatch.worker import Dispatcher
@@ -96,6 +97,7 @@ def create_app(
         async with app.state.factory() as session:
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
+            await hold_if_restored(app.state.factory, settings)  # before anything is sent
             async with ConnectionPool(
                 request_timeout=settings.request_timeout_seconds,
                 max_result_bytes=settings.max_result_bytes,

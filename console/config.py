@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     audit_checkpoint_minutes: float = Field(
         default=5, gt=0, description="...or with the first event this many minutes after the last checkpoint"
     )
+    audit_witness_file: str | None = Field(
+        default=None,
+        description="a file, kept apart from the database and its backups, where every chained audit "
+        "event's seq, hash and call are appended, so a database restored from an older backup is found "
+        "out and the calls answered or sent since are held; unset: no witness",
+    )
     approval_signing_key: SecretStr | None = Field(
         default=None,
         description="Ed25519 key signing the approval attestations sent to MCP servers: base64 of 32 bytes "

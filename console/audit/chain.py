@@ -36,6 +36,7 @@ from sqlalchemy.sql.dml import Update
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditPending
 from console.audit.records import chain_hash, checkpoint_message, event_content, timestamp
 from console.audit.signing import Signer, signer_from
+from console.audit.witness import Line, Witness
 from console.canonical import Verbatim
 from console.config import Settings
 from console.db import utcnow
@@ -45,6 +46,11 @@ CONTEXTS = "audit_contexts"  # session.info key: contexts found while the rows t
 LEFT_WAITING = "audit_left_waiting"  # session.info key: this transaction left events in audit_pending
 MOVED = "audit_moved_head"  # session.info key: SQLite: the head as this transaction left it, and its engine
 SIGNER = "audit_signer"  # session.info key: the checkpoint Signer, when one is configured
+WITNESS = "audit_witness"  # session.info key: the Witness file, when one is configured
+WITNESSED = "audit_witnessed"  # session.info key: the witness's lines of the events this transaction chained
+# session.info key: this transaction records a restore (console/dispatch/restored.py): the seq the
+# restored chain shares with the witness, and the witness's lines are written before it commits.
+RESTORED_TO = "audit_restored_to"
 # session.info key: wait for the head row instead of leaving the events waiting, as every writer did
 # before `audit_pending`; benchmark B7 measures both side by side.
 WAIT_FOR_HEAD = "audit_wait_for_head"
@@ -90,9 +96,13 @@ def holds_context(kind: str) -> Callable[[ContextFinder], ContextFinder]:
 
 
 def session_info(settings: Settings) -> dict[str, object]:
-    """What `session_factory(..., info=)` needs so flushes write signed checkpoints."""
-    signer = signer_from(settings)
-    return {} if signer is None else {SIGNER: signer}
+    """What `session_factory(..., info=)` needs so commits write signed checkpoints and the witness."""
+    info: dict[str, object] = {}
+    if (signer := signer_from(settings)) is not None:
+        info[SIGNER] = signer
+    if settings.audit_witness_file:
+        info[WITNESS] = Witness(settings.audit_witness_file)
+    return info
 
 
 def queue(session: Session, audit_event: AuditEvent) -> None:
@@ -127,6 +137,16 @@ def _forget_pending(session: Session, _previous: Any) -> None:
     session.info.pop(CONTEXTS, None)
     session.info.pop(LEFT_WAITING, None)
     session.info.pop(MOVED, None)
+    session.info.pop(WITNESSED, None)
+    session.info.pop(RESTORED_TO, None)
+
+
+@event.listens_for(Session, "after_commit")
+def _write_witness(session: Session) -> None:
+    lines: list[Line] = session.info.pop(WITNESSED, [])
+    witness: Witness | None = session.info.get(WITNESS)
+    if witness is not None:
+        witness.write(lines)
 
 
 @event.listens_for(Session, "after_commit")
@@ -171,6 +191,17 @@ def _chain_recorded(session: Session) -> None:
             _known_once_committed(session, connection, head)
 
 
+@event.listens_for(Session, "before_commit")
+def _witness_restore_now(session: Session) -> None:
+    """A transaction that records a restore writes the witness before it commits, while it holds the
+    head: another process that checks the witness next sees the restore, and if the commit fails, the
+    restore's lines name the calls it held, so the next check holds them again."""
+    restored_to: int | None = session.info.pop(RESTORED_TO, None)
+    witness: Witness | None = session.info.get(WITNESS)
+    if restored_to is not None and witness is not None:
+        witness.write(session.info.pop(WITNESSED, []), restored_to=restored_to)
+
+
 # SQLite: the head each engine's last commit in this process left. Another process (or another engine on
 # the same file) may have moved it since; `_append_after_known` finds that out from its UPDATE.
 _KNOWN_HEADS: weakref.WeakKeyDictionary[Engine, Head] = weakref.WeakKeyDictionary()
@@ -198,8 +229,16 @@ def _append_after_known(session: Session, connection: Connection, events: Sequen
         del _KNOWN_HEADS[connection.engine]
         return False
     connection.execute(_INSERT_EVENTS, rows)
+    _witness_later(session, rows)
     _known_once_committed(session, connection, head)
     return True
+
+
+def _witness_later(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Note the chained rows for the witness, when one is configured, to be written once they commit."""
+    if WITNESS in session.info:
+        lines = [Line(row["seq"], row["hash"], row["call_id"], row["action"]) for row in rows]
+        session.info.setdefault(WITNESSED, []).extend(lines)
 
 
 def _known_once_committed(session: Session, connection: Connection, head: Head) -> None:
@@ -226,6 +265,7 @@ def append(session: Session, head: Head, events: Sequence[AuditEvent]) -> None:
     # Plain statements on the transaction's connection, not the ORM: this runs in every write transaction.
     connection = session.connection()
     rows = _chained_rows(head, events)
+    _witness_later(session, rows)
     moved: dict[str, Any] = {"seq": head.seq, "hash": head.hash}
     signer: Signer | None = session.info.get(SIGNER)
     if signer is not None and _checkpoint_due(head, signer):

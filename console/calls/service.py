@@ -539,6 +539,11 @@ async def resend_interrupted(
             select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == "interrupted")
         )
     ).scalar_one_or_none()
+    if job is None and view.call.status == "interrupted":  # held after a restore, before its resume
+        raise Conflict(
+            "this call holds no request to send again (its answer came after the backup the database was "
+            "restored from): abandon it, and make the call again if it is still wanted"
+        )
     if job is not None and job.attestation is not None:
         _ensure_approval_holds(job.attestation, now or utcnow())
     result = await session.execute(

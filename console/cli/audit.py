@@ -22,6 +22,8 @@ from console.audit.signing import (
 )
 from console.audit.store import AuditFilter
 from console.audit.verify import Report
+from console.audit.witnessing import restore_problem
+from console.cli.backup import existing_database
 from console.cli.common import Subcommands, run_with_session, say
 from console.config import Settings
 from console.errors import InvalidInput
@@ -78,16 +80,30 @@ def _verify(settings: Settings, args: Any) -> int:
     if args.file is not None:
         key = load_public_key(_read_key(args.public_key)) if args.public_key else None
         report = verify_file(args.file.read_bytes(), key)
+        lines, ok = report.lines(), report.ok
     else:
+        existing_database(settings, "verify")
         key = _public_key(settings, args.public_key)
 
-        async def check(session: AsyncSession) -> Report:
-            return await verify_database(session=session, public_key=key)
+        async def check(session: AsyncSession) -> tuple[Report, str | None]:
+            report = await verify_database(session=session, public_key=key)
+            return report, await restore_problem(session=session, settings=settings)
 
-        report = run_with_session(settings, check)
-    for line in report.lines():
+        report, behind = run_with_session(settings, check)
+        lines, ok = report.lines(), report.ok and behind is None
+        if behind is not None and report.ok:  # whole, and yet ending before what was witnessed
+            lines = [
+                f"FAILED: {behind}",
+                f"the chain itself is intact up to seq {report.last_seq or 0}",
+                *lines[1:],
+            ]
+        elif behind is not None:
+            lines.insert(1, behind)
+        elif settings.audit_witness_file:
+            lines.append(f"audit witness {settings.audit_witness_file}: the chain reaches what it recorded")
+    for line in lines:
         say(line)
-    return 0 if report.ok else 1
+    return 0 if ok else 1
 
 
 def _read_key(given: str) -> str:

@@ -7,7 +7,20 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from console.cli import audit, calling, demo, notify, policies, roots, serve, servers, teams, testing, tokens
+from console.cli import (
+    audit,
+    backup,
+    calling,
+    demo,
+    notify,
+    policies,
+    roots,
+    serve,
+    servers,
+    teams,
+    testing,
+    tokens,
+)
 from console.cli.common import complain, configure_logging, database_problem, load_settings, use_log_format
 from console.errors import ConsoleError
 
@@ -54,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     testing.add_test_commands(sub)
     policies.add_policy_commands(sub)
     audit.add_audit_commands(sub)
+    backup.add_backup_commands(sub)
     notify.add_notify_commands(sub)
     demo.add_demo_commands(sub)
     return parser

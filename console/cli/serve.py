@@ -167,6 +167,7 @@ def serve_app(
 
 
 def _worker(settings: Settings, _args: Any) -> int:
+    from console.dispatch.restored import hold_if_restored
     from console.dispatch.worker import Dispatcher
     from console.identity.attester import attester_from
 
@@ -176,6 +177,7 @@ def _worker(settings: Settings, _args: Any) -> int:
         engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
         try:
             factory = session_factory(engine, info=session_info(settings))
+            await hold_if_restored(factory, settings)  # before anything is sent
             signals = Signals()
             async with (
                 ConnectionPool(

@@ -102,6 +102,9 @@ class QuestionView:
         return str(params.get("uri") if self.method == "resources/read" else params.get("name"))
 
 
+RESTORED = "restore"  # decided_via of a question closed because the database was restored from a backup
+
+
 def decided_where(via: str | None) -> str | None:
     if via is None:
         return None
@@ -111,6 +114,8 @@ def decided_where(via: str | None) -> str | None:
         return "through the API"
     if via == "server":
         return "by the server (it said the link's flow is done)"
+    if via == RESTORED:
+        return "closed by the console, as the database was restored from a backup taken before its answer"
     return "in the browser"
 
 

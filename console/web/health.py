@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from console.audit.witnessing import restore_problem
 from console.metrics import Readings, kept_here
 from console.migrate import head_revision
 from console.reports.operations import read_into
@@ -45,6 +46,14 @@ async def readyz(request: Request) -> JSONResponse:
     troubles = request.app.state.health.troubles()
     if troubles:  # each loop that waits out a database error, or stopped: the work it does is not done
         return JSONResponse({"status": "background work stalled", "loops": troubles}, status_code=503)
+    try:
+        with anyio.fail_after(READY_DATABASE_SECONDS):
+            async with request.app.state.factory() as session:
+                witnessed = await restore_problem(session=session, settings=request.app.state.settings)
+    except (SQLAlchemyError, OSError, TimeoutError):
+        return JSONResponse({"status": "database unavailable"}, status_code=503)
+    if witnessed is not None:  # restored from an older backup, or the witness cannot be written
+        return JSONResponse({"status": "audit witness", "reason": witnessed}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 

@@ -86,8 +86,9 @@ class QuestionOut(BaseModel):
     decided_by: str | None = None
     decided_where: str | None = Field(
         default=None,
-        description='"in the browser", "through the API", "in their agent (MCP)", or "by the server" (a '
-        "link an older server said is done)",
+        description='"in the browser", "through the API", "in their agent (MCP)", "by the server" (a '
+        'link an older server said is done), or "closed by the console" (the database was restored from a '
+        "backup taken before its answer)",
     )
     decided_at: datetime | None = None
     expires_at: datetime
