@@ -19,7 +19,8 @@ import pytest
 from console.audit import SYSTEM, record_event, session_info
 from console.cli.backup import sqlite_database
 from console.db import create_engine, is_sqlite, postgres_conninfo, session_factory
-from tests.harness import SECRET_KEY, running_console, stdio_mrtr, test_settings
+from tests.harness import SECRET_KEY, running_console, stdio_mrtr
+from tests.harness import test_settings as settings_for
 from tests.processes import console_process, read_log
 
 pytestmark = pytest.mark.anyio
@@ -194,7 +195,7 @@ async def test_a_restored_database_written_to_before_a_console_starts_on_it_stil
     engine = create_engine(database_url)
     try:
         factory = session_factory(
-            engine, info=session_info(test_settings(database_url, audit_witness_file=str(witness)))
+            engine, info=session_info(settings_for(database_url, audit_witness_file=str(witness)))
         )
         for n in range(OPERATOR_EVENTS):
             async with factory() as session:
