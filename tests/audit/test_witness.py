@@ -4,10 +4,7 @@ it cannot tell which of them moved."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -18,6 +15,7 @@ from console.audit.witness import read_whole
 from console.cli.backup import sqlite_database
 from tests.harness import running_console, stdio_mrtr
 from tests.processes import read_log
+from tests.small_filesystem import fill, small_filesystem
 
 pytestmark = pytest.mark.anyio
 
@@ -26,40 +24,15 @@ MOST_CALLS_TO_FILL_A_PAGE = 30  # a call chains a few events of about 150 bytes 
 
 
 @pytest.fixture
-def small_filesystem(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of 64 KiB mounted for the test; skipped where this machine may not mount one."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    mounter, unmounter = shutil.which("mount"), shutil.which("umount")
-    if mounter is None or unmounter is None:
-        pytest.skip("no mount command here to make a small filesystem with")
-    done = subprocess.run(
-        [mounter, "-t", "tmpfs", "-o", f"size={SMALL}", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run([unmounter, str(mount)], check=True)
-
-
-def _fill(folder: Path) -> Path:
-    """A file that takes every block left on `folder`'s filesystem."""
-    filler = folder / "filler"
-    free = os.statvfs(folder)
-    filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize))
-    assert os.statvfs(folder).f_bavail == 0
-    return filler
+def small(tmp_path: Path) -> Iterator[Path]:
+    with small_filesystem(tmp_path / "small", SMALL) as mounted:
+        yield mounted
 
 
 async def test_a_full_disk_under_the_witness_fails_readiness_and_its_gap_holds_unfinished_calls_on_restore(
-    sqlite_url: str, small_filesystem: Path, tmp_path: Path
+    sqlite_url: str, small: Path, tmp_path: Path
 ) -> None:
-    witness, log = small_filesystem / "audit-witness.jsonl", tmp_path / "requests.jsonl"
+    witness, log = small / "audit-witness.jsonl", tmp_path / "requests.jsonl"
     servers = {"mrtr": stdio_mrtr(log)}
     async with running_console(sqlite_url, servers, audit_witness_file=str(witness)) as console:
         waiting = await console.call("mrtr", "signed", {"item": "answered while full"})
@@ -68,7 +41,7 @@ async def test_a_full_disk_under_the_witness_fails_readiness_and_its_gap_holds_u
         assert live is not None
         _copy(live, backup)  # SQLite's online backup API, as `console backup` does
 
-        filler = _fill(small_filesystem)
+        filler = fill(small)
         # The witness's last page may still hold a few events' lines; the calls after those fail to write.
         for attempt in range(MOST_CALLS_TO_FILL_A_PAGE):
             await console.call("mrtr", "signed", {"item": f"while full {attempt}"})

@@ -7,13 +7,8 @@ The filesystem is a small tmpfs the test mounts itself (root only); CONSOLE_REQU
 
 from __future__ import annotations
 
-import errno
-import os
 import shutil
 import sqlite3
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,46 +16,12 @@ import pytest
 
 from tests.harness import TEAM, seed, stdio_mrtr
 from tests.processes import console_process, read_log
+from tests.small_filesystem import fill, small_filesystem
 
 pytestmark = pytest.mark.anyio
 
 SIZE = "24m"  # room for the migrated database and its write-ahead log, little more
 TIMEOUT = 30.0
-
-
-@contextmanager
-def _small_filesystem(where: Path) -> Iterator[Path]:
-    where.mkdir()
-    mount, umount = shutil.which("mount") or "mount", shutil.which("umount") or "umount"
-    mounted = subprocess.run(
-        [mount, "-t", "tmpfs", "-o", f"size={SIZE},mode=0700", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        reason = f"cannot mount a tmpfs here: {mounted.stderr.strip() or mounted.returncode}"
-        if os.environ.get("CONSOLE_REQUIRE_TMPFS"):
-            pytest.fail(f"{reason} (CONSOLE_REQUIRE_TMPFS is set)")
-        pytest.skip(reason)
-    try:
-        yield where
-    finally:
-        subprocess.run([umount, "--lazy", str(where)], check=True)
-
-
-def _fill(filesystem: Path) -> Path:
-    """A file that takes every free byte of `filesystem`."""
-    filler = filesystem / "filler"
-    for size in (65536, 4096, 512, 1):  # then the last pieces smaller than a chunk
-        with filler.open("ab", buffering=0) as out:
-            try:
-                while True:
-                    out.write(b"\0" * size)
-            except OSError as exc:
-                if exc.errno != errno.ENOSPC:
-                    raise
-    return filler
 
 
 def _call(item: str) -> dict[str, object]:
@@ -75,7 +36,7 @@ async def test_a_write_on_a_full_disk_answers_503_keeps_nothing_and_the_console_
     sqlite_template: Path, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    with _small_filesystem(tmp_path / "small") as small:
+    with small_filesystem(tmp_path / "small", SIZE) as small:
         database = small / "console.db"
         shutil.copyfile(sqlite_template, database)
         url = f"sqlite+aiosqlite:///{database}"
@@ -88,7 +49,7 @@ async def test_a_write_on_a_full_disk_answers_503_keeps_nothing_and_the_console_
                 calls = f"/api/v1/runs/{run.json()['id']}/calls"
                 with sqlite3.connect(database) as direct:  # an empty log: the next write needs new space
                     direct.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                filler = _fill(small)
+                filler = fill(small)
                 refused = await http.post(calls, params={"wait": 1}, json=_call("refused"), headers=agent)
                 filler.unlink()
                 served = await http.post(calls, params={"wait": 20}, json=_call("served"), headers=agent)
