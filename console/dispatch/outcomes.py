@@ -239,9 +239,13 @@ def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dic
     )
 
 
-def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob, reason: str) -> None:
-    """The request went out but its outcome is unknown: a person decides whether to send it again."""
-    job.status = "interrupted"
+def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob | None, reason: str) -> None:
+    """The request went out but its outcome is unknown (or, with no job, the call's state is): a person
+    decides whether to send it again."""
+    payload: dict[str, object] = {"reason": reason}
+    if job is not None:
+        job.status = "interrupted"
+        payload = {"job": job.id, "kind": job.kind, **payload}
     end_call(session, call, "interrupted", error={"message": reason})
     record_event(
         session=session,
@@ -250,7 +254,7 @@ def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob, reason: 
         subject_type="call",
         subject_id=call.id,
         call_id=call.id,
-        payload={"job": job.id, "kind": job.kind, "reason": reason},
+        payload=payload,
     )
 
 

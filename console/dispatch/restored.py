@@ -24,7 +24,7 @@ from console.calls.connects import PARKED
 from console.calls.models import TERMINAL, Call, DispatchJob, Elicitation
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.outcomes import end_call, record_lost
+from console.dispatch.outcomes import record_lost
 from console.elicitations.service import RESTORED
 
 logger = logging.getLogger(__name__)
@@ -136,19 +136,10 @@ async def _hold(session: AsyncSession, call: Call) -> None:
         .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
         .values(status="interrupted", decided_at=now, decided_via=RESTORED)
     )
+    for older in jobs[1:]:
+        older.status = "done"
     if jobs:
-        for older in jobs[1:]:
-            older.status = "done"
         record_lost(session=session, call=call, job=jobs[0], reason=SENT_AFTER_BACKUP)
     else:
-        end_call(session, call, "interrupted", error={"message": ANSWERED_AFTER_BACKUP})
-        record_event(
-            session=session,
-            actor=SYSTEM,
-            action="call_interrupted",
-            subject_type="call",
-            subject_id=call.id,
-            call_id=call.id,
-            payload={"reason": ANSWERED_AFTER_BACKUP},
-        )
+        record_lost(session=session, call=call, job=None, reason=ANSWERED_AFTER_BACKUP)
     logger.warning("call %s interrupted: restored from a backup", call.id, extra={"call_id": call.id})
