@@ -86,8 +86,8 @@ async def test_an_http_500_on_the_resume_sends_nothing_again(database_url: str, 
     calls = [r for r in read_log(log) if r["name"] == "acts"]
     assert [r["has_request_state"] for r in calls] == [False, True]  # the first request and one resume
     assert done["status"] == "failed"
-    assert done["error"]["message"] == "Server returned an error response"
-    assert "Error: Server returned an error response" in page
+    assert done["error"]["message"] == "the server answered tools/call with HTTP 500"
+    assert "Error: the server answered tools/call with HTTP 500" in page
 
 
 async def test_a_refused_request_state_still_restarts_from_round_one(
