@@ -244,6 +244,15 @@ class Console:
         return body
 
 
+def signed_call(item: str) -> dict[str, Any]:
+    """The body of a call of the MRTR server's `signed` tool (one question, then a signed result)."""
+    return {
+        "server": "mrtr",
+        "method": "tools/call",
+        "params": {"name": "signed", "arguments": {"item": item}},
+    }
+
+
 def result_text(call: dict[str, Any]) -> str:
     """The text of a completed tools/call result."""
     assert call["status"] == "completed", json.dumps(call)[:2000]

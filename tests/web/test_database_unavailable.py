@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from console.db import postgres_conninfo
-from tests.harness import TEAM, seed, stdio_mrtr
+from tests.harness import TEAM, seed, signed_call, stdio_mrtr
 from tests.processes import console_process, read_log
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
@@ -68,14 +68,6 @@ def _every_connection_held(admin_url: str, role_url: str) -> Iterator[None]:
             admin.execute(f'ALTER DATABASE "{database}" CONNECTION LIMIT -1'.encode())
 
 
-def _call(item: str) -> dict[str, object]:
-    return {
-        "server": "mrtr",
-        "method": "tools/call",
-        "params": {"name": "signed", "arguments": {"item": item}},
-    }
-
-
 async def test_a_console_without_a_free_connection_answers_503_and_records_nothing(
     postgres_url: str, tmp_path: Path
 ) -> None:
@@ -91,7 +83,9 @@ async def test_a_console_without_a_free_connection_answers_503_and_records_nothi
             assert run.status_code == 201, run.text
             calls = f"/api/v1/runs/{run.json()['id']}/calls"
             with _every_connection_held(postgres_url, role_url):
-                refused = await http.post(calls, params={"wait": 1}, json=_call("refused"), headers=agent)
+                refused = await http.post(
+                    calls, params={"wait": 1}, json=signed_call("refused"), headers=agent
+                )
                 page = await http.get("/inbox", headers={"Cookie": "console_session=a-session"})
                 gateway = await http.post(
                     "/mcp",

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.harness import TEAM, seed, stdio_mrtr
+from tests.harness import TEAM, seed, signed_call, stdio_mrtr
 from tests.processes import console_process, read_log
 from tests.small_filesystem import fill, small_filesystem
 
@@ -22,14 +22,6 @@ pytestmark = pytest.mark.anyio
 
 SIZE = "24m"  # room for the migrated database and its write-ahead log, little more
 TIMEOUT = 30.0
-
-
-def _call(item: str) -> dict[str, object]:
-    return {
-        "server": "mrtr",
-        "method": "tools/call",
-        "params": {"name": "signed", "arguments": {"item": item}},
-    }
 
 
 async def test_a_write_on_a_full_disk_answers_503_keeps_nothing_and_the_console_recovers(
@@ -50,9 +42,13 @@ async def test_a_write_on_a_full_disk_answers_503_keeps_nothing_and_the_console_
                 with sqlite3.connect(database) as direct:  # an empty log: the next write needs new space
                     direct.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 filler = fill(small)
-                refused = await http.post(calls, params={"wait": 1}, json=_call("refused"), headers=agent)
+                refused = await http.post(
+                    calls, params={"wait": 1}, json=signed_call("refused"), headers=agent
+                )
                 filler.unlink()
-                served = await http.post(calls, params={"wait": 20}, json=_call("served"), headers=agent)
+                served = await http.post(
+                    calls, params={"wait": 20}, json=signed_call("served"), headers=agent
+                )
         with sqlite3.connect(database) as direct:
             intact = direct.execute("PRAGMA integrity_check").fetchall()
             recorded = direct.execute("SELECT id FROM call WHERE run_id = ?", (run.json()["id"],)).fetchall()
