@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import psutil
+from sqlalchemy import create_engine, text
 
 from benchmarks import b1_overhead, b2_latency, b3_inbox, b4_throughput, b5_holding, b6_gateway, b7_audit
 from benchmarks.config import QUICK, Sizes
@@ -27,6 +28,16 @@ from benchmarks.config import QUICK, Sizes
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.json"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 ALL = ("B1", "B2", "B3", "B4", "B5", "B6", "B7")
+
+
+def postgres_version(url: str) -> str:
+    """The server's version string, so that a result says which PostgreSQL its legs ran on."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return str(connection.execute(text("SHOW server_version")).scalar_one())
+    finally:
+        engine.dispose()
 
 
 def machine() -> dict[str, Any]:
@@ -94,9 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = QUICK if args.quick else Sizes()
     kinds = ("sqlite",) if args.no_postgres else ("sqlite", "postgres")
     info = machine()
+    if "postgres" in kinds:
+        info["postgresql"] = postgres_version(args.postgres)
     print(f"machine: {info}\n", flush=True)  # noqa: T201  # report
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="console-bench-") as folder:
         results = anyio.run(run_all, which, sizes, Path(folder), args.postgres, kinds)
+    # What else kept the machine busy: a shared machine's times drift, and this says how much it was shared.
+    info["load_average"] = {"start": load_before, "end": os.getloadavg()[0]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps({"machine": info, "quick": args.quick, "results": results}, indent=2) + "\n"

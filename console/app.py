@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from console import __version__
 from console.audit import Sequencer, session_info
 from console.background import Health, keep_going
 from console.calls.fanout import carriers_for
@@ -54,6 +55,7 @@ from console.web import (
 from console.web.front import ServedFirst
 from console.web.limits import BodyLimits, limits
 from console.web.security import SecurityHeaders
+from console.web.stopping import EndedWhenStopping, Stopping
 from console.web.templating import make_templates
 
 WEB_ROUTERS = (
@@ -77,6 +79,15 @@ WEB_ROUTERS = (
 )
 
 
+def _stop_waiting(app: FastAPI, gateway: Gateway) -> None:
+    """The server begins to stop: the gateway withdraws no call from now on, and every request waiting
+    on a call (an agent's held request, a long-poll) answers with the call as it stands."""
+    gateway.stop()
+    signals = getattr(app.state, "signals", None)  # set as the app starts
+    if signals is not None:
+        signals.stop_waiting()
+
+
 def create_app(
     settings: Settings | None = None, *, dispatcher: bool = True, notifier: bool = True, demo: bool = False
 ) -> FastAPI:
@@ -98,11 +109,7 @@ def create_app(
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
             await hold_if_restored(app.state.factory, settings)  # before anything is sent
-            async with ConnectionPool(
-                request_timeout=settings.request_timeout_seconds,
-                max_result_bytes=settings.max_result_bytes,
-                connect_timeout=settings.connect_timeout_seconds,
-            ) as pool:
+            async with ConnectionPool.of(settings) as pool:
                 app.state.pool = pool
                 async with (
                     across_processes(settings.database_url, app.state.signals),
@@ -126,7 +133,7 @@ def create_app(
                     if notifier:
                         sender = Notifier(
                             factory=app.state.factory,
-                            carriers=carriers_for(settings),
+                            carriers=carriers_for(app.state.settings),  # as served, like the dispatcher's
                             wait_for_change=app.state.signals.wait_for_change,
                             changed=app.state.signals.something_changed,
                         )
@@ -141,7 +148,7 @@ def create_app(
 
     app = FastAPI(
         title="Approval console",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
         openapi_url="/api/v1/openapi.json",
         docs_url=None,  # console/web/api_docs.py serves it with vendored assets
@@ -167,6 +174,9 @@ def create_app(
     app.add_middleware(ServedFirst, pattern=PATH, endpoint=gateway, methods=METHODS)
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
     app.add_middleware(BodyLimits, limit_for=limits(max_params_bytes=settings.max_params_bytes))
+    # Outside the caps, so that the requests still open when `console serve` stops end at once.
+    app.state.stopping = Stopping(on_stop=partial(_stop_waiting, app, gateway))
+    app.add_middleware(EndedWhenStopping, stopping=app.state.stopping)
     if settings.trusted_proxy_list:
         # Outermost, so everything inside sees the client the trusted proxy names (right-most untrusted
         # X-Forwarded-For address); requests from anyone else keep their own address.

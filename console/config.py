@@ -6,8 +6,10 @@ import ipaddress
 from typing import Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 MIB = 1024 * 1024
 MAX_RESULT_BYTES = 8 * MIB  # the default of CONSOLE_MAX_RESULT_BYTES
@@ -21,82 +23,122 @@ class Settings(BaseSettings):
 
     database_url: str = Field(
         default="sqlite+aiosqlite:///console.db",
-        description="SQLAlchemy URL; SQLite (aiosqlite) by default, PostgreSQL via postgresql+psycopg://...",
+        description="SQLite (`sqlite:///path/to/console.db`) or PostgreSQL "
+        "(`postgresql://user:password@host/database`, `postgres://` too); the console picks "
+        "its drivers (aiosqlite, psycopg) whatever driver the URL names, and refuses any "
+        "other database",
     )
     env: Literal["production", "dev", "test"] = Field(
-        default="production", description="dev relaxes nothing yet; test enables fault hooks"
+        default="production",
+        description="`production`, `dev` (link questions may point at http:// on a loopback address, as "
+        "the demo's do) or `test` (enables the dispatcher's fault hooks, CONSOLE_TEST_FAULT)",
     )
     secret_key: SecretStr | None = Field(
         default=None,
         min_length=32,
-        description="at least 32 random characters; seals server header/env values and users' credentials",
+        description="at least 32 random characters; seals servers' header and environment values and "
+        "users' server credentials (AES-GCM). Keep it stable: what was sealed under one key "
+        "cannot be read under another",
     )
     allow_private_server_urls: bool = Field(
         default=False,
-        description="let every HTTP server use loopback, link-local and private addresses, not only internal",
+        description="`true` lets every HTTP server use loopback, link-local, private and unique-local "
+        "addresses; otherwise only servers a site admin marks internal may",
     )
-    base_url: str = Field(default="http://127.0.0.1:8000", description="public URL used in answer links")
+    base_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="the console's public URL, used in answer links and emails; unset, `console serve` "
+        "uses the address it listens on",
+    )
     oauth_client_metadata_url: str | None = Field(
         default=None,
         description="where authorization servers fetch the console's OAuth Client ID Metadata Document "
-        "(https); default: <base_url>/oauth/client-metadata.json when the base URL is https",
+        "(https, with a path; the console serves it at `/oauth/client-metadata.json`); unset: "
+        "that path under CONSOLE_BASE_URL when it is https, else the console has none and "
+        "registers itself (RFC 7591)",
     )
-    round_cap: int = Field(default=10, ge=1, description="most input_required rounds one call may take")
+    round_cap: int = Field(
+        default=10, ge=1, description="most input_required rounds one call may take before it is abandoned"
+    )
     elicitation_ttl_seconds: float = Field(
         default=24 * 3600,
         gt=0,
-        description="a pending question expires after this unless its policy sets another time",
+        description="how long a question waits unless its policy sets another time; then it is answered "
+        "`cancel` (or the policy's expiry answer)",
     )
-    request_timeout_seconds: float = Field(default=60, gt=0, description="timeout of one MCP request")
+    request_timeout_seconds: float = Field(
+        default=60, gt=0, description="timeout of one request to an MCP server"
+    )
     connect_timeout_seconds: float = Field(
         default=CONNECT_TIMEOUT_SECONDS,
         gt=0,
-        description="how long one attempt to connect to an MCP server may take (starting it, or its TCP "
-        "connection, and the handshake) before it counts as unreachable",
+        description="how long one attempt to connect to an MCP server may take (starting it over stdio, "
+        "or its TCP connection, and the handshake) before it counts as unreachable; a send "
+        "tries CONSOLE_DISPATCH_ATTEMPTS times, 2, 4, 8 ... s apart",
     )
     call_log_level: Literal[
         "off", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
     ] = Field(
         default="info",
-        description="the least severe log messages of its servers a call keeps (its latest 50, on the run "
-        "page and in the API); off keeps none",
+        description="the least severe log messages of its servers a call keeps (its newest 50, on the run "
+        "page and in the API's call JSON); `off` keeps none",
     )
     legacy_hold_seconds: float = Field(
         default=600,
         gt=0,
-        description="how long a question an older server (MCP 2025-11-25) pushed mid-call is held open for "
-        "an answer (its policy's expiry, when shorter, wins); then the server is told its expiry action",
+        description="how long a question an older server (MCP 2025-11-25) pushed mid-call is held open "
+        "for an answer (its policy's expiry, when shorter, wins); then the server is told its "
+        "expiry action",
     )
     gateway_hold_seconds: float = Field(
         default=300,
         gt=0,
-        description="how long the MCP gateway holds an agent's request open while people decide",
+        description="how long the MCP gateway holds an agent's request open while people decide; then the "
+        "result says it still waits and how to wait again (`console__await`)",
     )
     gateway_poll_seconds: float | None = Field(
         default=None,
         ge=0,
-        description="close a held 2025-11-25 agent's response stream after this long, and again as long as "
-        "it waits, for its client to resume with Last-Event-ID (SEP-1699 polling); unset: never",
+        description="close a held 2025-11-25 agent's response stream after this long, and again as long "
+        "as it waits (at most once a second), for its client to resume with Last-Event-ID "
+        "(SEP-1699 polling); unset: never",
     )
-    max_params_bytes: int = Field(default=4 * MIB, description="largest params of a call an agent may send")
+    gateway_return_seconds: float = Field(
+        default=30,
+        gt=0,
+        description="how long a 2025-11-25 agent whose connection closed while its request was held has "
+        "to come back (resume the response stream with Last-Event-ID, or send anything on its "
+        "session) before the call it drove is withdrawn as given up",
+    )
+    max_params_bytes: int = Field(
+        default=4 * MIB, description="largest call body an agent may send (413 above)"
+    )
     max_input_requests_bytes: int = Field(
-        default=4 * MIB, description="largest inputRequests a server may send"
+        default=4 * MIB, description="largest `inputRequests` a server may send (the call fails above)"
     )
     max_request_state_bytes: int = Field(
-        default=4 * MIB, description="largest requestState a server may send"
+        default=4 * MIB, description="largest `requestState` a server may send (the call fails above)"
     )
     max_result_bytes: int = Field(
         default=MAX_RESULT_BYTES,
         ge=64 * 1024,
         description="largest message (a result, or anything else) read from an MCP server; reading stops "
-        "there and the request fails",
+        "there and the request fails with an error naming this setting",
     )
-    lease_seconds: float = Field(default=30, gt=0, description="how long a dispatcher owns a claimed resume")
+    lease_seconds: float = Field(
+        default=30,
+        gt=0,
+        description="how long a dispatcher owns a claimed job before another may take it; renewed every "
+        "third of it while the request is out, so a dead process's work is taken over (or its "
+        "call interrupted) within one lease",
+    )
     database_pool_size: int = Field(
         default=10,
         ge=1,
         le=1000,
-        description="most PostgreSQL connections a console process uses at once for requests and its work",
+        description="most PostgreSQL connections each console process (each of `serve --workers`, each "
+        "`console worker`) uses at once for its requests and background work; a transaction "
+        "waits for a free one rather than open more",
     )
     dispatch_poll_seconds: float = Field(
         default=0.5, gt=0, description="how often the dispatcher looks for work it was not woken for"
@@ -109,7 +151,8 @@ class Settings(BaseSettings):
         ge=0,
         le=20,
         description="times a request to a server marked idempotent whose outcome was lost is sent again "
-        "without a person (0: never, a person chooses as for any server); never a request people decided",
+        "without a person (0: never, a person chooses as for any server); never a request "
+        "people decided",
     )
     database_retry_seconds: float = Field(
         default=300,
@@ -118,36 +161,56 @@ class Settings(BaseSettings):
         "past it the call is interrupted once its lease runs out",
     )
     session_idle_minutes: float = Field(
-        default=30, gt=0, description="a browser session ends after this idle time"
+        default=30, gt=0, description="a browser session ends after this long without a request"
     )
     session_absolute_hours: float = Field(
-        default=12, gt=0, description="a browser session ends this long after sign-in"
+        default=12, gt=0, description="a browser session ends this long after sign-in, however active"
     )
     trusted_proxies: str = Field(
         default="",
-        description="comma-separated IPs or CIDR networks of reverse proxies whose X-Forwarded-For and "
-        "X-Forwarded-Proto are believed; empty (the default) believes no one, not even loopback",
+        description="comma-separated IPs or CIDR networks of your reverse proxies, e.g. "
+        "`127.0.0.1,10.0.0.0/8`: only for requests from these are X-Forwarded-For (the "
+        "right-most address not in the list is the client, which sign-in throttling and the "
+        "audit log use) and X-Forwarded-Proto believed; empty believes no one, not even "
+        "loopback",
     )
     test_fault: Literal[
         "", "crash_after_claim", "crash_while_sending", "crash_after_send", "housekeeping_fails"
-    ] = Field(default="", description="test-only fault hook for the dispatcher; ignored unless env is test")
-    oidc_issuer: str | None = Field(
-        default=None, description="issuer URL of the OpenID provider; turns on single sign-on"
+    ] = Field(
+        default="",
+        description="test-only fault hook of the dispatcher (`housekeeping_fails`: its housekeeping "
+        "raises an error that is not the database's); ignored unless CONSOLE_ENV is `test`",
     )
-    oidc_client_id: str | None = Field(default=None, description="the console's client id at the provider")
+    oidc_issuer: str | None = Field(
+        default=None,
+        description="issuer URL of the OpenID provider (https; http only to a loopback address); turns on "
+        "single sign-on",
+    )
+    oidc_client_id: str | None = Field(
+        default=None, description="the console's client id at the provider (required with the issuer)"
+    )
     oidc_client_secret: SecretStr | None = Field(
-        default=None, description="the console's client secret; none for a public client (PKCE only)"
+        default=None,
+        description="the console's client secret (`client_secret_basic`); unset for a public client that "
+        "relies on PKCE alone",
     )
     oidc_teams_claim: str | None = Field(
-        default=None, description='ID token claim listing "team" or "team:role" memberships, e.g. groups'
+        default=None,
+        description='ID token claim listing team memberships as `"team"` or `"team:role"`, e.g. `groups`',
     )
     oidc_provider_name: str = Field(
-        default="single sign-on", max_length=60, description='shown as "Sign in with <name>"'
+        default="single sign-on", max_length=60, description='the sign-in button says "Sign in with" this'
     )
-    local_sign_in: bool = Field(default=True, description="whether people may sign in with a password")
+    local_sign_in: bool = Field(
+        default=True,
+        description="whether people may sign in with a password; `false` removes the password form (needs "
+        "single sign-on)",
+    )
     audit_signing_key: SecretStr | None = Field(
         default=None,
-        description="Ed25519 key signing audit checkpoints: base64 of 32 bytes (`audit keygen`) or PEM",
+        description="Ed25519 private key signing audit checkpoints: base64 of 32 bytes (`console audit "
+        "keygen`) or PEM; without it no checkpoints are written, and the audit page and "
+        "`console audit verify` say so",
     )
     audit_signing_key_file: str | None = Field(
         default=None, description="a file holding the audit signing key, instead of CONSOLE_AUDIT_SIGNING_KEY"
@@ -156,46 +219,70 @@ class Settings(BaseSettings):
         default=100, ge=1, description="a signed audit checkpoint after this many events..."
     )
     audit_checkpoint_minutes: float = Field(
-        default=5, gt=0, description="...or with the first event this many minutes after the last checkpoint"
+        default=5,
+        gt=0,
+        description="...or with the first event this many minutes after the previous checkpoint",
     )
     audit_witness_file: str | None = Field(
         default=None,
         description="a file, kept apart from the database and its backups, where every chained audit "
-        "event's seq, hash and call are appended, so a database restored from an older backup is found "
-        "out and the calls answered or sent since are held; unset: no witness",
+        "event's seq, hash and call are appended, so a database restored from an older backup "
+        "is found out and the calls answered or sent since are held; unset: no witness",
     )
     approval_signing_key: SecretStr | None = Field(
         default=None,
-        description="Ed25519 key signing the approval attestations sent to MCP servers: base64 of 32 bytes "
-        "or PEM, never the audit signing key; unset: a key derived from CONSOLE_SECRET_KEY",
+        description="Ed25519 private key signing the approval attestations the console puts in "
+        '`_meta["io.approval-console/approval"]` of the MCP requests people approved: base64 '
+        "of 32 bytes or PEM, never the audit signing key (refused at start); unset: a key "
+        "derived from CONSOLE_SECRET_KEY, else no attestations. Servers verify them with the "
+        "public key at `/.well-known/jwks.json`",
     )
     approval_previous_keys: str = Field(
         default="",
-        description="comma-separated public keys (base64 or a JWK's x) the console signed attestations "
-        "with before a rotation: /.well-known/jwks.json keeps listing them",
+        description="comma-separated public keys (base64 of 32 bytes, or a JWK's x) the console signed "
+        "attestations with before a rotation: `/.well-known/jwks.json` keeps listing them, so "
+        "what they signed still verifies until it expires",
     )
     approval_minutes: int = Field(
-        default=10, ge=1, le=1440, description="how long an MCP server accepts an approval attestation"
+        default=10,
+        ge=1,
+        le=1440,
+        description="how long an MCP server accepts an approval attestation after it was signed",
     )
     smtp_url: SecretStr | None = Field(
         default=None,
-        description="the SMTP server notification emails go through: smtp://user:pass@host:587 (STARTTLS "
-        "when offered) or smtps://…:465 (TLS); unset: no email",
+        description="the SMTP server notification emails go through: `smtp://user:pass@host:587` "
+        "(STARTTLS when offered, and required before a password goes to another machine) or "
+        "`smtps://user:pass@host:465` (TLS); unset: no email",
     )
     mail_from: str | None = Field(
-        default=None, max_length=320, description="the From address of those emails"
+        default=None,
+        max_length=320,
+        description="the From address of those emails (required with CONSOLE_SMTP_URL)",
     )
     notify_give_up_hours: float = Field(
-        default=24, gt=0, le=24 * 30, description="a notification not delivered within this time is given up"
+        default=24,
+        gt=0,
+        le=24 * 30,
+        description="a notification not delivered within this time is given up (`notification_failed` in "
+        "the audit log)",
     )
     metrics_token: SecretStr | None = Field(
         default=None,
         min_length=16,
-        description="the bearer token a Prometheus scraper sends to /metrics; unset: no /metrics",
+        description="the bearer token a Prometheus scraper sends to `/metrics`; unset: `/metrics` answers "
+        "404",
     )
     log_format: Literal["text", "json"] = Field(
-        default="text", description="json: one JSON object a line, with the call's id where there is one"
+        default="text",
+        description="`json`: each log line one JSON object (`time`, `level`, `logger`, `message`, and "
+        "`call_id` where the line is about a call)",
     )
+
+    @field_validator("database_url")
+    @classmethod
+    def _with_the_consoles_driver(cls, text: str) -> str:
+        return database_url(text)
 
     @model_validator(mode="after")
     def _check_sign_in(self) -> Self:
@@ -266,3 +353,25 @@ def secret_text(settings: Settings) -> str | None:
 def get_settings() -> Settings:
     """Settings from the environment."""
     return Settings()
+
+
+DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+psycopg"}
+
+
+def database_url(text: str) -> str:
+    """The URL as the console connects: `sqlite:///x.db`, `postgres://…` and any driver named for SQLite
+    or PostgreSQL become the drivers the console ships with.
+
+    Raises:
+        ValueError: not a URL of SQLite or PostgreSQL.
+    """
+    try:
+        url = make_url(text.strip())
+    except ArgumentError:
+        raise ValueError(
+            "not a database URL: write sqlite:///path/to/console.db or postgresql://user@host/database"
+        ) from None
+    backend = "postgresql" if url.get_backend_name() == "postgres" else url.get_backend_name()
+    if backend not in DRIVERS:
+        raise ValueError(f"{backend} is not supported: the console keeps its data in SQLite or PostgreSQL")
+    return url.set(drivername=DRIVERS[backend]).render_as_string(hide_password=False)

@@ -21,6 +21,9 @@ from console.resources import MIGRATIONS
 if TYPE_CHECKING:
     from alembic.config import Config
 
+# The PostgreSQL advisory lock every upgrade holds for its transaction (in the migrated database only).
+MIGRATION_LOCK = 0x636F6E736F6C65  # "console"
+
 
 def sync_url(url: str) -> str:
     """The same database through a synchronous driver (Alembic runs synchronously)."""

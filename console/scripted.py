@@ -11,7 +11,7 @@ import json
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,11 +44,12 @@ from console.oauth.flow import Returned, begin, finish
 
 TEAM = "scripted"
 MEMBER = "script"
+WAIT = "wait"
 
 
 @dataclass(frozen=True)
 class Answer:
-    action: str  # accept | decline | cancel
+    action: str  # accept | decline | cancel, or wait: leave the question for the server to answer itself
     content: Any = None
 
 
@@ -60,6 +61,8 @@ class Round:
     n: int
     input_requests: dict[str, Any]
     questions: list[Elicitation]
+    # An older server pushed it (MCP 2025-11-25): it may answer its own link (elicitation/complete).
+    held: bool = False
 
 
 AnswerRound = Callable[[Round], Awaitable[dict[str, Answer] | None]]
@@ -213,15 +216,18 @@ class ScriptedConsole:
         return await self._settle(started.call.id, answer_round)
 
     async def _settle(self, call_id: str, answer_round: AnswerRound) -> Outcome:
+        asked: set[str] = set()  # questions already given to answer_round (some left to the server)
         while True:
             marker = self.signals.call_marker(call_id)
             async with self.factory() as session:
                 call = (await view_call(session=session, viewer=self.principal.viewer, call_id=call_id)).call
             if call.status == "awaiting_input":
                 waiting = await self._round(call_id, call.round)
-                answers = await answer_round(waiting)
+                waiting = replace(waiting, questions=[q for q in waiting.questions if q.id not in asked])
+                answers = await answer_round(waiting) if waiting.questions else {}
                 if answers is None:
                     return Outcome(call.status, None, None)
+                asked.update(q.id for q in waiting.questions)
                 await self._answer(answers)
             elif call.status not in ("running", "resuming"):
                 result = json.loads(call.result_json) if call.result_json else None
@@ -244,10 +250,13 @@ class ScriptedConsole:
             requests = json.loads(round_.input_requests_json or "{}")
             await session.commit()
         order = {key: i for i, key in enumerate(requests)}
-        return Round(n, requests, sorted(pending, key=lambda q: order.get(q.key, len(order))))
+        questions = sorted(pending, key=lambda q: order.get(q.key, len(order)))
+        return Round(n, requests, questions, held=round_.held)
 
     async def _answer(self, answers: dict[str, Answer]) -> None:
         for elicitation_id, given in answers.items():
+            if given.action == WAIT:
+                continue
             async with self.factory() as session:
                 decision = await answer(
                     session=session,
@@ -275,11 +284,7 @@ async def scripted_console(**settings: Any) -> AsyncIterator[ScriptedConsole]:
         )
         engine = create_engine(database_url)
         try:
-            async with ConnectionPool(
-                request_timeout=config.request_timeout_seconds,
-                max_result_bytes=config.max_result_bytes,
-                connect_timeout=config.connect_timeout_seconds,
-            ) as pool:
+            async with ConnectionPool.of(config) as pool:
                 console = ScriptedConsole(session_factory(engine), config, pool)
                 # Nothing here checks approvals: sends go unsigned.
                 dispatcher = Dispatcher(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import create_engine, pool, text
 
 import console.models
-from console.migrate import sync_url
+from console.migrate import MIGRATION_LOCK, sync_url
 
 config = context.config
 target_metadata = console.models.Base.metadata
@@ -26,6 +26,9 @@ def run_migrations() -> None:
             on_version_apply=config.attributes.get("on_version_apply"),
         )
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # A second `console migrate` at the same time waits here, then finds nothing left to do.
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             context.run_migrations()
     engine.dispose()
 

@@ -170,9 +170,13 @@ class Console:
         )
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        """The tool call once it finished or asks (see `request`)."""
+        return await self.request(server, "tools/call", {"name": tool, "arguments": arguments}, **kw)
+
+    async def request(self, server: str, method: str, params: dict[str, Any], **kw: Any) -> dict[str, Any]:
         """The call once it finished or asks, as `start` returns it; with the default wait, a call still
         running then (a loaded machine starting its server) is waited for once more, bounded."""
-        response = await self.start(server, "tools/call", {"name": tool, "arguments": arguments}, **kw)
+        response = await self.start(server, method, params, **kw)
         assert response.status_code in (200, 202), response.text
         body: dict[str, Any] = response.json()
         if "wait" not in kw and body["status"] in ("running", "resuming"):

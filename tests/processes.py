@@ -23,6 +23,9 @@ from tests.harness import SECRET_KEY
 # A console starts in about 2 s on an idle machine; a CI machine busy with browsers and other processes has
 # taken more than 30 s once.
 START_TIMEOUT = 60.0
+# A worker process must start, find its work and reach a fault or settle a call: on a loaded two-core
+# machine (the container image building beside it) that took longer than 30 s.
+WORKER_WAIT = 60.0
 
 
 @dataclass
@@ -148,6 +151,7 @@ def running_demo(
     timeout: float = 60,
     with_stderr: bool = False,
     ctrl_c: bool = True,
+    options: tuple[str, ...] = (),
 ) -> Iterator[Demo]:
     """`<program> demo --port 0` in `cwd`; yields once the banner is printed, then stops it as Ctrl+C at
     a terminal does (SIGINT to its process group: the demo and the servers it started), or with
@@ -157,7 +161,7 @@ def running_demo(
     stderr into the banner as a terminal would show it (otherwise it is dropped).
     """
     process = subprocess.Popen(
-        [*program, "demo", "--port", "0"],
+        [*program, "demo", "--port", "0", *options],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if with_stderr else subprocess.DEVNULL,
@@ -293,3 +297,14 @@ def serving_keys(keys: dict[str, Any]) -> Iterator[str]:
 
     with serving_in_thread(Keys) as base:
         yield f"{base}/.well-known/jwks.json"
+
+
+def ended(process: subprocess.Popen[bytes], timeout: float) -> int | None:
+    """The process's exit status once it ended by itself within `timeout` seconds; None when it did not
+    (it is killed then, so that no later test finds it running)."""
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+        return None

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.harness import EVERYTHING
+from tests.mcp import sdk1
 from tests.processes import ServerProcess
 from tests.test_cli import console
 
@@ -119,12 +120,28 @@ def test_a_tool_that_reports_an_error_exits_non_zero(tmp_path: Path) -> None:
     assert lines[-1]["result"]["isError"] is True
 
 
+def test_a_server_that_cannot_start_says_why_at_once_in_its_own_words(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    failing = (
+        "import sys; open(sys.argv[1], 'a').write('started\\n'); "
+        "sys.exit('the tracker needs TRACKER_TOKEN; set it with --env')"
+    )
+    status, lines, stderr = call(
+        tmp_path, "create_issue", "--command", shlex.join([sys.executable, "-c", failing, str(starts)])
+    )
+    assert status == 1
+    assert lines[-1]["status"] == "failed"
+    assert lines[-1]["error"]["message"].endswith(": the server exited with status 1 before it answered")
+    assert "the tracker needs TRACKER_TOKEN; set it with --env" in stderr  # the server's own words
+    assert len(starts.read_text().splitlines()) <= 2  # asked for its tools, then sent once: no retries
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [
         (
             ["deploy", "--command", DEPLOYER, "--elicit", "maybe"],
-            "--elicit 'maybe': use accept, accept:{JSON}, decline or cancel",
+            "--elicit 'maybe': use accept, accept:{JSON}, decline, cancel or wait",
         ),
         (["deploy", "--command", DEPLOYER, "--args", "{nope"], "--args is not JSON"),
         (["deploy", "--command", DEPLOYER, "--args", "[1]"], "--args must be a JSON object"),
@@ -149,6 +166,25 @@ def test_an_answer_that_does_not_fit_the_form_names_the_fields(tmp_path: Path) -
         "  environment: must be one of: staging, production",
         "  confirm: is required",
     ]
+
+
+def test_wait_leaves_a_pushed_link_to_the_server_which_says_when_its_flow_is_done(tmp_path: Path) -> None:
+    old_server = shlex.join([str(sdk1.install()), str(sdk1.SERVER)])
+    args = '{"site": "crm", "done_after_ms": 300}'
+    status, (asked, end), stderr = call(
+        tmp_path, "connect", "--command", old_server, "--args", args, "--elicit", "wait"
+    )
+    assert status == 0, stderr
+    assert asked["inputRequests"]["pushed"]["params"]["url"].startswith("https://crm.example/connect/")
+    assert asked["answers"] == {"pushed": {"action": "wait", "content": None}}
+    assert (end["status"], text_of(end)) == ("completed", "crm: accept")  # nobody answered it but the server
+
+
+def test_wait_for_a_question_that_is_no_link_is_refused_naming_it(tmp_path: Path) -> None:
+    status, [asked], stderr = deploy(tmp_path, "wait")
+    assert status == 1
+    assert asked["answers"] == {"target": {"action": "wait", "content": None}}
+    assert stderr.strip() == "error: --elicit wait: question 'target' is not a link (mode url)"
 
 
 SCRIPT = """\
@@ -219,5 +255,5 @@ def test_a_script_that_is_not_valid_names_each_wrong_field(tmp_path: Path) -> No
     )
     script.write_text("server: {command: x}\ncalls: [{tool: a, elicit: [maybe]}]\n")
     assert console("test", str(script), url=url, cwd=tmp_path).stderr.splitlines()[1] == (
-        "  calls.0.elicit: --elicit 'maybe': use accept, accept:{JSON}, decline or cancel"
+        "  calls.0.elicit: --elicit 'maybe': use accept, accept:{JSON}, decline, cancel or wait"
     )

@@ -420,6 +420,10 @@ def test_cli_manages_members_and_servers_and_tests_a_connection(database_url: st
     assert ok("servers", "disable", "platform", "mrtr") == "server mrtr in platform disabled\n"
     assert ok("servers", "list").splitlines()[0].endswith("\tdisabled")
     assert ok("servers", "enable", "platform", "mrtr") == "server mrtr in platform enabled\n"
+    ok("servers", "edit", "platform", "mrtr", "--protocol-version", "2025-11-25")
+    assert ok("servers", "list").splitlines()[0].endswith("\tpinned to MCP 2025-11-25")
+    ok("servers", "edit", "platform", "mrtr", "--protocol-version", "newest")
+    assert "pinned" not in ok("servers", "list")
     moved = ok("servers", "edit", "platform", "mrtr", "--command", "/nonexistent/mcp-server")
     assert moved.splitlines()[1:] == [
         "it points elsewhere now, so the stored values of MRTR_LOG were dropped: give them again with "
@@ -647,3 +651,49 @@ def test_servers_test_says_why_an_http_server_refused_and_counts_one_tool(
         tested = run("servers", "test", "platform", "tracker")
     assert tested.returncode == 0, tested.stderr
     assert re.fullmatch(r"ok: tracker answered in \d+\.\d s and lists 1 tool", tested.stdout.splitlines()[0])
+
+
+def test_cli_sets_whether_oauth_requests_name_the_resource_and_the_application_id_uri(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    assert console("teams", "add", "platform", url=sqlite_url, cwd=tmp_path).returncode == 0
+    server = ("--team", "platform", "--url", "http://127.0.0.1:9/mcp", "--internal", "--oauth")
+    entra = ("--oauth-resource-indicator", "omit", "--oauth-scope-prefix", "api://notes-app")
+    added = console("servers", "add", "notes", *server, *entra, url=sqlite_url, cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+
+    def stored() -> tuple[str | None, str | None]:
+        with sqlite3.connect(sqlite_url.split("///", 1)[1]) as db:
+            [row] = db.execute(
+                "SELECT oauth_resource_indicator, oauth_scope_prefix FROM mcp_server WHERE name = 'notes'"
+            )
+        return (row[0], row[1])
+
+    assert stored() == ("omit", "api://notes-app")
+    edit = ("servers", "edit", "platform", "notes")
+    bad = console(*edit, "--oauth-scope-prefix", "notes app", url=sqlite_url, cwd=tmp_path)
+    assert bad.returncode == 1
+    assert (
+        bad.stderr.strip()
+        .splitlines()[-1]
+        .startswith("  oauth_scope_prefix: an Application ID URI such as api://<application id>")
+    ), bad.stderr
+    auto = console(*edit, "--oauth-resource-indicator", "auto", url=sqlite_url, cwd=tmp_path)
+    assert auto.returncode == 0, auto.stderr
+    assert stored() == (None, "api://notes-app")  # the rule decides again; the URI stays
+
+
+def test_a_database_url_as_people_write_it_works_and_one_the_console_cannot_use_is_one_line(
+    tmp_path: Path,
+) -> None:
+    added = console("teams", "add", "research", url="sqlite:///console.db", cwd=tmp_path)
+    assert (added.returncode, added.stderr) == (0, ""), added
+    listed = console("teams", "list", url="sqlite:///console.db", cwd=tmp_path)
+    assert listed.stdout.splitlines() == ["research\t0 members"]
+    assert (tmp_path / "console.db").is_file()
+    refused = console("teams", "list", url="mysql://app@db/console", cwd=tmp_path)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr.splitlines() == [
+        "error: invalid settings: CONSOLE_DATABASE_URL: mysql is not supported: the console keeps its data "
+        "in SQLite or PostgreSQL"
+    ]

@@ -92,6 +92,8 @@ def test_scenario_passes_solo_and_the_client_exits_cleanly(
 @pytest.mark.timeout(1500)  # the whole requirement set runs up to 600 s, after the install
 def test_requirement_set_passes_every_scenario(suite: Suite, tmp_path: Path) -> None:
     outcome = run_client(suite, tmp_path, "--requirements", SPEC_VERSION)
+    # The failed checks first: they name their scenario, which the output's tail may have cut off.
+    assert outcome.failures() == [], outcome.output[-4000:]
     assert outcome.returncode == 0, outcome.output[-4000:]
     for scenario in (*APPLICABLE, *AUTHORIZATION):
         checks = outcome.scenario(scenario)

@@ -1,5 +1,6 @@
-"""The README's nginx site (deploy/nginx.conf), run by a real nginx in front of two console processes on one
-PostgreSQL database as if on two machines: agents and approvers reach either through it and work goes on.
+"""The nginx site of docs/operations/deploy.md (deploy/nginx.conf), run by a real nginx in front of two
+console processes on one PostgreSQL database as if on two machines: agents and approvers reach either
+through it and work goes on.
 
 Only what a machine of ours cannot have is changed: the upstream addresses, a loopback port without TLS
 instead of 443, and the redirect from port 80. Without nginx the test skips, unless CONSOLE_REQUIRE_NGINX=1

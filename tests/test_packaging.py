@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from console import __version__
 from tests.harness import html
 from tests.processes import running_demo
 
@@ -71,6 +73,12 @@ def test_a_wheel_built_from_the_sdist_serves_the_demo_from_an_unrelated_folder(t
     assert [p for p in expected if p not in in_sdist] == []
     installed = [p if p.parts[0] == "console" else Path("console", *p.parts) for p in expected]
     assert [p for p in installed if p not in in_wheel] == []
+    info = f"approval_console-{__version__}.dist-info"
+    assert Path(info, "licenses", "LICENSE") in in_wheel
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"{info}/METADATA").decode()
+    assert f"\nVersion: {__version__}\n" in metadata
+    assert "\nLicense-Expression: Apache-2.0\n" in metadata
 
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path, env)
@@ -79,6 +87,10 @@ def test_a_wheel_built_from_the_sdist_serves_the_demo_from_an_unrelated_folder(t
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     run([venv / "bin" / "console", "teams", "add", "research"], elsewhere, env)
+    version = subprocess.run(
+        [venv / "bin" / "console", "--version"], capture_output=True, text=True, timeout=BUILD_TIMEOUT
+    )
+    assert version.stdout == f"console {__version__}\n", version
     with (
         running_demo([str(venv / "bin" / "console")], elsewhere, env) as demo,
         httpx.Client(base_url=demo.url, timeout=10) as client,
@@ -94,3 +106,12 @@ def test_a_wheel_built_from_the_sdist_serves_the_demo_from_an_unrelated_folder(t
             served = client.get(url)
             assert served.status_code == 200, url
             assert served.content == (REPO / url.removeprefix("/")).read_bytes(), url
+
+
+def test_the_changelogs_newest_release_is_the_version_the_code_names() -> None:
+    """`console --version`, the package's metadata and CHANGELOG.md name the same release."""
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.MULTILINE)
+    assert headings[0] == "Unreleased"
+    assert headings[1] == __version__
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").split()[:3] == ["Apache", "License", "Version"]

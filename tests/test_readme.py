@@ -1,4 +1,5 @@
-"""The README's demo command and its curl walk-through work exactly as printed."""
+"""The README's demo command, its agent connection and its test command, and the agent API's curl
+walk-through (docs/agent-api.md), work exactly as printed."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tests.processes import read_lines, running_demo
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
+AGENT_API = (REPO / "docs" / "agent-api.md").read_text()
 START_TIMEOUT = 60
 BASH = shutil.which("bash") or "/bin/bash"
 MAKE = shutil.which("make")
@@ -31,8 +33,23 @@ def commands(section: str) -> list[str]:
 
 
 def walkthrough() -> str:
-    section = README.split("## The agent API, step by step", 1)[1].split("The whole API is described", 1)[0]
-    return "\n".join(re.findall(r"```sh\n(.*?)```", section, flags=re.S))
+    """The numbered steps of docs/agent-api.md, up to the paragraphs after them."""
+    steps = AGENT_API.split("The whole API is described", 1)[0]
+    return "\n".join(re.findall(r"```sh\n(.*?)```", steps, flags=re.S))
+
+
+def connect_snippet(url: str, token: str) -> Any:
+    """README's `mcpServers` entry with the demo's address and dev's token filled in."""
+    body = README.split("\n## Connect an agent\n", 1)[1].split("\n## ", 1)[0]
+    [snippet] = re.findall(r"```json\n(.*?)```", body, flags=re.S)
+    return json.loads(snippet.replace("http://127.0.0.1:8000", url).replace("<console-demo-token>", token))
+
+
+def printed_mcp_servers(banner: list[str]) -> Any:
+    """The `mcpServers` entry the demo's banner prints, indented under the line announcing it."""
+    start = next(i for i, line in enumerate(banner) if line.endswith("mcpServers entry:")) + 1
+    entry = [line for line in banner[start:] if line.startswith("    ")]
+    return json.loads("\n".join(entry[: entry.index("    }") + 1]))
 
 
 def document_ending(line: str) -> dict[str, Any]:
@@ -66,12 +83,14 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-through uses curl")
-def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
+def test_readme_agent_entry_and_the_api_walkthrough_work_against_the_demo(tmp_path: Path) -> None:
     env = {**os.environ, "CONSOLE_DISPATCH_POLL_SECONDS": "0.2"}
     env.pop("CONSOLE_DATABASE_URL", None)
     console = [sys.executable, "-m", "console.cli"]
     with running_demo(console, tmp_path, env, timeout=START_TIMEOUT, ctrl_c=False) as demo:
         assert any(line.startswith("  a deploy of auth-service waits for an answer") for line in demo.banner)
+        assert (tmp_path / "console-demo-token").read_text().strip() == demo.token
+        assert connect_snippet(demo.url.rstrip("/"), demo.token) == printed_mcp_servers(demo.banner)
         script = walkthrough().replace("TOKEN=mcpc_...", f"TOKEN={demo.token}")
         script = script.replace("http://127.0.0.1:8000", demo.url)
         output = run_walkthrough(script, tmp_path, demo.url, demo.passwords)
@@ -84,7 +103,7 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
     assert output.rstrip().endswith("}")
     assert '"status":"completed"' in output.splitlines()[-1]
     assert "billing 2.4.1 is being deployed to production." in output.splitlines()[-1]
-    # The decisions the walk-through made are in an intact, signed audit chain (README, "Audit").
+    # The decisions the walk-through made are in an intact, signed audit chain (docs/audit.md).
     verify_env = {**env, "CONSOLE_AUDIT_SIGNING_KEY_FILE": "console-demo-audit.key"}
     verified = subprocess.run(
         [sys.executable, "-m", "console.cli", "audit", "verify"],
@@ -99,8 +118,8 @@ def test_readme_walkthrough_deploys_through_the_demo(tmp_path: Path) -> None:
 
 
 def run_walkthrough(script: str, cwd: Path, url: str, passwords: dict[str, str]) -> str:
-    """Run the README's commands; when dev's own answer has been refused, two approvers decide on the web
-    pages (as step 4 says) while the next command waits for the result, and again when the gated deploy
+    """Run the walk-through's commands; when dev's own answer has been refused, two approvers decide on the
+    web pages (as step 4 says) while the next command waits for the result, and again when the gated deploy
     waits at its gate (step 5). Returns everything printed."""
     with subprocess.Popen(
         [BASH, "-euo", "pipefail", "-c", script], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -161,6 +180,12 @@ def approve_gate_on_the_web(url: str, name: str, password: str, question: str) -
         assert decided.status_code == 303, decided.text
 
 
+def test_readme_demo_command_installs_and_starts_the_demo_in_one_line() -> None:
+    assert commands("Run the demo") == [
+        "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/console demo"
+    ]
+
+
 def test_readme_test_command_is_the_command_ci_runs() -> None:
     ci = [
         line.strip()
@@ -199,13 +224,14 @@ def test_make_test_creates_the_venv_and_installs_the_test_tools_when_missing(tmp
     assert setup[0] == "python3 -m venv .venv"
     assert ".venv/bin/python -m pip install --quiet -e '.[dev]'" in setup
     checks = fresh[len(setup) :]
-    assert checks[:4] == [
-        ".venv/bin/python -m ruff check console tests migrations benchmarks",
-        ".venv/bin/python -m ruff format --check console tests migrations benchmarks",
+    assert checks[:5] == [
+        ".venv/bin/python -m ruff check console tests migrations benchmarks docs/hooks",
+        ".venv/bin/python -m ruff format --check console tests migrations benchmarks docs/hooks",
         '.venv/bin/python -c "$LINT_IMPORTS" --no-cache',  # import-linter: the layers of ARCHITECTURE.md
         ".venv/bin/python -m mypy",
+        "NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --site-dir site",  # the docs site
     ]
-    assert checks[4].startswith(".venv/bin/python -m pytest")
+    assert checks[5].startswith(".venv/bin/python -m pytest")
 
     stamp = tmp_path / ".venv" / ".installed"
     stamp.parent.mkdir()

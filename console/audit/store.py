@@ -57,13 +57,30 @@ def conditions(f: AuditFilter) -> list[ColumnElement[bool]]:
 
 
 async def page(
-    *, session: AsyncSession, f: AuditFilter, before: int | None, limit: int
+    *, session: AsyncSession, f: AuditFilter, before: int | None, limit: int, after: int | None = None
 ) -> Sequence[AuditEvent]:
-    """Up to `limit` matching events, newest first, with seq below `before` (keyset pagination)."""
+    """Up to `limit` matching events, newest first, with seq below `before` or, with `after`, the `limit`
+    oldest above it (keyset pagination: the chain only grows, so an offset would shift under the reader)."""
+    if after is not None:
+        query = select(AuditEvent).where(*conditions(f), AuditEvent.seq > after)
+        rows = (await session.execute(query.order_by(AuditEvent.seq).limit(limit))).scalars().all()
+        return list(reversed(rows))
     query = select(AuditEvent).where(*conditions(f)).order_by(AuditEvent.seq.desc()).limit(limit)
     if before is not None:
         query = query.where(AuditEvent.seq < before)
     return (await session.execute(query)).scalars().all()
+
+
+async def has_event(
+    *, session: AsyncSession, f: AuditFilter, below: int | None = None, above: int | None = None
+) -> bool:
+    """Whether any matching event lies below `below` or above `above` (a page's Older and Newer links)."""
+    query = select(AuditEvent.seq).where(*conditions(f))
+    if below is not None:
+        query = query.where(AuditEvent.seq < below)
+    if above is not None:
+        query = query.where(AuditEvent.seq > above)
+    return (await session.execute(query.limit(1))).first() is not None
 
 
 async def matching_seqs(*, session: AsyncSession, f: AuditFilter) -> list[int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -103,11 +103,7 @@ async def open_connect(
         expires_at=now + timedelta(seconds=settings.elicitation_ttl_seconds),
     )
     session.add(question)
-    job.status, job.claimed_by, job.lease_until = PARKED, None, None
-    # Refused before anything was served: once connected it goes out with a new attestation of the same
-    # approval, rather than one that may have expired while its owner connected.
-    job.attestation = None
-    call.status, call.updated_at = "awaiting_input", now
+    park(job, call, now)
     await session.flush()
     await announce(session=session, settings=settings, call=call, server=server, questions=[question])
     record_event(
@@ -125,3 +121,28 @@ async def open_connect(
         },
     )
     return question
+
+
+def park(job: DispatchJob, call: Call, now: datetime) -> None:
+    """Park the refused request `job` while people do what the server asked first (connect, open links);
+    the call waits for them."""
+    job.status, job.claimed_by, job.lease_until = PARKED, None, None
+    # Refused before anything was served: it goes out again with a new attestation of the same approval,
+    # rather than one that may have expired meanwhile.
+    job.attestation = None
+    call.status, call.updated_at = "awaiting_input", now
+
+
+async def parked_job(session: AsyncSession, call_id: str) -> DispatchJob | None:
+    """The call's parked request, if it has one."""
+    found = await session.execute(
+        select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == PARKED)
+    )
+    return found.scalar_one_or_none()
+
+
+def send_parked_again(parked: DispatchJob, call: Call, round_: CallRound, now: datetime) -> None:
+    """What the server asked first is done: `round_` is answered and the parked request queued again."""
+    round_.status = "answered"
+    parked.status, parked.not_before, parked.last_error, parked.attempts = "ready", now, None, 0
+    call.status, call.updated_at = ("resuming" if parked.kind == "resume" else "running"), now

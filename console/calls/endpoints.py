@@ -1,14 +1,20 @@
 """Which endpoint a call goes out on: per-user and OAuth servers always carry the call owner's own
-credential."""
+credential; a call its agent made on a 2025-11-25 gateway session that answers roots goes on a connection
+of that session."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.calls.declared import relayed_of
+from console.calls.models import Call
 from console.errors import ConsoleError
 from console.identity.credentials import credential_for
 from console.mcp.admin_roots import roots_for_server
-from console.mcp.endpoint import Endpoint
+from console.mcp.agent_roots import roots_of_agent
+from console.mcp.endpoint import ROOTS, AgentSession, Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
 from console.mcp.sealed import Outbound
@@ -68,3 +74,16 @@ async def endpoint_for_owner(
             f"{owner_name} has no credential for server {server.name!r}; add it on the Connections page"
         )
     return endpoint_for(server, outbound, secret, roots=roots)
+
+
+async def on_agents_session(
+    *, session: AsyncSession, call: Call, owner_id: str, endpoint: Endpoint
+) -> Endpoint:
+    """The endpoint of the connection of the call's gateway session, told its agent's roots (none when
+    none are kept yet), when the agent's client answers roots; otherwise `endpoint`, shared. Roots an
+    admin set for the server name places on the console's host and stay what every connection is told,
+    so the call then keeps the shared connection."""
+    if call.gateway_session is None or ROOTS not in relayed_of(call) or endpoint.roots:
+        return endpoint
+    kept = await roots_of_agent(session=session, session_id=call.gateway_session, user_id=owner_id)
+    return replace(endpoint, roots=kept or (), session=AgentSession(owner_id, call.gateway_session))

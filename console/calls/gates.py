@@ -19,6 +19,7 @@ from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound, Elicitation, Run
 from console.calls.notices import announce
 from console.calls.questions import canonical_json, keep_policy, request_digest, shown_digest
+from console.calls.summary import summarise_call
 from console.config import Settings
 from console.db import utcnow
 from console.mcp.connection import ListedTool
@@ -28,6 +29,7 @@ from console.policies.service import Resolved
 GATE_METHOD = "io.approval-console/gate"
 GATE_KEY = "gate"
 MAX_DESCRIPTION = 4_000  # characters of the tool's description kept for the page
+MAX_TITLE = 200  # characters of the tool's title kept (the page's details show it beside the tool's name)
 MAX_SCHEMA = 256 * 1024  # characters of the tool's inputSchema kept; a larger one cannot be edited against
 
 
@@ -41,6 +43,7 @@ def gate_request(tool: str, listed: ListedTool | None) -> dict[str, Any]:
         "method": GATE_METHOD,
         "params": {
             "tool": tool,
+            "title": ((listed.title or "") if listed is not None else "")[:MAX_TITLE] or None,
             "description": description[:MAX_DESCRIPTION],
             "annotations": listed.annotations if listed is not None else None,
             "inputSchema": schema,
@@ -81,7 +84,7 @@ async def open_gate(
         owner_id=run.owner_id,
         key=GATE_KEY,
         mode="gate",
-        message=f"Approve calling {params['name']} on {server}?",
+        message=summarise_call(params["name"], params.get("arguments")).question(),
         schema_json=json.dumps(request["params"]["inputSchema"]) if policy.allow_edit else None,
         request_digest=request_digest(request),
         digest=shown_digest(

@@ -77,6 +77,9 @@ class Call(Base):
     # Input requests the agent itself answers (a JSON list: "sampling/createMessage", "roots/list"), as
     # its client declared them through the MCP gateway; the server is told the console supports them.
     relayed_json: Mapped[str | None] = mapped_column(Text, default=None)
+    # The agent's 2025-11-25 gateway session, when its client answers roots: the call's requests go on a
+    # connection of that session, whose server is told the agent's roots (console/mcp/agent_roots.py).
+    gateway_session: Mapped[str | None] = mapped_column(String(100), default=None)
     # People write the replies to the server's sampling requests: the team's policy said so when the call
     # started, so every request of the call declares sampling (console/calls/declared.py).
     people_sample: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

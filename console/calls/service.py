@@ -19,7 +19,7 @@ from console.audit.chain import EventContext, knows_context
 from console.calls.access import refuse_read_only
 from console.calls.connects import PARKED
 from console.calls.declared import declared, policy_for
-from console.calls.endpoints import CredentialMissing, endpoint_for_owner
+from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.gates import open_gate, waiting_at_gate
 from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run, params_target
 from console.calls.notices import call_ended_by_id
@@ -36,7 +36,7 @@ from console.identity.idempotency import Keyed
 from console.identity.models import ApiToken, Team
 from console.identity.viewer import OUTSIDER
 from console.mcp.connection import ListedTool
-from console.mcp.endpoint import Endpoint, McpRequest
+from console.mcp.endpoint import ROOTS, Endpoint, McpRequest
 from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.registry import enabled_server
@@ -176,6 +176,7 @@ async def start_call(
     relayed: frozenset[str] = frozenset(),
     idempotency: Keyed | None = None,
     tools_within: float = math.inf,
+    gateway_session: str | None = None,
 ) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
     A tool call the team's policy gates is recorded awaiting its gate's approval instead, with nothing
@@ -189,7 +190,9 @@ async def start_call(
     is recorded as being sent by that dispatcher, which is then handed the request in memory: a crash
     before it reaches the server leaves the call interrupted (a person sends it again or abandons it),
     never sent twice. `relayed` names the input requests the caller's agent answers itself (sampling,
-    roots: the MCP gateway). With `idempotency`, the request's key is kept with the call it made.
+    roots: the MCP gateway), `gateway_session` the agent's 2025-11-25 session when its client answers
+    roots (console/calls/endpoints.on_agents_session). With `idempotency`, the request's key is kept with
+    the call it made.
 
     Raises:
         PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden (an auditor, or not the
@@ -277,6 +280,7 @@ async def start_call(
         status="running",
         tool_annotations_json=None if annotations is None else json.dumps(annotations),
         relayed_json=json.dumps(sorted(relayed)) if relayed else None,
+        gateway_session=gateway_session if ROOTS in relayed else None,
         people_sample=resolved.policy.sampling,
         callback_url=callback_url,
         callback_token_id=principal.token_id if callback_url is not None else None,
@@ -307,6 +311,7 @@ async def start_call(
         await insert_rows(session, call, job)
         await session.commit()
         return StartedCall(call, job.id)
+    endpoint = await on_agents_session(session=session, call=call, owner_id=run.owner_id, endpoint=endpoint)
     # The dispatcher renews the lease while the send is out; it runs out when this process is gone.
     job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
     job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
@@ -484,20 +489,34 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
     """
     view = await view_call(session=session, viewer=viewer, call_id=call_id, attempt="abandon")
     await _ensure_can_steer(session, viewer, view, "abandon")
+    error = {"message": f"abandoned by {viewer.user_name}"}
+    if not await abandon_rows(session=session, call_id=call_id, actor=viewer.actor, error=error):
+        raise Conflict(
+            f"call is {view.call.status}; only waiting or interrupted calls, and tasks, can be abandoned"
+        )
+    await session.commit()
+    return await _reload(session, call_id)
+
+
+async def abandon_rows(
+    *,
+    session: AsyncSession,
+    call_id: str,
+    actor: Actor,
+    error: dict[str, Any],
+    payload: dict[str, Any] | None = None,
+) -> bool:
+    """End the call `abandoned` with `error` if it waits for input, was interrupted or is a task its server
+    works on: its questions are withdrawn, a parked request is never sent, its task is cancelled, and the
+    audit log says who (with `payload`). False when the call was in no such state. The caller commits."""
     now = utcnow()
     result = await session.execute(
         update(Call)
         .where(Call.id == call_id, Call.status.in_(ABANDONABLE) | TASK_RUNNING)
-        .values(
-            status="abandoned",
-            updated_at=now,
-            error_json=json.dumps({"message": f"abandoned by {viewer.user_name}"}),
-        )
+        .values(status="abandoned", updated_at=now, error_json=json.dumps(error))
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        raise Conflict(
-            f"call is {view.call.status}; only waiting or interrupted calls, and tasks, can be abandoned"
-        )
+        return False
     call_ended_by_id(session, call_id, "abandoned")
     await session.execute(
         update(Elicitation)
@@ -512,14 +531,14 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
     await cancel_task_of(session=session, call_id=call_id)
     record_event(
         session=session,
-        actor=viewer.actor,
+        actor=actor,
         action="call_abandoned",
         subject_type="call",
         subject_id=call_id,
         call_id=call_id,
+        payload=payload,
     )
-    await session.commit()
-    return await _reload(session, call_id)
+    return True
 
 
 async def resend_interrupted(

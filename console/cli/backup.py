@@ -2,7 +2,7 @@
 
 SQLite's `VACUUM INTO` reads the database in one transaction and writes a compact copy, with no -wal or
 -shm file to go with it, so the copy is restored by putting it in the database's place. PostgreSQL's
-backups are `pg_dump`'s (README: Backup and restore).
+backups are `pg_dump`'s (docs/operations/backup.md).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _backup(settings: Settings, args: Any) -> int:
     if source is None:
         raise ConsoleError(
             "`console backup` copies SQLite databases; back PostgreSQL up with pg_dump "
-            "(README: Backup and restore)"
+            "(docs/operations/backup.md)"
         )
     out: Path = args.out
     if not out.parent.is_dir():

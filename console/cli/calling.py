@@ -21,6 +21,7 @@ import anyio
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.calls.models import Elicitation
 from console.cli.common import Subcommands, complain, pairs, run_with_session, say
 from console.config import Settings
 from console.errors import ConsoleError
@@ -32,9 +33,11 @@ from console.mcp.names import server_name_problem
 from console.mcp.registry import endpoint_for
 from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
-from console.scripted import Answer, AnswerRound, Outcome, Round, ScriptedConsole, scripted_console
+from console.scripted import WAIT, Answer, AnswerRound, Outcome, Round, ScriptedConsole, scripted_console
 
-ACTIONS = ("accept", "decline", "cancel")
+ACTIONS = ("accept", "decline", "cancel", WAIT)
+# A 2026-07-28 server learns of a finished link only from the retry: one waited on is retried this often.
+LINK_RETRY_SECONDS = 1.0
 UNANSWERED_EXIT = 2  # the --elicit answers ran out: the call still waits
 UNREGISTERED = "tested"  # the name a server given by --url or --command gets in the throwaway console
 
@@ -65,7 +68,9 @@ def add_call_commands(sub: Subcommands) -> None:
         action="append",
         default=[],
         metavar="ANSWER",
-        help="accept, accept:{JSON content}, decline or cancel; one per question, in order",
+        help="accept, accept:{JSON content}, decline, cancel, or wait (a link question: wait for the server "
+        "to finish it itself, as it says with notifications/elicitation/complete on MCP 2025-11-25 or on a "
+        "retry once a second on 2026-07-28, within --timeout); one per question, in order",
     )
     call.add_argument("--header", action="append", default=[], metavar="K=V", help="HTTP header (--url)")
     call.add_argument("--env", action="append", default=[], metavar="K=V", help="environment (--command)")
@@ -81,7 +86,7 @@ def parse_answer(text: str) -> Answer:
     """
     action, sep, content = text.partition(":")
     if action not in ACTIONS or (sep and action != "accept"):
-        raise ConsoleError(f"--elicit {text!r}: use accept, accept:{{JSON}}, decline or cancel")
+        raise ConsoleError(f"--elicit {text!r}: use accept, accept:{{JSON}}, decline, cancel or wait")
     if not sep:
         return Answer(action)
     try:
@@ -199,6 +204,7 @@ async def _registered(session: AsyncSession, settings: Settings, name: str, team
         env=dict(endpoint.env),
         headers=dict(endpoint.headers),
         internal=not outbound.public_only(server),
+        protocol_version=server.pinned_protocol or "",
     )
     return Target(name, copied, roots)
 
@@ -206,12 +212,26 @@ async def _registered(session: AsyncSession, settings: Settings, name: str, team
 def answering(answers: list[Answer], report: Callable[[dict[str, Any]], None]) -> AnswerRound:
     """Answers each question, in order, from `answers` (shared by every round and call that uses it);
     each round is reported as a line with the server's `inputRequests` and what was answered. With no
-    answer left for a question, the round is reported `unanswered` and the call stops there."""
+    answer left for a question, the round is reported `unanswered` and the call stops there.
+
+    `wait` leaves a link question to the server: one it pushed (MCP 2025-11-25) stays open until the
+    server says the link's flow is done; on 2026-07-28 the call is retried (the link accepted) until the
+    server stops asking for that link.
+
+    Raises:
+        ConsoleError: `wait` given for a question that is not a link.
+    """
     queue = answers
+    waited: set[str] = set()  # links left to a 2026-07-28 server, which asks for them again on each retry
 
     async def answer_round(waiting: Round) -> dict[str, Answer] | None:
         line: dict[str, Any] = {"round": waiting.n, "inputRequests": waiting.input_requests}
-        given = {question.id: queue.pop(0) for question in waiting.questions[: len(queue)]}
+        again = {q.id for q in waiting.questions if not waiting.held and q.url in waited}
+        if again:  # the server has not finished the link yet: give it time before the next retry
+            await anyio.sleep(LINK_RETRY_SECONDS)
+        asked = [q for q in waiting.questions if q.id not in again]
+        given = {question.id: queue.pop(0) for question in asked[: len(queue)]}
+        given.update(dict.fromkeys(again, Answer(WAIT)))
         if len(given) < len(waiting.questions):
             line["unanswered"] = [q.key for q in waiting.questions if q.id not in given]
         else:
@@ -220,9 +240,27 @@ def answering(answers: list[Answer], report: Callable[[dict[str, Any]], None]) -
                 for q in waiting.questions
             }
         report(line)
-        return given if "answers" in line else None
+        if "answers" not in line:
+            return None
+        return {q.id: _waited(q, given[q.id], waiting.held, waited) for q in waiting.questions}
 
     return answer_round
+
+
+def _waited(question: Elicitation, given: Answer, held: bool, waited: set[str]) -> Answer:
+    """The answer to send for `given`: a `wait` on a link of a 2026-07-28 server is a retry (accept).
+
+    Raises:
+        ConsoleError: `wait` for a question that is not a link.
+    """
+    if given.action != WAIT:
+        return given
+    if question.mode != "url" or question.url is None:
+        raise ConsoleError(f"--elicit wait: question {question.key!r} is not a link (mode url)")
+    if held:
+        return given
+    waited.add(question.url)
+    return Answer("accept")
 
 
 @asynccontextmanager
@@ -230,7 +268,13 @@ async def throwaway(target: Target, seconds: float) -> AsyncIterator[ScriptedCon
     """A scripted console with the target server registered, waiting for the server's answer to a request
     as long as a whole call may take."""
     # Its own key: values are sealed in the throwaway database as in any other.
-    settings = {"secret_key": secrets.token_urlsafe(32), "request_timeout_seconds": seconds}
+    # One send: a server that cannot start says why at once (its stderr is this terminal's), not after
+    # the retries a console gives a server that may come back.
+    settings = {
+        "secret_key": secrets.token_urlsafe(32),
+        "request_timeout_seconds": seconds,
+        "dispatch_attempts": 1,
+    }
     # A server named before names ambiguous at the gateway were refused cannot be registered under that
     # name again; the throwaway console holds this one server, so any name does.
     name = target.name if server_name_problem(target.name) is None else UNREGISTERED

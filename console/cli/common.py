@@ -117,6 +117,24 @@ def database_problem(url: str, exc: DBAPIError) -> str:
     return f"cannot use the database {shown}: {detail[0] if detail else type(exc).__name__}"
 
 
+def upgrade_database(url: str) -> list[migrate.Applied]:
+    """`migrate.upgrade`, with a migration the database refuses told in one line.
+
+    Raises:
+        ConsoleError: a migration failed (the database keeps the revision it had: each upgrade is one
+            transaction).
+    """
+    try:
+        return migrate.upgrade(url)
+    except DBAPIError as exc:
+        failure = database_problem(url, exc).replace("cannot use the database", "cannot migrate the database")
+        try:
+            kept = migrate.database_revision(url) or "none (no console tables)"
+        except DBAPIError:
+            kept = "unknown (the database cannot be read now)"
+        raise ConsoleError(f"{failure}; its schema revision stays {kept}") from None
+
+
 def prepare_database(settings: Settings) -> None:
     """Migrate a fresh SQLite file on first use; other databases are migrated with `console migrate`, and
     so is every database whose schema is older than this code.
@@ -129,7 +147,7 @@ def prepare_database(settings: Settings) -> None:
     if current is None:
         if not is_sqlite(settings.database_url):
             raise ConsoleError("the database has no console tables yet: run `console migrate` first")
-        migrate.upgrade(settings.database_url)
+        upgrade_database(settings.database_url)
         return
     pending = migrate.pending_revisions(current)
     if pending is None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from console import __version__
 from console.cli import (
     audit,
     backup,
@@ -57,6 +58,7 @@ def _failed(exc: ConsoleError) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="console", description="The approval console for MCP elicitations.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(title="commands")
     serve.add_serve_commands(sub)
     teams.add_team_commands(sub)

@@ -42,7 +42,7 @@ def add_policy_commands(sub: Subcommands) -> None:
         "--when",
         metavar="EXPR",
         help="only calls whose arguments meet EXPR, e.g. 'environment == \"production\"' or 'amount > 1000'"
-        " (README: Approval gates)",
+        " (docs/policies.md: Approval gates)",
     )
     _switch(
         setting,

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from functools import partial
+from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 import uvicorn
 
 from console import migrate
@@ -24,6 +28,7 @@ from console.cli.common import (
     prepare_database,
     run_with_session,
     say,
+    upgrade_database,
     warn_without_secret,
 )
 from console.cli.connection_room import warn_if_short_of_connections
@@ -35,6 +40,9 @@ from console.dispatch.wakeups import across_processes
 from console.identity.credentials import CredentialCipher
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
+
+STOP_GRACE_SECONDS = 1.0  # what the requests open as the server stops have to end by themselves
+SIGN_IN_SECONDS = 30.0  # how long the sign-in page may take to answer once the server started
 
 
 def add_serve_commands(sub: Subcommands) -> None:
@@ -63,7 +71,7 @@ def _migrate(settings: Settings, _args: Any) -> int:
     current = migrate.database_revision(settings.database_url)
     if current is not None and migrate.pending_revisions(current) is None:
         raise newer_schema(current)
-    applied = migrate.upgrade(settings.database_url)
+    applied = upgrade_database(settings.database_url)
     for step in applied:
         say(str(step))
     cipher = CredentialCipher(secret_text(settings))
@@ -80,11 +88,11 @@ def _serve(settings: Settings, args: Any) -> int:
     from console.app import create_app
 
     if args.socket_fd is not None:  # one of `--workers`'s processes: the first one checked the database
-        app = create_app(settings, dispatcher=not args.no_dispatcher)
-        return serve_app(
-            app, socket.socket(fileno=args.socket_fd), _tell_ready(args.ready_fd), announce=False
-        )
+        sock = socket.socket(fileno=args.socket_fd)
+        app = create_app(served_at(settings, sock), dispatcher=not args.no_dispatcher)
+        return serve_app(app, sock, _tell_ready(args.ready_fd), announce=False)
     sock = bind(args.host, args.port)  # before the database: a port in use changes nothing
+    settings = served_at(settings, sock)
     warn_without_secret(settings)
     prepare_database(settings)
     workers = args.workers or (1 if is_sqlite(settings.database_url) else os.cpu_count() or 1)
@@ -112,6 +120,14 @@ def _tell_ready(fd: int | None) -> Callable[[str], Awaitable[None]] | None:
     return ready
 
 
+def served_at(settings: Settings, sock: socket.socket) -> Settings:
+    """`settings` with the address `sock` listens on as the base URL, unless CONSOLE_BASE_URL says
+    otherwise: every link and email then names the console where it can be reached."""
+    if "base_url" in settings.model_fields_set:
+        return settings
+    return settings.model_copy(update={"base_url": address_of(sock)})
+
+
 def address_of(sock: socket.socket) -> str:
     host, bound = sock.getsockname()[:2]
     return f"http://{f'[{host}]' if ':' in host else host}:{bound}"
@@ -128,8 +144,7 @@ def serve_app(
     1 when a background loop of the app could not go on (console/background.py), which stops serving
     too, so that a supervisor starts another process; 0 when stopped."""
     url = address_of(sock)
-    if "base_url" not in app.state.settings.model_fields_set:
-        app.state.settings = app.state.settings.model_copy(update={"base_url": url})
+    app.state.settings = served_at(app.state.settings, sock)
     # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
     # In JSON, uvicorn's own lines go through the root logger's handlers like every other.
     plain = app.state.settings.log_format == "text"
@@ -140,30 +155,83 @@ def serve_app(
         proxy_headers=False,
         log_config=uvicorn.config.LOGGING_CONFIG if plain else None,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
 
     async def serve_until_stopped(stopped: anyio.CancelScope) -> None:
         await server.serve([sock])
         stopped.cancel()  # the wait for a background loop's end below
 
+    async def end_open_requests_once_stopping() -> None:
+        # uvicorn waits for every open connection before it stops the app: a live inbox or an agent's
+        # held request would keep it waiting (for ever), so those end as soon as it begins to stop.
+        while not server.should_exit:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
+            await anyio.sleep(0.05)
+        await app.state.stopping.stop_after(STOP_GRACE_SECONDS)
+
+    async def ready(then: Callable[[str], Awaitable[None]]) -> None:
+        await then(url)
+
+    unanswered: list[str] = []
+
     async def run() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve_until_stopped, tg.cancel_scope)
+            tg.start_soon(end_open_requests_once_stopping)
             while not server.started:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
                 await anyio.sleep(0.05)
+            if not await _sign_in_answers(url):
+                unanswered.append(f"stopped: the sign-in page at {url}/login did not answer in time")
+                server.should_exit = True
+                return
             if announce:
                 say(f"listening on {url}")
-            if on_ready is not None:
-                await on_ready(url)
+            if on_ready is not None:  # beside the wait: a loop that ends meanwhile still stops the server
+                tg.start_soon(ready, on_ready)
             await health.ended.wait()
             server.should_exit = True
 
     health = app.state.health
     anyio.run(run)
+    if signal.SIGINT in server.signalled:
+        # uvicorn raises the signal again once it stopped, and asyncio's handler turns it into a
+        # KeyboardInterrupt only when the cancellation it makes reaches the end: sometimes it is absorbed.
+        raise KeyboardInterrupt
     if health.ended_because is not None:
         say(f"stopped: {health.ended_because}")
         return 1
+    if unanswered:
+        say(unanswered[0])
+        return 1
     return 0 if server.started else 1  # not started: the app's startup failed, and uvicorn said why
+
+
+async def _sign_in_answers(url: str) -> bool:
+    """Whether the sign-in page answers on the served address (asked on loopback when every address is
+    bound): "listening" is said only once a person could sign in."""
+    parts = urlsplit(url)
+    if parts.hostname in ("0.0.0.0", "::"):  # noqa: S104  # every address: loopback is one of them
+        loopback = "[::1]" if parts.hostname == "::" else "127.0.0.1"
+        url = parts._replace(netloc=f"{loopback}:{parts.port}").geturl()
+    with anyio.move_on_after(SIGN_IN_SECONDS):
+        async with httpx2.AsyncClient(timeout=SIGN_IN_SECONDS) as client:
+            while True:
+                with suppress(httpx2.HTTPError):
+                    if (await client.get(f"{url}/login")).status_code == 200:
+                        return True
+                await anyio.sleep(0.05)  # the app is starting: it answers in a moment
+    return False
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, remembering the signals that stopped it."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.signalled: list[int] = []
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.signalled.append(sig)
+        super().handle_exit(sig, frame)
 
 
 def _worker(settings: Settings, _args: Any) -> int:
@@ -180,11 +248,7 @@ def _worker(settings: Settings, _args: Any) -> int:
             await hold_if_restored(factory, settings)  # before anything is sent
             signals = Signals()
             async with (
-                ConnectionPool(
-                    request_timeout=settings.request_timeout_seconds,
-                    max_result_bytes=settings.max_result_bytes,
-                    connect_timeout=settings.connect_timeout_seconds,
-                ) as pool,
+                ConnectionPool.of(settings) as pool,
                 across_processes(settings.database_url, signals),
                 anyio.create_task_group() as tg,
             ):

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.calls.pin_advice import with_pin_advice
 from console.cli.common import Subcommands, complain, pairs, run_with_session, say
 from console.config import Settings
 from console.errors import InvalidInput
@@ -25,8 +26,9 @@ from console.mcp.admin import (
     set_disabled,
     settings_of,
 )
+from console.mcp.models import McpServer
 from console.mcp.names import server_name_problem
-from console.mcp.probe import probe_server
+from console.mcp.probe import ProbeOutcome, probe_server
 from console.mcp.registry import describe_server, list_servers
 from console.mcp.sealed import Outbound
 
@@ -40,6 +42,10 @@ OAUTH_TEAM_HELP = (
     "token of --oauth-workload-token-file"
 )
 MAX_KEY_CHARS = 8192
+PROTOCOL_HELP = (
+    "the one MCP version the console speaks to the server: 2025-11-25 (for a server that pushes questions "
+    "only on the older protocol), 2026-07-28, or newest (the newest both speak; the default)"
+)
 HOLD_HELP = (
     "how long the server (MCP 2025-11-25) waits for an answer to a question it pushes mid-call, in "
     "seconds: its held questions expire sooner"
@@ -70,6 +76,7 @@ def add_server_commands(sub: Subcommands) -> None:
         "--internal", action="store_true", help="it may be on a loopback, link-local or private address"
     )
     servers_add.add_argument("--hold-seconds", metavar="N", default="", help=HOLD_HELP)
+    servers_add.add_argument("--protocol-version", metavar="VERSION", default="newest", help=PROTOCOL_HELP)
     servers_add.set_defaults(handler=_servers_add)
     servers_list = servers.add_parser("list", help="list registered servers")
     servers_list.set_defaults(handler=_servers_list)
@@ -105,6 +112,7 @@ def add_server_commands(sub: Subcommands) -> None:
         help="the server may be on a loopback, link-local or private address",
     )
     edit.add_argument("--hold-seconds", metavar="N", help=f"{HOLD_HELP} ('' : not known)")
+    edit.add_argument("--protocol-version", metavar="VERSION", help=PROTOCOL_HELP)
     edit.set_defaults(handler=_servers_edit)
     for verb, disabled in (("disable", True), ("enable", False)):
         toggle = servers.add_parser(
@@ -142,6 +150,19 @@ def _oauth_client_arguments(parser: argparse.ArgumentParser) -> None:
         "each token request: workload identity federation, RFC 7523 JWT bearer); an empty value removes it",
     )
     parser.add_argument(
+        "--oauth-resource-indicator",
+        choices=("auto", "send", "omit"),
+        help="whether OAuth requests name the server in `resource` (RFC 8707): omit it for an authorization "
+        "server that refuses it (Microsoft Entra ID, error AADSTS9010010); auto, the default, omits it for "
+        "Entra ID's v2.0 endpoints only",
+    )
+    parser.add_argument(
+        "--oauth-scope-prefix",
+        metavar="URI",
+        help="the Application ID URI (e.g. api://<application id>) that qualifies the scopes asked for when "
+        "`resource` is omitted: notes.read becomes <URI>/notes.read, no scope <URI>/.default (empty: none)",
+    )
+    parser.add_argument(
         "--oauth-enterprise",
         action=argparse.BooleanOptionalAction,
         help="with --oauth: each person's grant comes from enterprise-managed authorization, their single "
@@ -164,6 +185,10 @@ def _oauth_client(args: Any) -> dict[str, Any]:
         changes["oauth_client_secret"] = secret
     if args.oauth_enterprise is not None:
         changes["oauth_enterprise"] = args.oauth_enterprise
+    if args.oauth_resource_indicator is not None:
+        changes["oauth_resource_indicator"] = args.oauth_resource_indicator
+    if args.oauth_scope_prefix is not None:
+        changes["oauth_scope_prefix"] = args.oauth_scope_prefix
     if args.oauth_workload_token_file is not None:
         path = args.oauth_workload_token_file
         changes["oauth_workload_token_file"] = str(Path(path).absolute()) if path else ""
@@ -199,6 +224,7 @@ def _servers_add(settings: Settings, args: Any) -> int:
         oauth_team=args.oauth_team,
         internal=args.internal,
         hold_seconds=args.hold_seconds,
+        protocol_version=_pin(args.protocol_version),
         **_oauth_client(args),
     )
     run_with_session(
@@ -216,11 +242,16 @@ def _servers_add(settings: Settings, args: Any) -> int:
     return 0
 
 
+def _pin(version: str) -> str:
+    return "" if version == "newest" else version
+
+
 def _servers_list(settings: Settings, _args: Any) -> int:
     async def rows(session: AsyncSession) -> list[str]:
         teams = {t.id: t.name for t in (await session.execute(select(Team))).scalars()}
         return [
             f"{teams[s.team_id]}\t{s.name}\t{s.transport}\t{describe_server(s)}"
+            + (f"\tpinned to MCP {s.pinned_protocol}" if s.pinned_protocol else "")
             + ("\tdisabled" if s.disabled else "")
             + _ambiguous(s.name)
             for s in await list_servers(session=session)
@@ -265,6 +296,8 @@ def _servers_edit(settings: Settings, args: Any) -> int:
         changes.update(_oauth_client(args))
         if args.hold_seconds is not None:
             changes["hold_seconds"] = args.hold_seconds
+        if args.protocol_version is not None:
+            changes["protocol_version"] = _pin(args.protocol_version)
         for flag in ("trusted", "idempotent", "internal"):
             if getattr(args, flag) is not None:
                 changes[flag] = getattr(args, flag)
@@ -306,12 +339,20 @@ def _servers_toggle(settings: Settings, args: Any) -> int:
 
 def _servers_test(settings: Settings, args: Any) -> int:
 
-    server, outcome = run_with_session(
-        settings,
-        lambda s: probe_server(
-            session=s, by=None, team_name=args.team, name=args.name, outbound=Outbound.of(settings)
-        ),
-    )
+    async def tested(session: AsyncSession) -> tuple[McpServer, ProbeOutcome]:
+        server, outcome = await probe_server(
+            session=session, by=None, team_name=args.team, name=args.name, outbound=Outbound.of(settings)
+        )
+        advised = await with_pin_advice(
+            session=session,
+            server=server,
+            team_name=args.team,
+            outcome=outcome,
+            outbound=Outbound.of(settings),
+        )
+        return server, advised
+
+    server, outcome = run_with_session(settings, tested)
     for note in outcome.notes:
         say(f"note: {printable(note)}")
     if not outcome.ok:

@@ -339,7 +339,13 @@ def build_server(config: Config) -> Server[Any]:
                 "and a confirmation before anything happens, unless the call names the environment."
             ),
             input_schema=DEPLOY_INPUT_SCHEMA,
-            annotations=types.ToolAnnotations(destructive_hint=True),
+            title="Deploy a service",
+            annotations=types.ToolAnnotations(
+                read_only_hint=False,
+                destructive_hint=True,
+                idempotent_hint=False,  # a second deploy is a second rollout
+                open_world_hint=True,  # it changes what the service's users reach
+            ),
         )
         return types.ListToolsResult(tools=[tool])
 

@@ -10,7 +10,8 @@ response) and the resource server (protected resource metadata; every MCP reques
 issued for this resource, else 401 with `WWW-Authenticate: Bearer ... resource_metadata=...`).
 
 People sign in on its page `/login`: a form with one field, `name`; whoever submits a name is that person
-(it is a demo). Tokens carry that name as their subject; everything lives in memory for one run.
+(it is a demo). Tokens carry that name as their subject; everything lives in memory for one run,
+unless OAUTH_STATE_FILE names a file to keep clients and tokens in.
 
 Tools:
     whoami        "signed in as <name>" — whose token the request carried
@@ -19,13 +20,14 @@ Environment:
     OAUTH_TOKEN_SECONDS   lifetime of access tokens (default 3600)
     OAUTH_ENTERPRISE_IDP, OAUTH_ENTERPRISE_CLIENT   identity assertion grants from an organisation's
                           identity provider, presented by one client (console/demo/notes_enterprise.py)
+    OAUTH_STATE_FILE      a file to keep the registered clients and the tokens in, so that a restart on
+                          the same port keeps every connection (read at start, written on each change)
     OAUTH_LOG             a file to append one JSON line per token event to: {"event": "issued" | "asserted" |
                           "refreshed" | "revoked", "subject", "scopes", "resource"} (never a token)
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import secrets
@@ -33,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -54,6 +57,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from console.demo.notes_enterprise import Enterprise
+from console.demo.notes_page import sign_in_page
+from console.files import write_private
 from console.listening import listening_socket, mcp_port, serve_socket_and_announce
 
 READ = "notes:read"
@@ -80,8 +85,11 @@ class Provider:
     access: dict[str, AccessToken] = field(default_factory=dict)
     refresh: dict[str, RefreshToken] = field(default_factory=dict)
     enterprise: Enterprise | None = None
+    state_path: Path | None = None
 
     def __post_init__(self) -> None:
+        if self.state_path is not None and self.state_path.exists():
+            self._load(self.state_path)
         if self.enterprise is not None:
             self.clients[self.enterprise.client_id] = OAuthClientInformationFull(
                 client_id=self.enterprise.client_id,
@@ -96,6 +104,7 @@ class Provider:
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         self.clients[_client_id(client_info)] = client_info
+        self._save()
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         request_id = secrets.token_urlsafe(16)
@@ -150,6 +159,7 @@ class Provider:
     ) -> OAuthToken:
         if self.refresh.pop(refresh_token.token, None) is None:
             raise TokenError("invalid_grant", "refresh token already used")
+        self._save()
         return self._issue(
             client, scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject, "refreshed"
         )
@@ -165,6 +175,7 @@ class Provider:
         mine = (token.subject, token.client_id)
         self.access = {k: v for k, v in self.access.items() if (v.subject, v.client_id) != mine}
         self.refresh = {k: v for k, v in self.refresh.items() if (v.subject, v.client_id) != mine}
+        self._save()
         self._log("revoked", token.subject, token.scopes, token.resource)
 
     async def exchange_identity_assertion(
@@ -209,6 +220,7 @@ class Provider:
             self.refresh[refresh_token] = RefreshToken(
                 token=refresh_token, client_id=client_id, scopes=scopes, resource=resource, subject=subject
             )
+        self._save()
         self._log(event, subject, scopes, resource)
         return OAuthToken(
             access_token=access,
@@ -217,6 +229,29 @@ class Provider:
             refresh_token=refresh_token,
             scope=" ".join(scopes),
         )
+
+    def _save(self) -> None:
+        """Write the registered clients and the tokens to `state_path` (whole: aside, then renamed)."""
+        if self.state_path is None:
+            return
+        enterprise = self.enterprise.client_id if self.enterprise is not None else None
+        state = {
+            "clients": [c.model_dump(mode="json") for k, c in self.clients.items() if k != enterprise],
+            "access": [t.model_dump(mode="json") for t in self.access.values()],
+            "refresh": [t.model_dump(mode="json") for t in self.refresh.values()],
+        }
+        aside = self.state_path.with_name(self.state_path.name + ".part")
+        aside.unlink(missing_ok=True)
+        write_private(aside, json.dumps(state))
+        aside.replace(self.state_path)
+
+    def _load(self, path: Path) -> None:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        for item in state["clients"]:
+            client = OAuthClientInformationFull.model_validate(item)
+            self.clients[_client_id(client)] = client
+        self.access = {t.token: t for t in map(AccessToken.model_validate, state["access"])}
+        self.refresh = {t.token: t for t in map(RefreshToken.model_validate, state["refresh"])}
 
     def _log(self, event: str, subject: str | None, scopes: list[str], resource: str | None) -> None:
         if self.log_path:
@@ -255,12 +290,13 @@ def build_server(base: str, provider: Provider) -> MCPServer[Any]:
 
     @server.custom_route("/login", methods=["GET"])  # type: ignore[untyped-decorator]  # the SDK's
     async def login_page(request: Request) -> Response:
-        request_id = html.escape(request.query_params.get("request", ""))
-        return HTMLResponse(
-            "<!doctype html><title>Sign in to Team notes</title><h1>Sign in to Team notes</h1>"
-            f'<form method="post" action="/login"><input type="hidden" name="request" value="{request_id}">'
-            '<label>Name <input name="name" required></label> <button type="submit">Sign in</button></form>'
-        )
+        request_id = request.query_params.get("request", "")
+        pending = provider.pending.get(request_id)
+        if pending is None:
+            return HTMLResponse("unknown sign-in", status_code=400)
+        client = provider.clients.get(pending.client_id)
+        scopes = pending.params.scopes or [READ]
+        return HTMLResponse(sign_in_page(request_id, client.client_name if client else None, scopes))
 
     @server.custom_route("/login", methods=["POST"])  # type: ignore[untyped-decorator]  # the SDK's
     async def login(request: Request) -> Response:
@@ -287,6 +323,7 @@ async def serve(port: int, build: Callable[[str, Provider], Any] = build_app) ->
         token_seconds=int(os.environ.get("OAUTH_TOKEN_SECONDS", "3600")),
         log_path=os.environ.get("OAUTH_LOG"),
         enterprise=Enterprise.from_env(),
+        state_path=Path(os.environ["OAUTH_STATE_FILE"]) if os.environ.get("OAUTH_STATE_FILE") else None,
     )
     await serve_socket_and_announce(build(base, provider), sock, "/mcp")
 

@@ -8,6 +8,7 @@ import secrets
 import string
 import sys
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, replace
 
 import anyio
@@ -15,18 +16,20 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM
-from console.calls.models import Call, Elicitation
+from console.calls.models import TERMINAL, Call, Elicitation
 from console.calls.service import create_run, start_call
 from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
 from console.dispatch.signals import Signals
+from console.errors import Unauthorized
 from console.identity import authenticate_token, create_team, create_token, create_user
 from console.identity.credentials import CredentialCipher, forget_server_credentials, save_credential
-from console.identity.models import Membership, Team, User
+from console.identity.models import Membership, ServerCredential, Team, User
 from console.identity.passwords import hash_password
 from console.identity.tokens import list_tokens, revoke_token
 from console.mcp.admin import ServerSettings, create_server, edit_server, settings_of
 from console.mcp.models import McpServer
+from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
 
@@ -50,9 +53,10 @@ GATED_RELEASE: dict[str, object] = {
     "name": "deploy",
     "arguments": {"service": "billing", "environment": "production"},
 }
-DEMO_AGENT_LABEL = "demo agent"  # the name of dev's API token, one per run
+DEMO_AGENT_LABEL = "demo agent"  # the name of dev's API token, kept across runs
 # How long the banner waits for the demo's deploy to reach its question (a fresh stdio server starts).
 QUESTION_WAIT_SECONDS = 30.0
+WHOAMI: dict[str, object] = {"name": "whoami", "arguments": {}}
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Seeded:
     gated_call_id: str
     tracker_call_id: str | None
     notes_call_id: str | None = None
+    notes_connected: bool = False  # dev connected Team notes in an earlier run: no call waits for it
 
     def describe(
         self,
@@ -80,6 +85,9 @@ class Seeded:
         for name, password in self.passwords.items():
             yield f"  user {name:<5} password {password}"
         yield f"  API token for dev's agent: {self.dev_token}"
+        yield f"  agents connect to the MCP gateway at {url}/mcp, e.g. with this mcpServers entry:"
+        for line in json.dumps(mcp_servers_entry(url, self.dev_token), indent=2).splitlines():
+            yield f"    {line}"
         yield f"  a deploy of auth-service waits for an answer: {url}{deploy_page}"
         yield "  its policy: two approvers (lead and ops), not the requester, signed in within 5 minutes"
         yield f"  a production deploy of billing waits at its approval gate (same policy): {url}{gate_page}"
@@ -95,10 +103,21 @@ class Seeded:
                 "(sign in as dev and press Connect; you sign in there with any name): "
                 f"{url}{notes_page}"
             )
+        if self.notes_connected:
+            yield (
+                "  Team notes is behind OAuth: dev connected it in an earlier run, so dev's agent reaches it "
+                "(console demo --reset starts afresh)"
+            )
         if mailbox:
             yield f"  the approvers were emailed: each user reads their mail at {url}/demo/mailbox"
         yield f"  try: curl -s -H 'Authorization: Bearer {self.dev_token}' {url}/api/v1/elicitations"
         yield "Press Ctrl+C to stop."
+
+
+def mcp_servers_entry(url: str, token: str) -> dict[str, object]:
+    """The `mcpServers` configuration an MCP client takes to reach the gateway as dev's agent."""
+    server = {"type": "http", "url": f"{url}/mcp", "headers": {"Authorization": f"Bearer {token}"}}
+    return {"mcpServers": {"approval-console": server}}
 
 
 def new_passwords() -> dict[str, str]:
@@ -115,8 +134,10 @@ async def seed_demo(
     tracker: Tracker | None = None,
     notes_url: str | None = None,
     jwks_url: str | None = None,
+    kept_token: str | None = None,
 ) -> Seeded:
-    """Create (or reuse) the demo team, users and servers; fresh passwords and tokens each run. With
+    """Create (or reuse) the demo team, users and servers; fresh passwords each run. dev's agent keeps
+    `kept_token` (the last run's) while it still stands for it, and otherwise gets a new one. With
     `jwks_url` (where this console publishes its keys) the deployer requires its signed approval for
     production."""
     team = (await session.execute(select(Team).where(Team.name == TEAM))).scalar_one_or_none()
@@ -136,16 +157,14 @@ async def seed_demo(
             condition=condition,
             values=values,
         )
-    for earlier in await list_tokens(session=session, user_name="dev"):
-        if (earlier.team, earlier.name, earlier.revoked_at) == (TEAM, DEMO_AGENT_LABEL, None):
-            await revoke_token(session=session, actor=SYSTEM, token_id=earlier.id)  # the last run's
-    token = (
-        await create_token(session=session, user_name="dev", team_name=TEAM, name=DEMO_AGENT_LABEL)
-    ).token
+    token = await _demo_token(session, kept_token)
     call_id = await _ensure_waiting(session, token, settings, "deployer", RELEASE, "Release auth-service")
-    gated_call_id = await _ensure_waiting(
-        session, token, settings, "deployer", GATED_RELEASE, "Release billing to production"
-    )
+    # The gate shows the tool as the deployer lists it (description, annotations, the edit form from its
+    # inputSchema), so this call is started with connections that may ask the deployer for its tools.
+    async with ConnectionPool.of(settings) as pool:
+        gated_call_id = await _ensure_waiting(
+            session, token, settings, "deployer", GATED_RELEASE, "Release billing to production", pool=pool
+        )
     tracker_call = None
     if tracker is not None:
         await _ensure_tracker(session, team, tracker, settings)
@@ -158,12 +177,48 @@ async def seed_demo(
             "File the login bug",
         )
     notes_call = None
+    notes_connected = False
     if notes_url is not None:
-        await _ensure_notes(session, team, notes_url, settings)
-        notes_call = await _ensure_waiting(
-            session, token, settings, "notes", {"name": "whoami", "arguments": {}}, "Ask Team notes who I am"
-        )
-    return Seeded(passwords, token, call_id, gated_call_id, tracker_call, notes_call)
+        notes = await _ensure_notes(session, team, notes_url, settings)
+        waiting = await _waiting(session, "notes", WHOAMI)
+        notes_connected = waiting is None and await _has_credential(session, "dev", notes)
+        if not notes_connected:
+            notes_call = waiting or await _ensure_waiting(
+                session, token, settings, "notes", WHOAMI, "Ask Team notes who I am"
+            )
+    return Seeded(passwords, token, call_id, gated_call_id, tracker_call, notes_call, notes_connected)
+
+
+async def _has_credential(session: AsyncSession, user: str, server: McpServer) -> bool:
+    """Whether `user` holds a credential for `server` (Team notes: a connection from an earlier run)."""
+    found = await session.execute(
+        select(ServerCredential.user_id)
+        .join(User, User.id == ServerCredential.user_id)
+        .where(User.name == user, ServerCredential.server_id == server.id)
+    )
+    return found.first() is not None
+
+
+async def _demo_token(session: AsyncSession, kept: str | None) -> str:
+    """dev's one demo agent token: `kept` while it is still that, else a new one; any other is revoked."""
+    keep_id = None
+    if kept is not None:
+        with suppress(Unauthorized):
+            principal = await authenticate_token(session=session, token=kept)
+            if (principal.user_name, principal.team_name) == ("dev", TEAM):
+                keep_id = principal.token_id
+    kept_standing = False
+    for earlier in await list_tokens(session=session, user_name="dev"):
+        if (earlier.team, earlier.name, earlier.revoked_at) != (TEAM, DEMO_AGENT_LABEL, None):
+            continue
+        if earlier.id == keep_id:
+            kept_standing = True
+        else:
+            await revoke_token(session=session, actor=SYSTEM, token_id=earlier.id)
+    if kept is not None and kept_standing:
+        return kept
+    created = await create_token(session=session, user_name="dev", team_name=TEAM, name=DEMO_AGENT_LABEL)
+    return created.token
 
 
 async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, password: str) -> None:
@@ -250,7 +305,7 @@ async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, s
             outbound=Outbound.of(settings),
         )
     else:
-        server.url, server.internal = tracker.mcp_url, True  # a new port every run
+        server.url, server.internal = tracker.mcp_url, True  # another port when the last one was taken
         await session.commit()
     cipher = CredentialCipher(secret_text(settings))
     for name, tracker_token in tracker.tokens.items():
@@ -265,13 +320,14 @@ async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, s
         )
 
 
-async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: Settings) -> None:
+async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: Settings) -> McpServer:
     """Team notes, behind OAuth: each person connects their own account there. It runs beside the console
-    on loopback (internal), on a new port each run: connections of earlier runs are gone with it."""
+    on loopback (internal), on the last run's port when that is free, and keeps what it issued, so the
+    connections made to it stay; on another port they are forgotten."""
     query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "notes")
     server = (await session.execute(query)).scalar_one_or_none()
     if server is None:
-        await create_server(
+        return await create_server(
             session=session,
             by=None,
             team_name=team.name,
@@ -279,16 +335,15 @@ async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: S
             settings=ServerSettings(transport="http", url=url, oauth=True, internal=True),
             outbound=Outbound.of(settings),
         )
-        return
+    if server.url != url:  # another notes server: the connections to the last one are gone with it
+        await forget_server_credentials(session=session, server_id=server.id)
     server.url, server.internal, server.credential_mode = url, True, "oauth"
-    await forget_server_credentials(session=session, server_id=server.id)
     await session.commit()
+    return server
 
 
-async def _ensure_waiting(
-    session: AsyncSession, token: str, settings: Settings, server: str, params: dict[str, object], title: str
-) -> str:
-    principal = await authenticate_token(session=session, token=token)
+async def _waiting(session: AsyncSession, server: str, params: dict[str, object]) -> str | None:
+    """An earlier run's call to `server` with `params` that still waits, if any."""
     waiting = (
         (
             await session.execute(
@@ -301,19 +356,40 @@ async def _ensure_waiting(
         .all()
     )
     same = [call for call in waiting if json.loads(call.params_json) == params]
-    if same:
-        return same[0].id
+    return same[0].id if same else None
+
+
+async def _ensure_waiting(
+    session: AsyncSession,
+    token: str,
+    settings: Settings,
+    server: str,
+    params: dict[str, object],
+    title: str,
+    *,
+    pool: ConnectionPool | None = None,
+) -> str:
+    waiting = await _waiting(session, server, params)
+    if waiting is not None:
+        return waiting
+    principal = await authenticate_token(session=session, token=token)
     run = await create_run(session=session, principal=principal, team=TEAM, title=title, agent="demo-agent")
     body = json.dumps({"server": server, "method": "tools/call", "params": params})
     started = await start_call(
-        session=session, principal=principal, settings=settings, pool=None, run_id=run.id, body_text=body
+        session=session,
+        principal=principal,
+        settings=settings,
+        pool=pool,
+        run_id=run.id,
+        body_text=body,
+        tools_within=QUESTION_WAIT_SECONDS,
     )
     return started.call.id
 
 
 async def question_page(factory: async_sessionmaker[AsyncSession], signals: Signals, call_id: str) -> str:
     """The path of the call's pending question once the dispatcher has asked it (bounded wait), or of
-    its run when the question is not there in time."""
+    its run when the question is not there in time or the call ended without one."""
     with anyio.move_on_after(QUESTION_WAIT_SECONDS):
         while True:
             marker = signals.call_marker(call_id)  # before reading: a change meanwhile still wakes us
@@ -325,8 +401,13 @@ async def question_page(factory: async_sessionmaker[AsyncSession], signals: Sign
                         )
                     )
                 ).scalar()
+                ended = await session.scalar(
+                    select(Call.id).where(Call.id == call_id, Call.status.in_(TERMINAL))
+                )
             if question is not None:
                 return f"/elicitations/{question}"
+            if ended is not None:
+                break
             await signals.wait_for_call(call_id, 1.0, since=marker)
     async with factory() as session:
         call = await session.get(Call, call_id)

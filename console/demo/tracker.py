@@ -24,36 +24,39 @@ class Tracker:
 
 
 @contextmanager
-def running_tracker(passwords: Mapping[str, str]) -> Iterator[Tracker]:
-    """Start the tracker on a free loopback port; each user signs in there with their console password."""
+def running_tracker(passwords: Mapping[str, str], *, port: int = 0, state_key: str = "") -> Iterator[Tracker]:
+    """Start the tracker on loopback `port` (0: a free one); each user signs in there with their console
+    password. The links and request states of its questions hold up while `port` and `state_key` do."""
     tokens = {name: f"trk-{secrets.token_urlsafe(24)}" for name in passwords}
     users = ",".join(f"{name}:{tokens[name]}:{password}" for name, password in passwords.items())
-    env = {**os.environ, "CONNECT_STATE_KEY": secrets.token_urlsafe(32), "CONNECT_USERS": users}
-    with _running("console.demo.connect", "--port", env=env) as url:
+    env = {**os.environ, "CONNECT_STATE_KEY": state_key or secrets.token_urlsafe(32), "CONNECT_USERS": users}
+    with _running("console.demo.connect", "--port", port, env=env) as url:
         yield Tracker(url, tokens)
 
 
 @contextmanager
-def running_notes() -> Iterator[str]:
-    """Start Team notes (console/demo/notes.py) on a free loopback port; its MCP URL."""
-    with _running("console.demo.notes", "--http") as url:
+def running_notes(*, port: int = 0, state_file: Path | None = None) -> Iterator[str]:
+    """Start Team notes (console/demo/notes.py) on loopback `port` (0: a free one), keeping what it issues
+    in `state_file`; its MCP URL."""
+    env = {**os.environ, "OAUTH_STATE_FILE": str(state_file)} if state_file is not None else None
+    with _running("console.demo.notes", "--http", port, env=env) as url:
         yield url
 
 
 @contextmanager
 def running_mailbox(folder: Path) -> Iterator[str]:
     """Start the demo's mailbox (console/demo/mailbox.py) keeping messages in `folder`; its smtp:// URL."""
-    with _running("console.demo.mailbox", "--port", args=(str(folder),)) as url:
+    with _running("console.demo.mailbox", "--port", 0, args=(str(folder),)) as url:
         yield url
 
 
 @contextmanager
 def _running(
-    module: str, port_option: str, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
+    module: str, port_option: str, port: int, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
 ) -> Iterator[str]:
-    """Our own server module, run with our own interpreter on port 0, until the block ends; its URL."""
+    """Our own server module, run with our own interpreter on `port`, until the block ends; its URL."""
     process = subprocess.Popen(  # noqa: S603  # our own module, with our own interpreter
-        [sys.executable, "-m", module, *args, port_option, "0"], stdout=subprocess.PIPE, env=env
+        [sys.executable, "-m", module, *args, port_option, str(port)], stdout=subprocess.PIPE, env=env
     )
     try:
         yield _listening_url(process)

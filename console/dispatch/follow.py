@@ -48,6 +48,7 @@ async def start_and_hand_over(
     defer_send: bool = False,
     idempotency: Keyed | None = None,
     tools_within: float = math.inf,
+    gateway_session: str | None = None,
 ) -> Started:
     """Record the call (`calls.service.start_call`) and give its first send to this process's dispatcher
     when it runs here, else wake whichever dispatcher polls.
@@ -71,6 +72,7 @@ async def start_and_hand_over(
         claimed_by=None if here is None else here.worker_id,
         relayed=relayed,
         idempotency=idempotency,
+        gateway_session=gateway_session,
         tools_within=tools_within,
     )
     call_id = started.call.id
@@ -113,7 +115,7 @@ async def follow_call(
         if marker is not None:
             await signals.wait_for_call(call_id, poll, since=marker)
             view = _left_settled(signals, marker, viewer, settled)
-        while view is None:
+        while view is None and not signals.stopping:
             if seen is None:
                 seen = await look(session=session, viewer=viewer, signals=signals, call_id=call_id)
             marker, current = seen.marker, seen.view

@@ -20,6 +20,13 @@ from console.db import utcnow
 from console.elicitations.abandon import close_pending
 from console.elicitations.decisions import queue_resume_if_complete
 from console.elicitations.questions import Question, parse_input_requests
+from console.elicitations.required_links import (
+    LINK_KEY_PREFIX,
+    MAX_LINK_ROUNDS,
+    may_require_links,
+    open_required_links,
+    required_links,
+)
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused
 from console.mcp.models import McpServer
@@ -154,10 +161,14 @@ async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> Non
         )
 
 
-async def complete_link(*, session: AsyncSession, call_id: str, elicitation_id: str) -> bool:
-    """An older server's `notifications/elicitation/complete`: the call's pending held link question with
-    that `elicitationId` is accepted by the console (the flow it pointed to is done). Whether one was;
+async def complete_link(
+    *, session: AsyncSession, call_id: str, elicitation_id: str, held: bool = True
+) -> bool:
+    """An older server's `notifications/elicitation/complete`: the call's pending link question with that
+    `elicitationId` is accepted by the console (the flow it pointed to is done), among those of its held
+    rounds, or with `held` False of its rounds of links the server required (-32042). Whether one was;
     the caller commits."""
+    which = CallRound.held.is_(True) if held else Elicitation.key.startswith(LINK_KEY_PREFIX)
     pending = (
         await session.execute(
             select(Elicitation, CallRound)
@@ -166,7 +177,7 @@ async def complete_link(*, session: AsyncSession, call_id: str, elicitation_id: 
                 Elicitation.call_id == call_id,
                 Elicitation.mode == "url",
                 Elicitation.status == "pending",
-                CallRound.held.is_(True),
+                which,
             )
             .with_for_update(of=Elicitation)
         )
@@ -214,6 +225,37 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
             )
             return
     fail_call(session=session, call=call, job=job, error=error.as_json())
+
+
+async def record_links_required(
+    *,
+    session: AsyncSession,
+    call: Call,
+    run: Run,
+    job: DispatchJob,
+    error: McpError,
+    settings: Settings,
+    server: str,
+) -> list[Elicitation]:
+    """The server answered -32042 (URLElicitationRequiredError): its links become questions for the run's
+    owner and the request waits, parked, to go out again once they are done; a malformed error, or one
+    still repeated after MAX_LINK_ROUNDS rounds of links, fails the call without passing its data on.
+    The questions asked; the caller commits."""
+    try:
+        requests = required_links(error, settings)
+    except McpProtocolError as exc:
+        fail_call(session=session, call=call, job=job, error={"code": error.rpc_code, "message": exc.message})
+        return []
+    if not await may_require_links(session, call.id):
+        message = (
+            f"the server still required links (-32042) after {MAX_LINK_ROUNDS} rounds of them were done, "
+            "so the call was not sent again"
+        )
+        fail_call(session=session, call=call, job=job, error={"code": error.rpc_code, "message": message})
+        return []
+    return await open_required_links(
+        session=session, call=call, run=run, job=job, server=server, requests=requests, settings=settings
+    )
 
 
 def refuses_request_state(error: McpError) -> bool:

@@ -43,6 +43,13 @@ class Signals:
         self._logs: dict[str, list[LogFollower]] = {}
         # Where each wake-up is also told, for the other processes (None: this process is alone).
         self.relay: Callable[[str], None] | None = None
+        self.stopping = False  # the process is stopping: waiters answer with what they have
+
+    def stop_waiting(self) -> None:
+        """The process is stopping: wake every waiter of this process, for it to answer as things stand."""
+        self.stopping = True
+        for call_id in list(self._calls):
+            self._wake_call(call_id, None)
 
     def work_available(self) -> None:
         self._wake_work()

@@ -20,7 +20,7 @@ from console.audit import SYSTEM, record_event
 from console.background import Health, is_database_error, keep_going, wait_after
 from console.calls.connects import may_ask_to_connect, open_connect
 from console.calls.declared import declared
-from console.calls.endpoints import CredentialMissing, endpoint_for_owner
+from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.service import CallView, is_terminal, pending_questions, record_sent
 from console.calls.tasks import CANCEL, POLL
@@ -29,8 +29,15 @@ from console.db import finds_any, get_row, utcnow
 from console.dispatch.at_once import COMPLETES_AT_ONCE, record_completed
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
+from console.dispatch.link_notices import AwaitedLinks
 from console.dispatch.logs import LogRecorder
-from console.dispatch.outcomes import close_held, fail_call, record_error, record_reply
+from console.dispatch.outcomes import (
+    close_held,
+    fail_call,
+    record_error,
+    record_links_required,
+    record_reply,
+)
 from console.dispatch.progress import ProgressRecorder
 from console.dispatch.reports import Reports
 from console.dispatch.resending import record_lost_or_resend
@@ -44,6 +51,7 @@ from console.dispatch.tasks import (
 )
 from console.elicitations.agent_answers import expire_agent_requests
 from console.elicitations.decisions import expire_due, response_for
+from console.elicitations.required_links import requires_links
 from console.errors import McpError, McpLost, McpUnavailable
 from console.forms.arguments import call_argument_errors
 from console.identity.credentials import SecretMissing
@@ -131,10 +139,12 @@ class Dispatcher:
         self._slots = anyio.Semaphore(concurrency)
         self._tasks: TaskGroup | None = None
         self._health = health or Health()
+        self._awaited_links = AwaitedLinks(factory, signals)
 
     async def run(self) -> None:
         """Work until cancelled: a claimer starting one task per claimed job, plus a housekeeper; each
         waits out database errors (console/background.py) while the sends already out go on."""
+        self._pool.link_done = self._awaited_links.done
         kept = partial(keep_going, health=self._health, factory=self._factory)
         async with anyio.create_task_group() as tg:
             self._tasks = tg
@@ -331,6 +341,8 @@ class Dispatcher:
             ended = await self._record_when_possible(
                 claimed, reply, server, protocol, endpoint.roots, reports
             )
+            if isinstance(reply, McpError) and requires_links(reply):
+                self._awaited_links.expect(endpoint, reply, claimed.call_id)
             beating.cancel_scope.cancel()
         return ended
 
@@ -572,6 +584,9 @@ class Dispatcher:
             owner_name=owner,
             force_refresh=job.last_error == REFRESHING,
         )
+        endpoint = await on_agents_session(
+            session=session, call=call, owner_id=run.owner_id, endpoint=endpoint
+        )
         if request.meta is not None:  # kept with the job's record of being sent, for every later send
             job.attestation = request.meta[APPROVAL_META]
         return endpoint, request
@@ -636,6 +651,21 @@ class Dispatcher:
                 reason=f"{reply.message}; the outcome is unknown",
                 idempotent=server_row.idempotent,
                 settings=self._settings,
+            )
+        elif (
+            isinstance(reply, McpError)
+            and requires_links(reply)
+            and job.kind != CANCEL
+            and call.task_id is None
+        ):
+            asked = await record_links_required(
+                session=session,
+                call=call,
+                run=run,
+                job=job,
+                error=reply,
+                settings=self._settings,
+                server=server,
             )
         elif isinstance(reply, McpError):
             await record_error(session=session, call=call, job=job, error=reply)

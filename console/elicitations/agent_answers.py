@@ -4,9 +4,12 @@ client (the agent has the model and the roots). Once nothing of the round waits,
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from typing import Any
 
+import mcp.types as types
+from pydantic import ValidationError
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -106,6 +109,8 @@ async def expire_agent_requests(*, session: AsyncSession, now: datetime | None =
 
 
 def _check_shape(method: str, response: Any) -> None:
+    """The answer is the result its request asks for, as the protocol has it (the console sends it on to
+    the server as such)."""
     if not isinstance(response, dict):
         raise InvalidInput("the answer must be an object", {"response": "must be an object"})
     if method == "roots/list":
@@ -116,3 +121,18 @@ def _check_shape(method: str, response: Any) -> None:
             raise InvalidInput("a roots answer lists roots", {"roots": "must be a list of {uri, name?}"})
     elif not isinstance(response.get("content"), dict | list) or not isinstance(response.get("role"), str):
         raise InvalidInput("a sampling answer is a message", {"response": "needs role and content"})
+    result = types.ListRootsResult if method == "roots/list" else types.CreateMessageResult
+    try:
+        result.model_validate(response)
+    except ValidationError as exc:
+        raise InvalidInput("the answer is not a valid result", dict([invalid_field(exc)])) from None
+
+
+def invalid_field(exc: ValidationError) -> tuple[str, str]:
+    """Where a result the protocol's types refused is wrong, and why: the field is where every way of
+    reading it failed (the common part of the errors' paths), "" for the whole result."""
+    errors = exc.errors()
+    paths = [[str(part) for part in error["loc"]] for error in errors]
+    field = ".".join(os.path.commonprefix(paths))
+    reason = errors[0]["msg"] if len(errors) == 1 else "matches none of the shapes allowed there"
+    return field, reason

@@ -10,8 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
-from console.calls.connects import PARKED
-from console.calls.models import Call, CallRound, DispatchJob, Elicitation
+from console.calls.connects import parked_job, send_parked_again
+from console.calls.models import Call, CallRound, Elicitation
 from console.calls.tasks import cancel_task_of
 from console.db import get_row, utcnow
 from console.elicitations.ended import end_at_console_round
@@ -66,16 +66,10 @@ async def pass_connect(
     """Apply the decided connect question of `round_` (locked, just marked ready); True when the parked
     request was queued again. The caller commits."""
     call = await get_row(session, Call, round_.call_id)
-    parked = (
-        await session.execute(
-            select(DispatchJob).where(DispatchJob.call_id == call.id, DispatchJob.status == PARKED)
-        )
-    ).scalar_one_or_none()
+    parked = await parked_job(session, call.id)
     now = utcnow()
     if question.status == "accepted" and parked is not None:
-        round_.status = "answered"
-        parked.status, parked.not_before, parked.last_error, parked.attempts = "ready", now, None, 0
-        call.status, call.updated_at = ("resuming" if parked.kind == "resume" else "running"), now
+        send_parked_again(parked, call, round_, now)
         record_event(
             session=session,
             actor=actor,

@@ -39,6 +39,7 @@ from console.elicitations.gates import (
     owner_token_refusal,
     pass_gate,
 )
+from console.elicitations.required_links import parked_for_links, pass_links
 from console.elicitations.sampling import end_if_sampling_refused, sampling_result
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
@@ -447,7 +448,7 @@ async def _checked_content(
     if elicitation.mode == "gate":
         return await approved_arguments(session, elicitation, content)
     if elicitation.mode == "url":
-        if content is not None:
+        if content is not None and content != {}:  # servers take an empty object as no content, too
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
         return None
     if elicitation.mode == "connect":
@@ -481,6 +482,9 @@ async def queue_resume_if_complete(
     connect = await _connect_of(session, round_)
     if connect is not None:
         return await pass_connect(session=session, round_=round_, question=connect, actor=actor)
+    parked = await parked_for_links(session, round_)
+    if parked is not None:
+        return await pass_links(session=session, round_=round_, parked=parked, actor=actor)
     now = utcnow()
     if round_.held:  # the request is still out: the console holding it sends the answers on it
         others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")

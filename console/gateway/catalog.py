@@ -3,7 +3,8 @@
 
 A name is never given to whichever server listed it first: one that two items would share (possible
 only with a server name `mcp/names.py` now refuses, or a server whose own names meet), or that is the
-console's own, is withheld and logged; so is a resource URI that two servers list or whose templates fit.
+console's own, is withheld and logged; so is a resource URI that two servers list or whose templates fit,
+and a resource template that a URI of another server's template could also fit.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class Catalog:
         if kind == "resources":
             return [entry.item for entry in self.resources.values()]
         if kind == "resourceTemplates":
-            return [entry.item for entry in self.templates]
+            return [entry.item for entry in self.templates if not self.shared(entry)]
         named = self.tools if kind == "tools" else self.prompts
         return [{**entry.item, "name": name} for name, entry in named.items()]
 
@@ -90,8 +91,24 @@ class Catalog:
         return {
             entry.upstream.name: entry.upstream
             for entry in self.templates
-            if (start := str(entry.item.get("uriTemplate", "")).split("{", 1)[0]) and uri.startswith(start)
+            if (start := _fixed_start(entry)) and uri.startswith(start)
         }
+
+    def shared(self, template: Entry) -> bool:
+        """Whether a URI this template makes could fit another server's template too (one fixed start
+        begins the other), so that reading it here would reach neither."""
+        start = _fixed_start(template)
+        return any(
+            other.upstream.name != template.upstream.name
+            and (start.startswith(other_start) or other_start.startswith(start))
+            for other in self.templates
+            for other_start in (_fixed_start(other),)
+        )
+
+
+def _fixed_start(template: Entry) -> str:
+    """A template's URI up to its first expression: every URI it makes begins with it."""
+    return str(template.item.get("uriTemplate", "")).split("{", 1)[0]
 
 
 async def upstreams(
@@ -152,6 +169,13 @@ async def build_catalog(
         for kind in wanted:
             for item in results.get((index, kind), []):
                 _add(catalog, kind, Entry(upstream, item))
+    for template in catalog.templates:
+        if catalog.shared(template):
+            logger.warning(
+                "gateway: template %r of %s withheld: another server's template fits its URIs",
+                template.item.get("uriTemplate"),
+                template.upstream.name,
+            )
     return catalog
 
 

@@ -15,6 +15,7 @@ from starlette.requests import Request
 
 from console.dispatch.signals import LogFollower
 from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, PayloadTooLarge, Unauthorized
+from console.gateway.attendance import EXCHANGE, Exchange
 from console.gateway.auth import PRINCIPAL, still_valid
 from console.gateway.forwarding import CloseStream, Report, RunKey, Services
 from console.gateway.subscribed import SessionSubscriptions
@@ -25,6 +26,8 @@ Context = ServerRequestContext[Any, Any]
 RUN_META = "io.approval-console/run"  # an agent names its run in a request's _meta ...
 RUN_HEADER = "console-run"  # ... or in this header
 SESSION_HEADER = "mcp-session-id"
+CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"  # a 2026-07-28 request's self-reported client
+MAX_CLIENT_TITLE = 60  # characters of the client's name in a run's title
 LOG_DATA_CHARS = 16_384  # a server's log entry longer than this (as JSON) reaches the agent as a note
 
 
@@ -41,6 +44,11 @@ def services(ctx: Context) -> Services:
     return Services(
         state.factory, state.pool, state.signals, state.dispatcher, state.settings, gateway.memo, gateway.seal
     )
+
+
+def console_stopping(ctx: Context) -> bool:
+    """Whether the console is stopping (and so cancels the requests it still serves)."""
+    return bool(request_of(ctx).app.state.gateway.stopping)
 
 
 def caller(ctx: Context) -> Principal:
@@ -69,11 +77,27 @@ def run_key(ctx: Context) -> RunKey:
         return RunKey(f"name:{principal.user_id}:{name}", name, agent)
     session_id = request.headers.get(SESSION_HEADER)
     now = datetime.now(UTC)
+    # Named as a person recognises the run: which client, through which address, from when.
+    began = f"{_client_title(ctx)} via {request.url.path[:80]}, {now.day} {now:%b %H:%M} UTC"
     if session_id:
-        title = f"{agent} session, {now:%Y-%m-%d %H:%M} UTC"
-        return RunKey(f"session:{principal.user_id}:{session_id}", title, agent)
+        return RunKey(f"session:{principal.user_id}:{session_id}", began, agent)
     day = f"{now:%Y-%m-%d}"
-    return RunKey(f"token:{principal.token_id}:{day}", f"{agent} on {day}", agent)
+    return RunKey(f"token:{principal.token_id}:{day}", began, agent)
+
+
+def _client_title(ctx: Context) -> str:
+    """The agent's client by its display name (its self-reported clientInfo title, else name)."""
+    client = ctx.session.client_params
+    info = client.client_info if client is not None else None
+    sent = (ctx.meta or {}).get(CLIENT_INFO_META)
+    if info is not None:
+        name: object = info.title or info.name
+    elif isinstance(sent, dict):
+        name = sent.get("title") or sent.get("name")
+    else:
+        name = None
+    words = " ".join(name.split())[:MAX_CLIENT_TITLE] if isinstance(name, str) else ""
+    return words or "An MCP client"
 
 
 def as_mcp_error(exc: ConsoleError) -> MCPError:
@@ -99,6 +123,14 @@ def stream_closer(ctx: Context) -> CloseStream | None:
     """How to close the agent's response stream for its client to resume it: 2025-11-25 sessions only
     (a 2026-07-28 client cannot resume a request's stream)."""
     return ctx.close_sse_stream if ctx.session.can_send_request else None
+
+
+def exchange(ctx: Context) -> Exchange | None:
+    """The HTTP exchange of a 2025-11-25 session's request (a 2026-07-28 request's end cancels it)."""
+    if not ctx.session.can_send_request:
+        return None
+    found = getattr(request_of(ctx).state, EXCHANGE, None)
+    return found if isinstance(found, Exchange) else None
 
 
 def subscriptions(ctx: Context) -> SessionSubscriptions:

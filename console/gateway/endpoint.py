@@ -13,11 +13,15 @@ from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.types import INVALID_PARAMS
+from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from console.config import Settings, secret_text
 from console.errors import Conflict, NotFound
+from console.gateway.agent_roots import AgentRootsKeeper
+from console.gateway.attendance import EXCHANGE, Attendances
 from console.gateway.auth import Refusal, authenticate
+from console.gateway.context import SESSION_HEADER
 from console.gateway.events import RETRY_MS, RecentEvents
 from console.gateway.memo import CALLER, Memo
 from console.gateway.origins import refused_site
@@ -56,8 +60,11 @@ class Gateway:
         self._base_url = settings.base_url
         self.seal = StateSeal(secret_text(settings))
         self.subscriptions = Subscriptions()
+        self.roots = AgentRootsKeeper()
+        self.attendances = Attendances()
+        self.stopping = False  # set before the sessions' requests are cancelled as the console stops
         self._manager = Sessions(
-            build_server(self.memo),
+            build_server(self.memo, self.roots),
             RecentEvents(),
             retry_interval=RETRY_MS,
             max_request_body_size=settings.max_params_bytes,
@@ -65,8 +72,15 @@ class Gateway:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self.subscriptions.running(), self._manager.run():
-            yield
+        async with self.subscriptions.running(), self.roots.running(), self._manager.run():
+            try:
+                yield
+            finally:
+                self.stopping = True
+
+    def stop(self) -> None:
+        """The console is stopping: the requests cancelled from now on leave their calls as they are."""
+        self.stopping = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         factory = scope["app"].state.factory
@@ -93,10 +107,19 @@ class Gateway:
             if outage is None:
                 raise
             logger.warning("answered 503 to the gateway: %s", outage.message)
+            session_id = Headers(scope=scope).get(SESSION_HEADER)
+            if session_id:
+                self.roots.missed(session_id)
             await Refusal(503, outage.message, retry_after=outage.retry_after)(scope, receive, send)
             return
         caller = CALLER.set((principal.token_id or "", only))
         try:
-            await self._manager.handle_request(scope, receive, send)
+            session_id = Headers(scope=scope).get(SESSION_HEADER)
+            if session_id is None:
+                await self._manager.handle_request(scope, receive, send)
+                return
+            with self.attendances.of(principal.token_id or "", session_id).exchange() as exchange:
+                scope.setdefault("state", {})[EXCHANGE] = exchange
+                await self._manager.handle_request(scope, receive, send)
         finally:
             CALLER.reset(caller)

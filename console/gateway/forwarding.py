@@ -27,6 +27,7 @@ from console.dispatch.signals import LogFollower, Signals
 from console.dispatch.worker import Dispatcher
 from console.elicitations.agent_answers import pending_agent_requests
 from console.elicitations.waiting import Waiting, waiting_on
+from console.gateway.driven import driving
 from console.gateway.events import RETRY_MS
 from console.gateway.memo import Memo
 from console.gateway.request_state import StateSeal
@@ -91,6 +92,7 @@ async def forward(
     relayed: frozenset[str] = frozenset(),
     logs: LogFollower | None = None,
     close_stream: CloseStream | None = None,
+    gateway_session: str | None = None,
 ) -> Outcome:
     """Start the call in the agent's run and hold it until it ends, `stop` says so, or the hold bound
     (`bound` seconds, else `CONSOLE_GATEWAY_HOLD_SECONDS`) passes.
@@ -107,18 +109,22 @@ async def forward(
             )
             run_id = owned.id
             services.memo.runs.put((principal.user_id, run.key), run_id)
-        started = await follow.start_and_hand_over(
-            session=session,
-            principal=principal,
-            settings=services.settings,
-            pool=services.pool,
-            signals=services.signals,
-            dispatcher=services.dispatcher,
-            run_id=run_id,
-            body_text=body,
-            relayed=relayed,
-            defer_send=True,
-        )
+        # Not cancelled half-way: a call that was recorded is one the agent's cancellation can withdraw.
+        with anyio.CancelScope(shield=True):
+            started = await follow.start_and_hand_over(
+                session=session,
+                principal=principal,
+                settings=services.settings,
+                pool=services.pool,
+                signals=services.signals,
+                dispatcher=services.dispatcher,
+                run_id=run_id,
+                body_text=body,
+                relayed=relayed,
+                gateway_session=gateway_session,
+                defer_send=True,
+            )
+            driving(started.call_id)
     try:
         return await hold(
             services=services,
@@ -211,7 +217,7 @@ async def _hold(
         if telling != told or now - told_at >= HEARTBEAT_SECONDS:  # not when woken only to close
             await report(round(elapsed, 1), float(bound), message)
             told, told_at = telling, now
-        if elapsed >= bound:
+        if elapsed >= bound or services.signals.stopping:  # stopping: the agent hears where things stand
             return Outcome(view, waiting, asks)
 
 

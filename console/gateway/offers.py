@@ -11,10 +11,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp.types as types
+from mcp import MCPError
+from pydantic import ValidationError
+from sqlalchemy import select
 
-from console.calls.models import AgentRequest
+from console.calls.models import AgentRequest, Elicitation
 from console.dispatch.taking import ResumeHandOver
-from console.elicitations.decisions import answer, answer_refusal
+from console.elicitations.agent_answers import invalid_field
+from console.elicitations.decisions import ACTIONS, answer, answer_refusal
 from console.elicitations.waiting import Waiting
 from console.errors import Conflict, Gone, InvalidInput
 from console.gateway.forwarding import Services
@@ -82,17 +86,28 @@ class Offered:
 
 
 async def apply_answer(
-    *, services: Services, principal: Principal, question_id: str, response: dict[str, Any]
+    *,
+    services: Services,
+    principal: Principal,
+    question_id: str,
+    response: Any,
+    named: str = "",
 ) -> bool:
     """Decide the question with the agent client's answer, as its owner; False when someone else decided
-    first (or it ended meanwhile), or the answer does not fit the question (it stays open).
+    first (or it ended meanwhile).
 
     Raises:
+        MCPError: INVALID_PARAMS: the console refused the answer (an unknown action, content that does
+            not fit the form, content on a link); `data` names the field, under `named` (where the
+            answer sits in the agent's request).
         Forbidden, NotFound: the caller may not answer it (recorded).
     """
+    if not isinstance(response, dict):
+        raise refused(named, "the answer is not an elicitation result", {"": "must be an object"})
     action = response.get("action")
-    if action not in ("accept", "decline", "cancel"):
-        return False
+    if action not in ACTIONS:
+        choices = f"must be one of {', '.join(ACTIONS)}"
+        raise refused(named, "the answer has no valid action", {"action": choices})
     # Recorded as decided in the owner's own agent, so the question page says where it was answered.
     viewer = replace(principal.viewer, via=f"mcp:{principal.token_id}")
     resume = ResumeHandOver(services.signals, services.dispatcher)
@@ -109,7 +124,34 @@ async def apply_answer(
     except (Conflict, Gone):
         return False  # the first answer won, elsewhere
     except InvalidInput as exc:
-        logger.info("gateway: an agent's answer to %s did not fit: %s", question_id, exc.message)
-        return False
+        logger.info("gateway: refused an agent's answer to %s: %s %s", question_id, exc.message, exc.fields)
+        async with services.factory() as session:
+            mode = await session.scalar(select(Elicitation.mode).where(Elicitation.id == question_id))
+        errors = exc.fields or {"": exc.message}
+        if mode == "url":  # the only thing a link's answer can get wrong is its content
+            raise refused(named, exc.message, {"content": next(iter(errors.values()))}) from None
+        raise refused(named, exc.message, {_in_content(name): why for name, why in errors.items()}) from None
     resume.send(queued=True)
     return True
+
+
+def refused(named: str, message: str, errors: dict[str, str]) -> MCPError:
+    """The JSON-RPC error telling the agent which field of its answer the console refused, and why."""
+    fields = {f"{named}{path}".rstrip(".") or "response": why for path, why in errors.items()}
+    field, reason = next(iter(fields.items()))
+    return MCPError(
+        types.INVALID_PARAMS,
+        f"the console refused the answer ({message}): {field} {reason}",
+        {"field": field, "reason": reason, "fields": fields},
+    )
+
+
+def malformed(exc: ValidationError) -> MCPError:
+    """The JSON-RPC error for an answer that is not even the result its request asks for: the field is
+    where every way of reading it failed (the common part of the errors' paths)."""
+    field, reason = invalid_field(exc)
+    return refused("", "the answer is not a valid result", {field: reason})
+
+
+def _in_content(name: str) -> str:
+    return f"content.{name}" if name else "content"

@@ -15,12 +15,14 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import MCPError
+from pydantic import ValidationError
 
 from console.calls.models import AgentRequest
+from console.calls.withdrawal import told_failed, withdraw_for_agent
 from console.elicitations.agent_answers import answer_agent_request
 from console.elicitations.waiting import Waiting
-from console.errors import InvalidInput, NotFound
-from console.gateway import offers
+from console.errors import ConsoleError, InvalidInput, NotFound
+from console.gateway import input_responses, offers
 from console.gateway.context import Context
 from console.gateway.forwarding import Outcome, Services, Stop
 from console.gateway.request_state import OfferedState, StateRefused
@@ -46,7 +48,11 @@ def relayed_by(ctx: Context) -> frozenset[str]:
 
 
 async def with_offers(ctx: Context, services: Services, principal: Principal, held: Held) -> Outcome:
-    """Run `held` (a hold on a call) so that what the client may answer goes to it."""
+    """Run `held` (a hold on a call) so that what the client may answer goes to it.
+
+    Raises:
+        MCPError: the console refused an answer the 2025-11-25 client gave; the call was abandoned.
+    """
     capabilities = ctx.session.client_capabilities
     if not ctx.session.can_send_request:  # 2026-07-28: hand them over in the result, at once
 
@@ -55,25 +61,30 @@ async def with_offers(ctx: Context, services: Services, principal: Principal, he
 
         return await held(for_the_client)
     pushed: set[str] = set()
+    refusals: list[MCPError] = []
     async with anyio.create_task_group() as tasks:
 
         def push_new(waiting: list[Waiting], asks: list[AgentRequest]) -> bool:
             for ask in asks:
                 if ask.id not in pushed:
                     pushed.add(ask.id)
-                    tasks.start_soon(_push_ask, ctx, services, principal, ask)
+                    tasks.start_soon(_push_ask, ctx, services, principal, ask, refusals)
             for question in waiting:
                 if question.id not in pushed and offers.offerable(question, principal, capabilities):
                     pushed.add(question.id)
-                    tasks.start_soon(_push_question, ctx, services, principal, question)
+                    tasks.start_soon(_push_question, ctx, services, principal, question, refusals)
             return False
 
         outcome = await held(push_new)
         tasks.cancel_scope.cancel()  # decided elsewhere, or the call moved on: the client's prompt is moot
+    if refusals:  # the session cannot be asked again for the same answer: its request fails, said why
+        raise refusals[0]
     return outcome
 
 
-async def _push_question(ctx: Context, services: Services, principal: Principal, waiting: Waiting) -> None:
+async def _push_question(
+    ctx: Context, services: Services, principal: Principal, waiting: Waiting, refusals: list[MCPError]
+) -> None:
     question = offers.input_request(waiting)["params"]
     try:
         if waiting.mode == "url":
@@ -87,13 +98,23 @@ async def _push_question(ctx: Context, services: Services, principal: Principal,
     except MCPError as exc:  # the client could not ask; people still can
         logger.info("gateway: the agent's client did not take question %s: %s", waiting.id, exc.message)
         return
+    except ValidationError as exc:  # it answered with something that is no ElicitResult
+        refusals.append(offers.malformed(exc))
+        await end_refused(services, principal, waiting.question.call_id, refusals[-1])
+        return
     response = reply.model_dump(by_alias=True, mode="json", exclude_none=True)
-    await offers.apply_answer(
-        services=services, principal=principal, question_id=waiting.id, response=response
-    )
+    try:
+        await offers.apply_answer(
+            services=services, principal=principal, question_id=waiting.id, response=response
+        )
+    except MCPError as refusal:
+        refusals.append(refusal)
+        await end_refused(services, principal, waiting.question.call_id, refusal)
 
 
-async def _push_ask(ctx: Context, services: Services, principal: Principal, ask: AgentRequest) -> None:
+async def _push_ask(
+    ctx: Context, services: Services, principal: Principal, ask: AgentRequest, refusals: list[MCPError]
+) -> None:
     """The server's sampling or roots request, sent to the agent's client as the server sent it."""
     params = json.loads(ask.params_json)
     try:
@@ -107,16 +128,42 @@ async def _push_ask(ctx: Context, services: Services, principal: Principal, ask:
     except MCPError as exc:
         logger.info("gateway: the agent's client did not answer %s: %s", ask.method, exc.message)
         return
-    await answer_ask(
-        services, principal, ask.id, reply.model_dump(by_alias=True, mode="json", exclude_none=True)
-    )
+    except ValidationError as exc:  # not the result the request asks for
+        refusals.append(offers.malformed(exc))
+        await end_refused(services, principal, ask.call_id, refusals[-1])
+        return
+    try:
+        await answer_ask(
+            services, principal, ask.id, reply.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+    except MCPError as refusal:
+        refusals.append(refusal)
+        await end_refused(services, principal, ask.call_id, refusal)
 
 
-async def answer_ask(services: Services, principal: Principal, request_id: str, response: Any) -> None:
+async def end_refused(services: Services, principal: Principal, call_id: str, refusal: MCPError) -> None:
+    """The agent is told the console refused its answer, so its request fails: the console call is
+    withdrawn now, with the refusal as its reason (`calls.withdrawal`), rather than wait on an answer
+    nobody sends."""
+    reason = told_failed(refusal.error.message)
+    with anyio.CancelScope(shield=True):
+        try:
+            async with services.factory() as session:
+                await withdraw_for_agent(session=session, principal=principal, call_id=call_id, reason=reason)
+        except ConsoleError as exc:  # it ended meanwhile
+            logger.info("gateway: call %s not abandoned after a refused answer: %s", call_id, exc.message)
+            return
+    services.signals.call_changed(call_id)
+    services.signals.work_available()  # a request the console holds for its server ends now
+
+
+async def answer_ask(
+    services: Services, principal: Principal, request_id: str, response: Any, *, named: str = ""
+) -> None:
     """The agent's answer to the server's sampling or roots request (one already answered is left alone).
 
     Raises:
-        MCPError: the answer has the wrong shape for the request.
+        MCPError: the answer has the wrong shape for the request (its field named, under `named`).
     """
     try:
         async with services.factory() as session:
@@ -124,7 +171,7 @@ async def answer_ask(services: Services, principal: Principal, request_id: str, 
                 session=session, viewer=principal.viewer, request_id=request_id, response=response
             )
     except InvalidInput as exc:
-        raise MCPError(types.INVALID_PARAMS, exc.message, exc.fields or None) from None
+        raise offers.refused(named, exc.message, exc.fields or {"": exc.message}) from None
     except NotFound:
         return
     if answered:
@@ -158,34 +205,33 @@ def handed_over(
     }
 
 
-async def take_answers(
-    services: Services, principal: Principal, request_state: str, responses: dict[str, Any] | None
-) -> str:
-    """Apply a retry's answers to what its state names; the console call to hold again.
+async def take_answers(services: Services, principal: Principal, request_state: str, responses: Any) -> str:
+    """Apply a retry's answers (`inputResponses` as the agent sent them) to what its state names; the
+    console call to hold again.
 
     Raises:
-        MCPError: the state is not this console's for this caller, or expired; an answer to the server's
-            own request has the wrong shape.
+        MCPError: the state is not this console's for this caller, or expired; or the console refused an
+            answer, or the answers are no object (the field named), and the call was abandoned.
     """
     try:
         state = services.seal.open(request_state, bound_to=bound_to(principal))
     except StateRefused as exc:
         raise MCPError(types.INVALID_PARAMS, str(exc), {"reason": "invalid_request_state"}) from None
-    given = {key: _dumped(value) for key, value in (responses or {}).items()}
-    for key, request_id in state.requests.items():
-        if key in given:
-            await answer_ask(services, principal, request_id, given[key])
-    for key, question_id in state.questions.items():
-        if key in given:  # one not answered this time is offered again if it still waits
-            await offers.apply_answer(
-                services=services, principal=principal, question_id=question_id, response=given[key]
-            )
+    try:
+        given = input_responses.answers_in(responses)
+        for key, request_id in state.requests.items():
+            if key in given:
+                await answer_ask(services, principal, request_id, given[key], named=f"inputResponses.{key}.")
+        for key, question_id in state.questions.items():
+            if key in given:  # one not answered this time is offered again if it still waits
+                await offers.apply_answer(
+                    services=services,
+                    principal=principal,
+                    question_id=question_id,
+                    response=given[key],
+                    named=f"inputResponses.{key}.",
+                )
+    except MCPError as refusal:  # asked again, the agent would answer the same: the request fails, said why
+        await end_refused(services, principal, state.call_id, refusal)
+        raise
     return state.call_id
-
-
-def _dumped(value: Any) -> Any:
-    return (
-        value.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if hasattr(value, "model_dump")
-        else value
-    )

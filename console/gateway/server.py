@@ -16,15 +16,19 @@ from mcp import MCPError
 from mcp.server import Server
 from mcp.server.caching import CacheableMethod, CacheHint
 
+from console import __version__
 from console.calls.access import refuse_read_only
 from console.calls.service import view_call
 from console.errors import ConsoleError, McpError
-from console.gateway import context, forwarding, rounds, tasks
+from console.gateway import context, forwarding, input_responses, rounds, tasks
+from console.gateway.agent_roots import AgentRootsKeeper
 from console.gateway.catalog import Catalog, build_catalog, upstreams
 from console.gateway.context import Context
+from console.gateway.driven import driving
 from console.gateway.forwarding import AWAIT_TOOL
 from console.gateway.listen import serve_listen
 from console.gateway.memo import Memo
+from console.gateway.withdrawing import withdraw_on_failure
 from console.mcp.connection import Listing
 from console.outage import unavailable
 
@@ -45,7 +49,6 @@ AWAIT_TOOL_ITEM = {
 # Listings are each caller's own (their team's servers, their credentials) and change with admins' edits.
 LISTING_HINT = CacheHint(ttl_ms=10_000, scope="private")
 TASK_AFTER_SECONDS = 2.0  # a call that neither ends nor asks anyone by then becomes a task too
-AskingParams = types.CallToolRequestParams | types.GetPromptRequestParams | types.ReadResourceRequestParams
 LISTINGS: tuple[CacheableMethod, ...] = (
     "tools/list",
     "prompts/list",
@@ -56,10 +59,10 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 
-def build_server(memo: Memo) -> Server[Any]:
+def build_server(memo: Memo, roots: AgentRootsKeeper) -> Server[Any]:
     server: Server[Any] = Server(
         "approval-console",
-        version="0.1.0",
+        version=__version__,
         instructions=(
             "Every call goes through the approval console: when a person must decide, the call waits "
             "for them, and a result may say that it still waits and how to wait again."
@@ -83,12 +86,20 @@ def build_server(memo: Memo) -> Server[Any]:
         # where the method is gone (the SDK answers it as unknown there).
         ("logging/setLevel", types.SetLevelRequestParams, _set_log_level),
         ("tasks/get", tasks.TaskParams, tasks.get_task),
-        ("tasks/update", tasks.TaskUpdateParams, tasks.update_task),
+        ("tasks/update", tasks.TaskParams, tasks.update_task),
         ("tasks/cancel", tasks.TaskParams, tasks.cancel_task),
     ]
     server.extensions[tasks.TASKS] = {}
+    server.middleware.extend([withdraw_on_failure, input_responses.take_aside])
     for method, params, handler in handlers:
         server.add_request_handler(method, params, _outage_answered(handler))
+
+    async def roots_changed(ctx: Context, params: types.NotificationParams) -> None:
+        roots.roots_changed(ctx)
+
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots_changed
+    )
     return server
 
 
@@ -135,41 +146,47 @@ async def _call_tool(ctx: Context, params: types.CallToolRequestParams) -> dict[
             text = json.dumps(forwarding.method_result(awaited, base_url), ensure_ascii=False)
             return _complete({"content": [{"type": "text", "text": text}]})
         return _complete(forwarding.tool_result(awaited, base_url))
+    early: dict[str, Any] = {}
     if params.request_state is not None:
-        outcome = await _retried(ctx, "tools/call", params.request_state, params.input_responses)
+        outcome = await _retried(ctx, "tools/call", params.request_state, input_responses.given())
     else:
+        early = input_responses.answers_in(input_responses.given())  # refused before anything runs
         entry = (await _catalog(ctx, "tools")).tools.get(params.name)
         if entry is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
         forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
-        if tasks.declared(ctx):
+        if tasks.answers_with_tasks(ctx):
             outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded, as_task=True)
             if not outcome.ended:
                 return tasks.created(outcome, base_url)
             return _complete(forwarding.tool_result(outcome, base_url))
         outcome = await _forwarded(ctx, entry.upstream.name, "tools/call", forwarded)
-    outcome, handed = await _handed_over(ctx, "tools/call", outcome, params)
+    outcome, handed = await _handed_over(ctx, "tools/call", outcome, early)
     return handed or _complete(forwarding.tool_result(outcome, base_url))
 
 
 async def _get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> dict[str, Any]:
+    early: dict[str, Any] = {}
     if params.request_state is not None:
-        outcome = await _retried(ctx, "prompts/get", params.request_state, params.input_responses)
+        outcome = await _retried(ctx, "prompts/get", params.request_state, input_responses.given())
     else:
+        early = input_responses.answers_in(input_responses.given())
         entry = (await _catalog(ctx, "prompts")).prompts.get(params.name)
         if entry is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
         forwarded = {"name": entry.upstream_name, "arguments": params.arguments or {}}
         outcome = await _forwarded(ctx, entry.upstream.name, "prompts/get", forwarded)
     base_url = context.services(ctx).settings.base_url
-    outcome, handed = await _handed_over(ctx, "prompts/get", outcome, params)
+    outcome, handed = await _handed_over(ctx, "prompts/get", outcome, early)
     return handed or _complete(forwarding.method_result(outcome, base_url))
 
 
 async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> dict[str, Any]:
+    early: dict[str, Any] = {}
     if params.request_state is not None:
-        outcome = await _retried(ctx, "resources/read", params.request_state, params.input_responses)
+        outcome = await _retried(ctx, "resources/read", params.request_state, input_responses.given())
     else:
+        early = input_responses.answers_in(input_responses.given())
         uri = str(params.uri)
         catalog = await _catalog(ctx, "resources", "resourceTemplates")
         upstream = catalog.server_of_uri(uri)
@@ -177,7 +194,7 @@ async def _read_resource(ctx: Context, params: types.ReadResourceRequestParams) 
             raise MCPError(types.INVALID_PARAMS, catalog.unrouted(uri), {"uri": uri})
         outcome = await _forwarded(ctx, upstream.name, "resources/read", {"uri": uri})
     base_url = context.services(ctx).settings.base_url
-    outcome, handed = await _handed_over(ctx, "resources/read", outcome, params)
+    outcome, handed = await _handed_over(ctx, "resources/read", outcome, early)
     return handed or _complete(forwarding.method_result(outcome, base_url))
 
 
@@ -266,6 +283,7 @@ async def _forwarded(
     """The request as a console call, held while people decide; `as_task`: only until it waits for
     anyone (or `TASK_AFTER_SECONDS`), since the agent then follows it as a task."""
     services, principal = context.services(ctx), context.caller(ctx)
+    gateway_session = await context.request_of(ctx).app.state.gateway.roots.session_of_call(ctx)
 
     async def held(stop: forwarding.Stop) -> forwarding.Outcome:
         return await forwarding.forward(
@@ -281,6 +299,7 @@ async def _forwarded(
             relayed=rounds.relayed_by(ctx),
             logs=context.log_follower(ctx),
             close_stream=context.stream_closer(ctx),
+            gateway_session=gateway_session,
         )
 
     try:
@@ -296,6 +315,7 @@ async def _retried(ctx: Context, method: str, request_state: str, responses: Any
     services, principal = context.services(ctx), context.caller(ctx)
     try:
         call_id = await rounds.take_answers(services, principal, request_state, responses)
+        driving(call_id)
         outcome = await _hold(ctx, call_id, offer=True)
     except ConsoleError as exc:
         raise context.as_mcp_error(exc) from None
@@ -344,16 +364,17 @@ async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcom
 
 
 async def _handed_over(
-    ctx: Context, method: str, outcome: forwarding.Outcome, params: AskingParams
+    ctx: Context, method: str, outcome: forwarding.Outcome, given: dict[str, Any]
 ) -> tuple[forwarding.Outcome, dict[str, Any] | None]:
     """The outcome, and the `input_required` result that gives a 2026-07-28 client what it may answer.
 
-    A first request may carry answers already (`inputResponses` without a `requestState`). Nobody asked
-    yet, so they are held back until the server asks and the team's policy offers its question to the
-    agent; then each answer given for a key asked is taken as the agent's answer on a retry.
+    A first request may carry answers already (`given`: its `inputResponses`, without a `requestState`).
+    Nobody asked yet, so they are held back until the server asks and the team's policy offers its
+    question to the agent; then each answer given for a key asked is taken as the agent's answer on a
+    retry.
     """
     handed = rounds.handed_over(context.services(ctx), context.caller(ctx), ctx, outcome)
-    early = dict(params.input_responses or {}) if params.request_state is None else {}
+    early = dict(given)
     while handed is not None and (asked := handed["inputRequests"].keys() & early.keys()):
         answers = {key: early.pop(key) for key in asked}
         outcome = await _retried(ctx, method, handed["requestState"], answers)

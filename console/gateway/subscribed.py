@@ -4,8 +4,7 @@ as the session lasts, each update pushed to the session as `notifications/resour
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -16,6 +15,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
 from console.gateway.catalog import Upstream
+from console.gateway.lifetime import GatewayTasks
 from console.gateway.watching import MAX_URIS, Source, hear
 from console.mcp.pool import ConnectionPool
 
@@ -24,27 +24,14 @@ Allowed = Callable[[], Awaitable[bool]]
 STATE_KEY = "approval-console/subscriptions"
 
 
-class Subscriptions:
+class Subscriptions(GatewayTasks):
     """Every session's subscriptions; `running()` must be entered for the gateway's lifetime."""
-
-    def __init__(self) -> None:
-        self._task_group: TaskGroup | None = None
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tasks:
-            self._task_group = tasks
-            try:
-                yield
-            finally:
-                self._task_group = None
-                tasks.cancel_scope.cancel()
 
     def of(self, session: ServerSession, pool: ConnectionPool, allowed: Allowed) -> SessionSubscriptions:
         """The subscriptions of the session `session` serves a request of (made on first use)."""
         if self._task_group is None:
             raise RuntimeError("the gateway's subscriptions are not running")
-        connection = _connection_of(session)
+        connection = connection_of(session)
         found = connection.state.get(STATE_KEY)
         if not isinstance(found, SessionSubscriptions):
             found = SessionSubscriptions(self._task_group, pool, session, allowed)
@@ -137,7 +124,7 @@ class SessionSubscriptions:
             logger.debug("gateway: a session's update for %s found no open stream", event.uri)
 
 
-def _connection_of(session: ServerSession) -> Any:
+def connection_of(session: ServerSession) -> Any:
     # A low-level handler reaches the SDK's per-connection state and teardown (`state`, `exit_stack`)
     # only through the request's session.
     connection = getattr(session, "_connection", None)

@@ -11,13 +11,15 @@ from typing import Any
 
 import mcp.types as types
 from mcp import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from console.calls import service as calls
+from console.calls.withdrawal import CANCELLED, withdraw_for_agent
 from console.elicitations.agent_answers import pending_agent_requests
 from console.elicitations.waiting import waiting_on
-from console.errors import Conflict, ConsoleError, NotFound
-from console.gateway import context, forwarding, offers, rounds
+from console.errors import ConsoleError, NotFound
+from console.gateway import context, forwarding, input_responses, offers, rounds
 from console.gateway.context import Context
 from console.identity import Principal
 
@@ -39,14 +41,17 @@ class TaskParams(types.RequestParams):
     task_id: str = Field(alias="taskId")
 
 
-class TaskUpdateParams(TaskParams):
-    input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
-
-
 def declared(ctx: Context) -> bool:
     """Whether this request's client declared the tasks extension."""
     capabilities = ctx.session.client_capabilities
     return bool(capabilities is not None and TASKS in (capabilities.extensions or {}))
+
+
+def answers_with_tasks(ctx: Context) -> bool:
+    """Whether a call may be answered with a task: the client declared the extension, on 2026-07-28. A
+    2025-11-25 result cannot carry a task (the SDK would send the agent an internal error instead, while
+    the call went on), so such a session's request is held and its questions pushed as for any other."""
+    return declared(ctx) and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 def created(outcome: forwarding.Outcome, base_url: str) -> dict[str, Any]:
@@ -68,19 +73,26 @@ def _offered(ctx: Context, principal: Principal, outcome: forwarding.Outcome) ->
     return offers.Offered.of(mine, outcome.asks)
 
 
-async def update_task(ctx: Context, params: TaskUpdateParams) -> dict[str, Any]:
-    """Answers for the questions the client was offered; others (unknown, decided) are ignored."""
+async def update_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
+    """Answers (`inputResponses`) for the questions the client was offered; others (unknown, decided) are
+    ignored. One the console refuses fails the update, its field named (the task still waits, for a
+    better answer)."""
     services, principal = _checked(ctx)
+    given = input_responses.answers_in(input_responses.given())
     outcome = await _outcome(services, principal, params.task_id)
     offered = _offered(ctx, principal, outcome)
     for key, ask in offered.asks.items():
-        if key in params.input_responses:
-            await rounds.answer_ask(services, principal, ask.id, params.input_responses[key])
+        if key in given:
+            await rounds.answer_ask(services, principal, ask.id, given[key], named=f"inputResponses.{key}.")
     for key, question in offered.questions.items():
-        response = params.input_responses.get(key)
+        response = given.get(key)
         if response is not None:
             await offers.apply_answer(
-                services=services, principal=principal, question_id=question.id, response=response
+                services=services,
+                principal=principal,
+                question_id=question.id,
+                response=response,
+                named=f"inputResponses.{key}.",
             )
     return {"resultType": "complete"}
 
@@ -92,9 +104,9 @@ async def cancel_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
     await _outcome(services, principal, params.task_id)
     try:
         async with services.factory() as session:
-            await calls.abandon_call(session=session, viewer=principal.viewer, call_id=params.task_id)
-    except Conflict:
-        pass
+            await withdraw_for_agent(
+                session=session, principal=principal, call_id=params.task_id, reason=CANCELLED
+            )
     except ConsoleError as exc:
         raise context.as_mcp_error(exc) from None
     return {"resultType": "complete"}

@@ -1,7 +1,7 @@
 """Settings that name something on the console's host — a program to run, an environment variable, a file,
 a place in its file system, a loopback, link-local or private address — are the site admin's alone: a team
 admin who could set one could make the console read, run or reach what only its operator may. Each such
-setting is refused to anyone else with 403, and the refusal is audited as `access_refused` (README,
+setting is refused to anyone else with 403, and the refusal is audited as `access_refused` (docs/security.md,
 "Settings only a site admin may set", lists them).
 """
 

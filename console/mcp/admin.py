@@ -38,6 +38,7 @@ from console.identity.models import Team
 from console.identity.teams import MemberRow, actor_of, check_name, members_of, require_team_admin
 from console.identity.viewer import Viewer
 from console.mcp.addresses import url_refusal
+from console.mcp.endpoint import PROTOCOL_PINS
 from console.mcp.models import McpServer
 from console.mcp.names import server_name_problem
 from console.mcp.registry import describe_server
@@ -57,6 +58,8 @@ MAX_VALUE = 8192
 MAX_CLIENT_ID = 500
 MAX_PATH = 1000
 MAX_HOLD_SECONDS = 7 * 24 * 3600
+MAX_SCOPE_PREFIX = 500
+RESOURCE_MODES = ("send", "omit")
 RESERVED_NAMES = ("new",)  # /servers/new is the form for adding one
 # What a move drops of a hand-registered OAuth client unless entered again, as the page names them.
 OAUTH_CLIENT_VALUES = ("OAuth client secret", "OAuth client key", "workload identity token file")
@@ -87,11 +90,17 @@ class ServerSettings:
     # Or each person's grant from enterprise-managed authorization: their single sign-on ID token
     # exchanged at the OpenID provider, then presented by the client above (with its secret).
     oauth_enterprise: bool = False
+    # Whether OAuth requests carry `resource` (RFC 8707): "send", "omit", or "" for the console's rule
+    # (omitted for Microsoft Entra ID); and the Application ID URI that qualifies scopes without it.
+    oauth_resource_indicator: str = ""
+    oauth_scope_prefix: str = ""
     trusted: bool = False
     idempotent: bool = False
     internal: bool | None = None  # None: as it is (a new server is not internal)
     # How long the server waits for the answer to a question it pushes, in whole seconds ("": unknown).
     hold_seconds: str = ""
+    # The one MCP version the console offers the server ("": the newest both speak).
+    protocol_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -125,10 +134,13 @@ def settings_of(server: McpServer) -> ServerSettings:
         oauth_enterprise=bool(
             server.oauth_client_json and json.loads(server.oauth_client_json).get("enterprise") is True
         ),
+        oauth_resource_indicator=server.oauth_resource_indicator or "",
+        oauth_scope_prefix=server.oauth_scope_prefix or "",
         trusted=server.trusted,
         idempotent=server.idempotent,
         internal=server.internal,
         hold_seconds="" if server.push_hold_seconds is None else str(server.push_hold_seconds),
+        protocol_version=server.pinned_protocol or "",
     )
 
 
@@ -245,6 +257,36 @@ async def set_disabled(
     return server
 
 
+async def pin_protocol(
+    *, session: AsyncSession, by: Viewer | None, team_name: str, name: str, version: str | None
+) -> McpServer:
+    """Pin the one MCP version the console speaks to a server (None: the newest both speak). A team admin
+    may, whatever the transport: it names nothing on the console's host.
+
+    Raises:
+        NotFound, Forbidden, InvalidInput (naming `protocol_version`).
+    """
+    _team, server = await _server(session, by, team_name, name)
+    errors: dict[str, str] = {}
+    pinned = _pin(version or "", errors)
+    if errors:
+        await session.rollback()
+        raise InvalidInput("the server settings are not valid", errors)
+    if server.pinned_protocol != pinned:
+        server.pinned_protocol = pinned
+        _record(session, by, "server_changed", server, team_name, changed=["protocol_version"])
+    await session.commit()
+    return server
+
+
+def _pin(text: str, errors: dict[str, str]) -> str | None:
+    pinned = text.strip() or None
+    if pinned is not None and pinned not in PROTOCOL_PINS:
+        errors["protocol_version"] = f"one of {', '.join(PROTOCOL_PINS)}, or empty for the newest both speak"
+        return None
+    return pinned
+
+
 async def _server(
     session: AsyncSession, by: Viewer | None, team_name: str, name: str
 ) -> tuple[Team, McpServer]:
@@ -358,6 +400,9 @@ def _apply(
     else:
         errors["transport"] = "choose stdio or http"
     hold_seconds = _hold_seconds(settings.hold_seconds, errors)
+    pinned = _pin(settings.protocol_version, errors)
+    indicator = _resource_indicator(settings.oauth_resource_indicator, errors)
+    scope_prefix = _scope_prefix(settings.oauth_scope_prefix, errors)
     if settings.oauth_team and not settings.oauth:
         errors["oauth_team"] = "a team account is an OAuth account: turn OAuth on too"
     if settings.oauth_enterprise and not settings.oauth:
@@ -400,6 +445,8 @@ def _apply(
         server.team_grant = None  # a token for another place, of another account, or of another client
     server.trusted, server.idempotent = settings.trusted, settings.idempotent
     server.push_hold_seconds = hold_seconds
+    server.pinned_protocol = pinned
+    server.oauth_resource_indicator, server.oauth_scope_prefix = indicator, scope_prefix
     if settings.internal is not None:
         server.internal = settings.internal
     after = _snapshot(server)
@@ -507,6 +554,37 @@ def private_key(text: str) -> PrivateKey | None:
     return None
 
 
+def _resource_indicator(text: str, errors: dict[str, str]) -> str | None:
+    mode = text.strip().lower()
+    if mode in ("", "auto"):
+        return None
+    if mode not in RESOURCE_MODES:
+        errors["oauth_resource_indicator"] = "send, omit, or empty for the console's rule"
+        return None
+    return mode
+
+
+def _scope_prefix(text: str, errors: dict[str, str]) -> str | None:
+    """An Application ID URI (e.g. api://<application id> or https://mcp.example.com), or None."""
+    prefix = text.strip().rstrip("/")
+    if not prefix:
+        return None
+    parts = urlsplit(prefix)
+    if (
+        len(prefix) > MAX_SCOPE_PREFIX
+        or not parts.scheme
+        or not parts.netloc
+        or any(c.isspace() or not c.isprintable() for c in prefix)
+        or parts.query
+        or parts.fragment
+    ):
+        errors["oauth_scope_prefix"] = (
+            f"an Application ID URI such as api://<application id>, at most {MAX_SCOPE_PREFIX} characters"
+        )
+        return None
+    return prefix
+
+
 def _hold_seconds(text: str, errors: dict[str, str]) -> int | None:
     if not text.strip():
         return None
@@ -599,6 +677,9 @@ def _snapshot(server: McpServer) -> dict[str, object]:
         "idempotent": server.idempotent,
         "internal": server.internal,
         "hold_seconds": server.push_hold_seconds,
+        "protocol_version": server.pinned_protocol,
+        "oauth_resource_indicator": server.oauth_resource_indicator,
+        "oauth_scope_prefix": server.oauth_scope_prefix,
     }
 
 
@@ -620,6 +701,7 @@ def _record(
         payload["trusted"], payload["idempotent"] = server.trusted, server.idempotent
         payload["internal"] = server.internal
         payload["hold_seconds"] = server.push_hold_seconds
+        payload["protocol_version"] = server.pinned_protocol
         payload.update({key: value for key, value in extra.items() if value})
     record_event(
         session=session,

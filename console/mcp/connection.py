@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
@@ -21,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import Subscription, listen
 from pydantic import TypeAdapter, ValidationError
 
+from console import __version__
 from console.config import CONNECT_TIMEOUT_SECONDS, MAX_RESULT_BYTES
 from console.errors import McpLost, McpProtocolError, McpUnavailable, ResultTooLarge
 from console.mcp.addresses import public_only_transport
@@ -43,14 +45,14 @@ from console.mcp.endpoint import (
 from console.mcp.http_limit import ReplyLimit
 from console.mcp.oversize import is_too_large
 from console.mcp.replies import invalid_result, told
-from console.mcp.roots import roots_result
+from console.mcp.roots import Root, roots_result
 from console.mcp.stdio import stdio_transport
 from console.mcp.tasks import TASK_METHODS, CreatedTask, send_task_request, session_options, task_of
 from console.mcp.watch import WatchedReadStream
 
 logger = logging.getLogger(__name__)
 
-CLIENT_INFO = types.Implementation(name="approval-console", version="0.1.0")
+CLIENT_INFO = types.Implementation(name="approval-console", version=__version__)
 MODERN = "2026-07-28"
 # A pushed question names no request, so a 2025-11-25 connection carries one request at a time; a
 # request waits this long for its turn, then is sent later (nothing went out, so that is safe).
@@ -63,8 +65,13 @@ LOG_TURN_SECONDS = 5.0
 HELD_READ_TIMEOUT_SECONDS = 7 * 24 * 3600.0
 LISTING_SECONDS = 30.0  # how long a listing is served from memory before the server is asked again
 LISTING_PAGES = 100
+# How long a server that asked for roots before may take to ask again once told they changed; a request
+# waiting to go out waits this long at most.
+ROOTS_REASK_SECONDS = 5.0
 PushedResult = TypeVar("PushedResult", types.ElicitResult, types.CreateMessageResult, types.ListRootsResult)
 Listing = Literal["tools", "prompts", "resources", "resourceTemplates"]
+# Told the endpoint and the elicitationId when a server says a link's flow is done.
+LinkDone = Callable[[Endpoint, str], Awaitable[None]]
 PUSHED_QUESTION = (
     "the server pushed a question in the middle of the call (MCP {version}) and nothing held the call "
     "open to answer it, so the call failed"
@@ -83,11 +90,18 @@ class Connection:
         listening: bool = False,
         max_result_bytes: int = MAX_RESULT_BYTES,
         connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+        on_link_done: LinkDone | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self._on_link_done = on_link_done  # a link's flow is done, said outside any request held here
         self._connect_timeout = connect_timeout  # the TCP connection (or the process) and the handshake
         self.max_result_bytes = max_result_bytes  # no message from the server is read past this
         self.relayed = relayed  # what this connection tells servers it answers besides elicitation
+        # As an admin set them last, or on an agent's session connection as its client listed them last
+        # (see change_roots).
+        self.roots = endpoint.roots
+        self._roots_asks = 0  # how often the server asked for roots on this connection
+        self._roots_asked = anyio.Event()  # set when it asks (again, after change_roots)
         # A connection for `subscriptions/listen` streams, which may be quiet for hours: its HTTP reads
         # never time out (each listen still waits for its acknowledgment no longer than a request).
         self.listening = listening
@@ -109,6 +123,12 @@ class Connection:
         self._http_status: int | None = None
         self._challenge: Challenge | None = None  # with a 401 or 403: what authorization the server wants
         self._listings: dict[Listing, tuple[float, list[dict[str, Any]]]] = {}
+        self.requests_out = 0  # sent and not answered yet: an idle connection has none
+        self.last_used = time.monotonic()
+        self._exit_status: int | None = None  # a stdio server's, when it exited by itself
+
+    def _server_exited(self, status: int) -> None:
+        self._exit_status = status
 
     @property
     def ended(self) -> anyio.Event:
@@ -184,7 +204,9 @@ class Connection:
             self._refuse_unauthorized(connecting=True)
             status = self._http_status
             reason = f"HTTP {status}" if status is not None else _first(exc)
-            if status is None and isinstance(_leaf(exc), TimeoutError):
+            if self._exit_status is not None:  # what it wrote to its stderr went to the console's
+                reason = f"the server exited with status {self._exit_status} before it answered"
+            elif status is None and isinstance(_leaf(exc), TimeoutError):
                 reason = f"no answer within {self._connect_timeout:g} s (CONSOLE_CONNECT_TIMEOUT_SECONDS)"
             raise McpUnavailable(
                 f"cannot connect to {self.endpoint.describe()}: {reason}", http_status=status
@@ -194,7 +216,13 @@ class Connection:
     def _transport(self, stack: AsyncExitStack) -> Any:
         if self.endpoint.transport == "stdio":
             program, *args = self.endpoint.command
-            return stdio_transport(program, args, dict(self.endpoint.env), limit=self.max_result_bytes)
+            return stdio_transport(
+                program,
+                args,
+                dict(self.endpoint.env),
+                limit=self.max_result_bytes,
+                exited=self._server_exited,
+            )
         transport: httpx2.AsyncBaseTransport | None = (
             public_only_transport() if self.endpoint.public_only else None
         )
@@ -232,10 +260,14 @@ class Connection:
             ) from None
 
     async def _negotiate(self, session: ClientSession, watched: WatchedReadStream) -> None:
-        # The SDK's own policy (what Client(mode="auto") runs): server/discover, and the older
+        # Unpinned, the SDK's own policy (what Client(mode="auto") runs): server/discover, and the older
         # initialize handshake unless the server showed it speaks 2026-07-28, with a second probe for
         # a slow server whose first answer came too late.
-        await negotiate_auto(session)
+        pinned = self.endpoint.protocol
+        if pinned is None:
+            await negotiate_auto(session)
+        else:
+            await self._negotiate_pinned(session, pinned)
         self.protocol_version = session.protocol_version
         watched.modern = self.protocol_version == MODERN
         if self._http is not None and not watched.modern:
@@ -245,6 +277,19 @@ class Connection:
         # Listing once per connection primes the SDK's x-mcp-header and output-schema caches.
         listing = await session.list_tools()
         self._remember_tools(listing.tools)
+
+    async def _negotiate_pinned(self, session: ClientSession, version: str) -> None:
+        """Offer only `version`: server/discover for 2026-07-28, else the older initialize handshake."""
+        try:
+            if version == MODERN:
+                await session.discover()
+            else:
+                await session.initialize()
+        except (MCPError, RuntimeError) as exc:
+            if self._http_status == 400:
+                self._http_status = None  # the server's refusal of that version, which the reason names
+            pinned = f"the server does not take MCP {version}, which its settings pin"
+            raise RuntimeError(f"{pinned}: {_first(exc)}") from None
 
     async def _pushed_elicitation(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
@@ -261,17 +306,47 @@ class Connection:
         return await self._ask_pushed(SAMPLING, params, types.CreateMessageResult)
 
     def _roots_callback(self) -> Any:
-        # The roots an admin set are the answer, whoever asks; without them, an agent behind the gateway
-        # may answer, and otherwise roots are not offered at all.
-        if self.endpoint.roots:
-            return self._answer_roots
-        return self._pushed_roots if ROOTS in self.relayed else None
+        # Roots are offered when an admin set some or an agent behind the gateway answers for them;
+        # otherwise not at all (the SDK advertises roots exactly when a callback is passed).
+        return self._list_roots if self.roots or ROOTS in self.relayed else None
 
-    async def _answer_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
-        return types.ListRootsResult.model_validate(roots_result(self.endpoint.roots))
+    async def _list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        """The connection's roots, whoever asks: an admin's, or on an agent's session connection
+        (`Endpoint.session`) that agent's own; without any, an older server asking in the middle of a call
+        asks that call's agent. Asked outside any call (as a server may right after connecting, or after
+        being told they changed), a shared connection serves every agent, so only the admin's roots apply
+        to it: without them, none."""
+        self._roots_asks += 1
+        self._roots_asked.set()
+        if self.roots:
+            return types.ListRootsResult.model_validate(roots_result(self.roots))
+        if self._held is not None or (self.legacy_version is not None and self._turn.locked()):
+            return await self._ask_pushed(ROOTS, None, types.ListRootsResult)
+        return types.ListRootsResult(roots=[])
 
-    async def _pushed_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
-        return await self._ask_pushed(ROOTS, None, types.ListRootsResult)
+    async def change_roots(self, roots: tuple[Root, ...]) -> None:
+        """The server's roots changed (an admin's, or the agent's of a session connection): answer with
+        them from now on, and tell an older server
+        (`notifications/roots/list_changed`; 2026-07-28 has no such notification, its servers ask within
+        each request). A server that asked for roots before is given a moment to ask again, so that the
+        request about to go out already runs under the new ones."""
+        if roots == self.roots:
+            return
+        self.roots = roots
+        session = self._session
+        if session is None or self._stop.is_set() or self.legacy_version is None:
+            return
+        if self._roots_callback() is None:
+            return
+        self._roots_asked = anyio.Event()
+        asked_before = self._roots_asks > 0
+        with anyio.move_on_after(ROOTS_REASK_SECONDS):  # a server that reads nothing holds no one up
+            try:
+                await session.send_notification(types.RootsListChangedNotification())
+            except (MCPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return  # the connection is going away; its successor starts with the new roots
+            if asked_before:
+                await self._roots_asked.wait()
 
     async def _ask_pushed(
         self, method: str, params: types.RequestParams | None, result_type: type[PushedResult]
@@ -304,9 +379,13 @@ class Connection:
 
     async def _on_message(self, message: Any) -> None:
         # A 2025-11-25 server says a link's flow is done with notifications/elicitation/complete.
+        if not isinstance(message, types.ElicitCompleteNotification):
+            return
         held = self._held
-        if held is not None and isinstance(message, types.ElicitCompleteNotification):
+        if held is not None:
             await held.link_completed(message.params.elicitation_id)
+        if self._on_link_done is not None:  # a link the server required with -32042, in an earlier reply
+            await self._on_link_done(self.endpoint, message.params.elicitation_id)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         sink = self._log_sink  # the one request that may hear logs now (see _send_logged)
@@ -323,6 +402,14 @@ class Connection:
                 request cannot be written as JSON (nothing was sent; the connection stays up).
         """
         _ensure_encodable(request)
+        self.requests_out += 1
+        try:
+            return await self._send_one(request)
+        finally:
+            self.requests_out -= 1
+            self.last_used = time.monotonic()
+
+    async def _send_one(self, request: McpRequest) -> Reply:
         session = self._session
         if session is None or self._stop.is_set():
             raise McpUnavailable("connection closed before sending", rpc_code=types.CONNECTION_CLOSED)
@@ -512,6 +599,7 @@ class ListedTool:
     annotations: dict[str, Any] | None
     description: str | None
     input_schema: dict[str, Any]
+    title: str | None = None  # the tool's display name (its own, else its annotations')
 
     @classmethod
     def of(cls, tool: types.Tool) -> ListedTool:
@@ -519,7 +607,8 @@ class ListedTool:
         annotations = (
             None if listed is None else listed.model_dump(by_alias=True, mode="json", exclude_none=True)
         )
-        return cls(annotations, tool.description, dict(tool.input_schema))
+        title = tool.title or (listed.title if listed is not None else None)
+        return cls(annotations, tool.description, dict(tool.input_schema), title)
 
 
 _PROMPT_RESULT = TypeAdapter(types.GetPromptResult | types.InputRequiredResult)

@@ -16,6 +16,19 @@ SAMPLING = "sampling/createMessage"
 ROOTS = "roots/list"
 
 
+# The MCP versions a server's settings may pin, oldest first.
+PROTOCOL_PINS = ("2025-11-25", "2026-07-28")
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """An agent's 2025-11-25 gateway session whose calls go on connections of its own, told the agent's
+    roots (console/mcp/agent_roots.py): no other agent's call is ever sent on them."""
+
+    agent: str  # the user whose agent it is: how many such connections one agent holds is bounded
+    id: str  # the gateway's MCP session id
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """How to reach one server with one credential: the key of one warm connection."""
@@ -30,6 +43,10 @@ class Endpoint:
     roots: tuple[Root, ...] = ()
     # The private key (JWK) a DPoP-bound token is proven with on every request (console/mcp/dpop.py).
     dpop_key: str = field(default="", repr=False)
+    # The one MCP version offered (a server's pin); None: the newest both sides speak.
+    protocol: str | None = None
+    # The agent's session whose connection this is (its `roots` are then the agent's); None: shared.
+    session: AgentSession | None = None
 
     @classmethod
     def stdio(

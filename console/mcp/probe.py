@@ -21,7 +21,7 @@ from console.identity.credentials import SecretMissing
 from console.identity.teams import actor_of
 from console.identity.viewer import Viewer
 from console.mcp.admin import server_for_admin
-from console.mcp.connection import MODERN, Connection
+from console.mcp.connection import Connection
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for
@@ -121,13 +121,24 @@ async def probe(
         return _failed(started, "the server sent a tool list that is not valid MCP")
     if connection.legacy_version is not None:
         notes.append(
-            f"the server speaks MCP {connection.legacy_version}: calls work, but a question it pushes "
-            f"in the middle of a call fails that call (questions are queued with MCP {MODERN})"
+            f"the server speaks MCP {connection.legacy_version}: a question it pushes in the middle of a "
+            "call is held open until a person answers it, on a connection that carries that one call"
         )
     if len(listing) > MAX_TOOLS:
         notes.append(f"the server lists {len(listing)} tools; only the first {MAX_TOOLS} are shown")
     tools = [_tool(item) for item in listing[:MAX_TOOLS]]
     return ProbeOutcome(True, time.monotonic() - started, tools, None, notes, connection.protocol_version)
+
+
+async def connects(endpoint: Endpoint, limit_seconds: float = PROBE_TIMEOUT_SECONDS) -> bool:
+    """Whether a connection to `endpoint` negotiates within `limit_seconds`."""
+    connection = Connection(endpoint, request_timeout=limit_seconds)
+    try:
+        with anyio.fail_after(limit_seconds):
+            await _listing(connection)
+    except (TimeoutError, McpError, ValidationError):
+        return False
+    return True
 
 
 def refusal(status: int, endpoint: Endpoint, *, per_user: bool) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -101,9 +102,13 @@ def endpoint_for(
             env[name] = credential
     if server.transport == "stdio":
         env[AUDIENCE_VARIABLE] = audience_of(server)  # the console's own word, over any stored value
-        return Endpoint.stdio(json.loads(server.command_json or "[]"), env, roots=roots)
-    public_only = outbound.public_only(server)
-    return Endpoint.http(server.url or "", headers, public_only=public_only, roots=roots, dpop_key=dpop_key)
+        endpoint = Endpoint.stdio(json.loads(server.command_json or "[]"), env, roots=roots)
+    else:
+        public_only = outbound.public_only(server)
+        endpoint = Endpoint.http(
+            server.url or "", headers, public_only=public_only, roots=roots, dpop_key=dpop_key
+        )
+    return replace(endpoint, protocol=server.pinned_protocol)
 
 
 async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> list[McpServer]:

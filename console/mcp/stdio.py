@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 
 import anyio
@@ -37,10 +37,16 @@ Received = SessionMessage | Exception
 
 @asynccontextmanager
 async def stdio_transport(
-    command: str, args: Sequence[str], env: Mapping[str, str], *, limit: int
+    command: str,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    limit: int,
+    exited: Callable[[int], None] | None = None,
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[Received], MemoryObjectSendStream[SessionMessage]]]:
     """Start `command` with `args` (in a session of its own, with the SDK's safe environment and `env`)
-    and give the streams of its messages.
+    and give the streams of its messages. A server that ended its output and exited by itself before
+    the streams closed is told to `exited`, with its exit status.
 
     Raises:
         OSError: the command cannot be started.
@@ -54,9 +60,9 @@ async def stdio_transport(
     to_session, from_server = anyio.create_memory_object_stream[Received](0)
     to_server, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     out: dict[str, types.RequestId] = {}  # the requests the server has not answered yet, by their id as text
-    written = anyio.Event()
+    written, output_ended = anyio.Event(), anyio.Event()
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read, process, to_session, limit, out)
+        tasks.start_soon(_read, process, to_session, limit, out, output_ended)
         tasks.start_soon(_write, process, from_session, to_session, out, written)
         try:
             yield from_server, to_server
@@ -66,6 +72,9 @@ async def stdio_transport(
                 to_server.close()
                 with anyio.move_on_after(FLUSH_SECONDS):
                     await written.wait()
+                if output_ended.is_set() and exited is not None:
+                    with anyio.move_on_after(EXIT_GRACE_SECONDS):
+                        exited(await process.wait())
                 await _stop(process)
             tasks.cancel_scope.cancel()
 
@@ -75,13 +84,15 @@ async def _read(
     to_session: MemoryObjectSendStream[Received],
     limit: int,
     out: dict[str, types.RequestId],
+    output_ended: anyio.Event,
 ) -> None:
     stdout = process.stdout
     if stdout is None:  # pragma: no cover  # opened with a pipe
         raise RuntimeError("the server's stdout is not a pipe")
     try:
         async with to_session:
-            await _deliver(stdout, to_session, limit, out)
+            if await _deliver(stdout, to_session, limit, out):
+                output_ended.set()
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass  # the session went away, or our writer closed the stream after a failed write
     await _drop_rest(stdout)
@@ -92,12 +103,15 @@ async def _deliver(
     to_session: MemoryObjectSendStream[Received],
     limit: int,
     out: dict[str, types.RequestId],
-) -> None:
-    """Hand each line to the session until the server's output ends or a line passes `limit`."""
+) -> bool:
+    """Hand each line to the session until the server's output ends (True) or a line passes `limit`."""
     line = bytearray()
-    with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+    with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         while True:
-            chunk = await stdout.receive()
+            try:
+                chunk = await stdout.receive()
+            except anyio.EndOfStream:
+                return True
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
                 line += chunk[start:end]
@@ -111,7 +125,8 @@ async def _deliver(
                 line += chunk[start:]
             if len(line) > limit:
                 await _refuse_line(to_session, bytes(line[:HEAD_BYTES]), limit, out)
-                return
+                return False
+    return False
 
 
 async def _refuse_line(

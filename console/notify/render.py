@@ -172,7 +172,7 @@ WEBHOOK_VERSION = 1
 
 
 def webhook_question(facts: QuestionFacts, created_at: str) -> dict[str, object]:
-    """The `question.created` event of a signed webhook (schema version 1, in the README)."""
+    """The `question.created` event of a signed webhook (schema version 1, in docs/notifications.md)."""
     question = {
         "id": facts.id,
         "mode": facts.mode,
@@ -265,5 +265,5 @@ def answered_message(facts: CallFacts, *, who: str, status: str, question: str) 
 
 
 def webhook_event(event: str, created_at: str, data: dict[str, object]) -> dict[str, object]:
-    """Any event of a signed webhook or a callback: schema version 1, in the README."""
+    """Any event of a signed webhook or a callback: schema version 1, in docs/notifications.md."""
     return {"type": event, "version": WEBHOOK_VERSION, "timestamp": created_at, "data": data}

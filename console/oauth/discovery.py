@@ -6,7 +6,9 @@
    path-insertion and path-appending addresses; the document must name that exact issuer. A server with
    no resource metadata is the older kind (2025-03-26): its origin is the issuer, with the default
    endpoints when it publishes no metadata either.
-3. PKCE with S256 must be advertised; a server that does not is refused.
+3. PKCE with S256 must be advertised; a server that does not is refused, but for Microsoft Entra ID's
+   v2.0 endpoints, which take it without saying so in their OpenID discovery document.
+4. Whether `resource` is sent, and the scopes asked for without it (resource_indicator.py).
 
 Everything fetched is untrusted: endpoints must be http(s) URLs, lists must be lists of strings.
 """
@@ -30,6 +32,7 @@ from console.mcp.challenge import Challenge
 from console.mcp.dpop import ALGORITHM as DPOP_ALGORITHM
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import get_json
+from console.oauth.resource_indicator import ResourceIndicator, is_entra_v2, qualified_scope
 
 MAX_SCOPE_CHARS = 2000
 OFFLINE_ACCESS = "offline_access"
@@ -54,14 +57,21 @@ class AuthServer:
 
 @dataclass(frozen=True)
 class Discovered:
-    resource: str  # the `resource` (RFC 8707) of every authorization and token request
+    resource: str  # the `resource` (RFC 8707) of every authorization and token request, unless omitted
     auth_server: AuthServer
     scope: str | None  # what to ask for; None: no scope parameter
     resource_scopes: tuple[str, ...] | None = None  # the resource's scopes_supported
+    omit_resource: bool = False  # the authorization server refuses `resource` (Microsoft Entra ID)
 
 
-async def discover(http: httpx2.AsyncClient, server_url: str, challenge: Challenge | None) -> Discovered:
-    """Who authorizes `server_url` and what to ask it for.
+async def discover(
+    http: httpx2.AsyncClient,
+    server_url: str,
+    challenge: Challenge | None,
+    indicator: ResourceIndicator | None = None,
+) -> Discovered:
+    """Who authorizes `server_url` and what to ask it for, with or without `resource` as `indicator`
+    (the server's setting) says.
 
     Raises:
         OAuthRefused: a metadata document is unreachable, invalid or names another resource or issuer,
@@ -87,8 +97,15 @@ async def discover(http: httpx2.AsyncClient, server_url: str, challenge: Challen
             )
         resource_scopes = _strings(metadata.get("scopes_supported"))
         auth_server = await _auth_server(http, servers[0], server_url, servers[0])
-    scope = choose_scope(challenge, resource_scopes, auth_server)
-    return Discovered(resource, auth_server, scope, resource_scopes)
+    indicator = indicator or ResourceIndicator()
+    omitted = indicator.omits(auth_server.issuer, auth_server.authorization_endpoint)
+    if omitted and indicator.scope_prefix:
+        asked = challenge.scope if challenge is not None and challenge.scope else None
+        asked = asked or " ".join(resource_scopes or ())
+        scope: str | None = _bounded(qualified_scope(asked, indicator.scope_prefix))
+    else:
+        scope = choose_scope(challenge, resource_scopes, auth_server)
+    return Discovered(resource, auth_server, scope, resource_scopes, omitted)
 
 
 def choose_scope(
@@ -106,9 +123,13 @@ def choose_scope(
         chosen = None
     if chosen is not None and OFFLINE_ACCESS in (auth_server.scopes_supported or ()):
         chosen = union_scopes(chosen, OFFLINE_ACCESS)
-    if chosen is not None and len(chosen) > MAX_SCOPE_CHARS:
+    return _bounded(chosen) if chosen is not None else None
+
+
+def _bounded(scope: str) -> str | None:
+    if len(scope) > MAX_SCOPE_CHARS:
         raise OAuthRefused("invalid_scope", "the server asks for more scopes than the console will request")
-    return chosen or None
+    return scope or None
 
 
 def union_scopes(*scopes: str | None) -> str:
@@ -170,7 +191,7 @@ def _parse_auth_server(document: dict[str, Any], expected: str, *, legacy: bool)
             raise OAuthRefused("invalid_document", f"the authorization server metadata has no valid {name}")
         endpoints[name] = value
     methods = _strings(document.get("code_challenge_methods_supported")) or ()
-    if "S256" not in methods:
+    if "S256" not in methods and not is_entra_v2(issuer):
         raise OAuthRefused(
             "pkce_unsupported",
             f"the authorization server {issuer[:300]} does not support PKCE with S256, which MCP requires",

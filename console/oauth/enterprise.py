@@ -30,6 +30,7 @@ from console.oauth.grants import (
 )
 from console.oauth.http import Reach
 from console.oauth.jwt_bearer import JWT_BEARER, present_assertion
+from console.oauth.resource_indicator import indicator_of
 
 
 def enterprise_client(outbound: Outbound, server: McpServer) -> OAuthClientEntry | None:
@@ -58,7 +59,7 @@ async def enterprise_grant(
     reach = Reach.of(server, outbound)
     try:
         async with reach.client() as http:
-            found = await discover(http, server.url or "", None)
+            found = await discover(http, server.url or "", None, indicator_of(server))
         grant = await _assertion_grant(OidcClient(sso), id_token, found)
         client = ClientIdentity(entry.client_id, entry.secret, _auth_method(found), "pre_registered")
         tokens = await present_assertion(reach, client, found, grant, what="the identity assertion grant")

@@ -36,9 +36,14 @@ from console.oauth.errors import OAuthRefused
 from console.oauth.grants import Terms, client_id_param, granted_scope, oauth_client, save_grant, tokens_of
 from console.oauth.http import Reach
 from console.oauth.models import OAuthAttempt
+from console.oauth.resource_indicator import indicator_of, resource_param
 
 ATTEMPT_MINUTES = 15
 MAX_PARAM_CHARS = 4096
+REFUSES_RESOURCE = (
+    " It refuses the resource parameter (RFC 8707), as Microsoft Entra ID does: a team admin can set the "
+    "server to omit it (and give its Application ID URI)."
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ async def begin(
     cipher, reach = outbound.cipher, Reach.of(server, outbound)
     try:
         async with reach.client() as http:
-            found = await discover(http, server.url or "", challenge)
+            found = await discover(http, server.url or "", challenge, indicator_of(server))
             scope = found.scope
             if challenge is not None and challenge.insufficient_scope:
                 held = await granted_scope(session=session, user_id=user_id, server_id=server.id)
@@ -118,7 +123,7 @@ async def begin(
     state = secrets.token_urlsafe(32)
     browser_key = secrets.token_urlsafe(32)
     redirect = site.redirect_uri
-    extra = {"resource": found.resource}
+    extra = resource_param(found.resource, omitted=found.omit_resource)
     if scope is not None and "offline_access" in scope.split():
         extra["prompt"] = "consent"  # OpenID Connect asks for it with offline_access
     async with oauth_client(client, redirect, reach, scope) as oauth:
@@ -205,7 +210,11 @@ async def finish(
     if returned.error is not None:
         said = "".join(c for c in returned.error[:60] if c.isalnum() or c in "_-")
         await _refuse_used(
-            session, user_id, server_id, "authorization_denied", f"The authorization server said no ({said})."
+            session,
+            user_id,
+            server_id,
+            "authorization_denied",
+            f"The authorization server said no ({said}).{_why_refused(said)}",
         )
     iss = _bounded(returned.iss)
     if iss is not None and iss != plan.terms.issuer:
@@ -239,7 +248,7 @@ async def finish(
                 grant_type="authorization_code",
                 code=code,
                 code_verifier=plan.code_verifier,
-                resource=plan.terms.resource,
+                **resource_param(plan.terms.resource, omitted=bool(plan.terms.omit_resource)),
                 **client_id_param(client),
             )
         tokens = tokens_of(answer, plan.scope, dpop_key=plan.dpop_key)
@@ -250,12 +259,13 @@ async def finish(
             and exc.error == "invalid_client"
         ):
             await forget_registration(session=session, issuer=issuer, redirect=plan.redirect_uri)
+        error_code = exc.error if isinstance(exc, OAuthError) else None
         await _refuse_used(
             session,
             user_id,
             server_id,
             "code_rejected",
-            "The authorization server did not accept the sign-in.",
+            f"The authorization server did not accept the sign-in.{_why_refused(error_code)}",
         )
     await save_grant(
         session=session,
@@ -297,6 +307,11 @@ async def _record_refusal(session: AsyncSession, user_id: str, server_id: str | 
         payload={"reason": reason},
     )
     await session.commit()
+
+
+def _why_refused(error: str | None) -> str:
+    """What a person can do about the authorization server's error, when the console knows."""
+    return REFUSES_RESOURCE if error == "invalid_target" else ""
 
 
 def _plan_of(text: str) -> _Plan:

@@ -34,6 +34,7 @@ from console.oauth.discovery import Discovered
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import TIMEOUT_SECONDS, Reach
 from console.oauth.models import OAuthClient
+from console.oauth.resource_indicator import resource_param
 
 KIND = "oauth"
 REFRESH_AHEAD_SECONDS = 60.0  # a token this close to its expiry is refreshed before it is used
@@ -72,6 +73,7 @@ class Terms:
     client_source: str  # pre_registered | metadata_document | registered
     auth_method: str
     client_row: str | None = None  # the oauth_client row of a registered client
+    omit_resource: bool = False  # its requests leave `resource` out (resource_indicator.py)
 
     @classmethod
     def of(cls, found: Discovered, client: ClientIdentity) -> Terms:
@@ -86,6 +88,7 @@ class Terms:
             client_source=client.source,
             auth_method=client.auth_method,
             client_row=client.row_id,
+            omit_resource=found.omit_resource,
         )
 
 
@@ -347,7 +350,7 @@ async def _refresh(
             answer = await oauth.refresh_token(
                 terms.token_endpoint,
                 refresh_token=tokens.refresh_token,
-                resource=terms.resource,
+                **resource_param(terms.resource, omitted=bool(terms.omit_resource)),
                 **client_id_param(client),
             )
         return tokens_of(answer, tokens.scope, tokens, tokens.dpop_key)

@@ -11,6 +11,7 @@ from console.mcp.sealed import Outbound
 from console.oauth.discovery import discover
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import Reach
+from console.oauth.resource_indicator import indicator_of
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ async def sign_in_hint(*, server: McpServer, outbound: Outbound, challenge: Chal
     """Discover the server's authorization server as connecting will; nothing is registered or stored."""
     try:
         async with Reach.of(server, outbound).client() as http:
-            found = await discover(http, server.url or "", challenge)
+            found = await discover(http, server.url or "", challenge, indicator_of(server))
     except OAuthRefused:
         return SignInHint(None, challenge.scope)
     return SignInHint(urlsplit(found.auth_server.authorization_endpoint).netloc, found.scope)

@@ -11,6 +11,7 @@ from console.oauth.discovery import Discovered
 from console.oauth.errors import OAuthRefused
 from console.oauth.grants import Tokens, client_id_param, oauth_client, tokens_of
 from console.oauth.http import Reach
+from console.oauth.resource_indicator import resource_param
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
@@ -31,7 +32,7 @@ async def present_assertion(
                 auth_server.token_endpoint,
                 grant_type=JWT_BEARER,
                 assertion=assertion,
-                resource=found.resource,
+                **resource_param(found.resource, omitted=found.omit_resource),
                 **client_id_param(client),
             )
     except OAuthError as refused:

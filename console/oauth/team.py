@@ -30,6 +30,7 @@ from console.oauth.errors import OAuthRefused
 from console.oauth.grants import REFRESH_AHEAD_SECONDS, Tokens, client_id_param, oauth_client, tokens_of
 from console.oauth.http import Reach
 from console.oauth.jwt_bearer import present_assertion
+from console.oauth.resource_indicator import indicator_of, resource_param
 
 GRANT = "team_grant"
 MAX_WORKLOAD_TOKEN = 64 * 1024  # bytes of a workload identity token file read
@@ -90,7 +91,7 @@ def _held(outbound: Outbound, server: McpServer) -> Tokens | None:
 async def _fetch(outbound: Outbound, server: McpServer, entered: OAuthClientEntry) -> Tokens:
     reach = Reach.of(server, outbound)
     async with reach.client() as http:
-        found = await discover(http, server.url or "", None)
+        found = await discover(http, server.url or "", None, indicator_of(server))
     if entered.workload_token_file is not None:
         return await _fetch_as_workload(reach, found, entered.client_id, entered.workload_token_file)
     client_id, secret = entered.client_id, entered.secret
@@ -111,7 +112,7 @@ async def _fetch(outbound: Outbound, server: McpServer, entered: OAuthClientEntr
             answer = await oauth.fetch_token(
                 auth_server.token_endpoint,
                 grant_type="client_credentials",
-                resource=found.resource,
+                **resource_param(found.resource, omitted=found.omit_resource),
                 **client_id_param(client),
             )
     except (OAuthError, httpx2.HTTPError, ValueError):

@@ -357,9 +357,21 @@ WHO_ANSWERS = {
     "approvers": "Only the team's approvers may answer.",
     "owner_or_approvers": "The run's owner or the team's approvers may answer.",
 }
+# With no self-approval, "the run's owner or the approvers" narrows to the approvers: one sentence says both.
+APPROVERS_NOT_OWNER = "The team's approvers may answer, but not the run's owner (no self-approval)."
 SELF_APPROVAL = {
-    True: "The run's owner may not answer (no self-approval).",
-    False: "The run's owner may answer (self-approval allowed).",
+    True: "The run's owner may not answer questions of their own runs (no self-approval).",
+    False: "The run's owner may answer questions of their own runs (self-approval allowed).",
+}
+# What an unanswered question becomes, in the words the agent's side sees it.
+EXPIRY_WORDS = {
+    "cancel": "it is cancelled",
+    "decline": "it is declined",
+}
+WHO_DECIDES = {
+    "owner": "the run's owner",
+    "approvers": "the team's approvers",
+    "owner_or_approvers": "the run's owner or the team's approvers",
 }
 GATE = {
     True: "A tool call waits for approval before it is sent (gate).",
@@ -378,9 +390,7 @@ EDITING = {
 def describe(policy: Policy, default_expiry_minutes: float, *, expiry_abandons: bool = False) -> list[str]:
     """The policy in plain sentences, as the question page shows it; with `expiry_abandons`, for a question
     whose call ends when it is not answered (a sampling request: MCP has no reply that says no)."""
-    lines = [WHO_ANSWERS[policy.answerers]]
-    if policy.no_self_approval:
-        lines.append(SELF_APPROVAL[True])
+    lines = [_who_answers(policy.answerers, policy.no_self_approval)]
     if policy.required_approvals > 1:
         lines.append(_approvals(policy.required_approvals))
     minutes = policy.expiry_minutes if policy.expiry_minutes is not None else default_expiry_minutes
@@ -404,10 +414,11 @@ def describe_rule(settings: Mapping[str, Any]) -> list[str]:
         lines.append(EDITING[bool(settings["allow_edit"])])
     if settings.get("sampling") is not None:
         lines.append(SAMPLING[bool(settings["sampling"])])
-    if settings.get("answerers") in WHO_ANSWERS:
-        lines.append(WHO_ANSWERS[settings["answerers"]])
-    if settings.get("no_self_approval") is not None:
-        lines.append(SELF_APPROVAL[bool(settings["no_self_approval"])])
+    answerers, no_self = settings.get("answerers"), settings.get("no_self_approval")
+    if answerers in WHO_ANSWERS:
+        lines.append(_who_answers(answerers, bool(no_self)))
+    if no_self is not None and not (answerers in WHO_ANSWERS and no_self):
+        lines.append(SELF_APPROVAL[bool(no_self)])
     if settings.get("required_approvals") is not None:
         lines.append(_approvals(settings["required_approvals"]))
     minutes, action = settings.get("expiry_minutes"), settings.get("expiry_action")
@@ -416,7 +427,7 @@ def describe_rule(settings: Mapping[str, Any]) -> list[str]:
     elif minutes is not None:
         lines.append(f"Unanswered after {_duration(minutes)}, it expires.")
     elif action is not None:
-        lines.append(f"When it expires unanswered, it is answered {action}.")
+        lines.append(f"When it expires unanswered, {expiry_outcome(action)}.")
     if settings.get("step_up_minutes") is not None:
         lines.append(_step_up(settings["step_up_minutes"]))
     after, group = settings.get("escalate_after_minutes"), settings.get("escalate_to")
@@ -437,7 +448,33 @@ def _approvals(count: int) -> str:
 
 
 def _expiry(minutes: float, action: str) -> str:
-    return f"Unanswered after {_duration(minutes)}, it is answered {action}."
+    return f"Unanswered after {_duration(minutes)}, {expiry_outcome(action)}."
+
+
+def expiry_outcome(action: str) -> str:
+    """What an unanswered question becomes: "it is declined"."""
+    return EXPIRY_WORDS.get(action, f"it is answered {action}")
+
+
+def _who_answers(answerers: str, no_self_approval: bool) -> str:
+    if no_self_approval and answerers == "owner_or_approvers":
+        return APPROVERS_NOT_OWNER
+    if no_self_approval and answerers == "approvers":
+        return "Only the team's approvers may answer, and not in their own runs (no self-approval)."
+    return WHO_ANSWERS[answerers]
+
+
+def policy_summary(policy: Policy) -> str:
+    """The policy in one line, as the top of the question page says it: "2 approvals from the team's
+    approvers, not the requester, signed in within the last 5 minutes"."""
+    count = policy.required_approvals
+    who = WHO_DECIDES["approvers" if policy.no_self_approval else policy.answerers]
+    words = f"{'One approval' if count == 1 else f'{count} approvals'} from {who}"
+    if policy.no_self_approval:
+        words += ", not the requester"
+    if policy.step_up_minutes is not None:
+        words += f", signed in within the last {policy.step_up_minutes} minutes"
+    return words
 
 
 def _step_up(minutes: int) -> str:

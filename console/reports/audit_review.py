@@ -19,7 +19,7 @@ from console.audit.links import redact_payload
 from console.audit.models import AuditEvent
 from console.audit.service import record_event
 from console.audit.signing import Signer
-from console.audit.store import AuditFilter, page
+from console.audit.store import AuditFilter, has_event, page
 from console.errors import Forbidden, NotFound
 from console.identity.models import User
 from console.identity.viewer import Viewer
@@ -47,7 +47,8 @@ class Criteria:
 class AuditPage:
     events: Sequence[AuditEvent]
     names: dict[str, str]  # user and team ids -> names
-    next_before: int | None
+    next_before: int | None  # the Older link's cursor (None: this is the oldest page)
+    newer_after: int | None  # the Newer link's cursor (None: this is the newest page)
     teams: list[tuple[str, str]]
     status: ChainStatus
     public_key: str | None
@@ -108,13 +109,15 @@ async def review(
     before: int | None,
     limit: int,
     signer: Signer | None,
+    after: int | None = None,
 ) -> AuditPage:
-    """One page of the events the viewer may see, newest first, and the chain's status (the events chained
-    since the last check are verified now, console/audit/checking.py). Commits."""
+    """One page of the events the viewer may see, newest first (below `before`, or the page just above
+    `after`), and the chain's status (the events chained since the last check are verified now,
+    console/audit/checking.py). Commits."""
     f = await to_filter(session=session, viewer=viewer, criteria=criteria)
-    events = await page(session=session, f=f, before=before, limit=limit + 1)
-    more = len(events) > limit
-    events = events[:limit]
+    events = await page(session=session, f=f, before=before, after=after, limit=limit)
+    older = bool(events) and await has_event(session=session, f=f, below=events[-1].seq)
+    newer = bool(events) and await has_event(session=session, f=f, above=events[0].seq)
     status = await verify_new(session=session, public_key=signer.key.public_key() if signer else None)
     teams = sorted(
         ((tid, name) for tid, name in viewer.team_names.items() if f.teams is None or tid in f.teams),
@@ -123,7 +126,8 @@ async def review(
     return AuditPage(
         events=events,
         names=await _names(session, viewer, events),
-        next_before=events[-1].seq if more and events else None,
+        next_before=events[-1].seq if older else None,
+        newer_after=events[0].seq if newer else None,
         teams=teams,
         status=status,
         public_key=signer.public_text if signer else None,

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from console.calls.pin_advice import with_pin_advice
 from console.errors import Conflict, InvalidInput
 from console.identity.teams import require_team_admin
 from console.mcp.admin import (
@@ -52,18 +53,43 @@ def settings_from(form: FormData) -> ServerSettings:
         env=_pairs(form, "env"),
         headers=_pairs(form, "header"),
         credential_name=_one(form, "credential_name"),
-        oauth=any(_one(form, box) == "on" for box in ("oauth", "oauth_team", "oauth_enterprise")),
-        oauth_team=_one(form, "oauth_team") == "on",
-        oauth_enterprise=_one(form, "oauth_enterprise") == "on",
+        **_auth_mode(form),
         oauth_client_key=_one(form, "oauth_client_key") or None,
         oauth_client_id=_one(form, "oauth_client_id"),
         oauth_client_secret=_one(form, "oauth_client_secret") or None,
         oauth_workload_token_file=workload,
+        oauth_resource_indicator=_one(form, "oauth_resource_indicator"),
+        oauth_scope_prefix=_one(form, "oauth_scope_prefix"),
         trusted=_one(form, "trusted") == "on",
         idempotent=_one(form, "idempotent") == "on",
         internal=internal,
         hold_seconds=_one(form, "hold_seconds"),
+        protocol_version=_one(form, "protocol_version"),
     )
+
+
+AUTH_MODES = ("none", "oauth", "oauth_team", "oauth_enterprise")
+
+
+def _auth_mode(form: FormData) -> dict[str, bool]:
+    """The page's one choice of who the server sees (`auth`), or the three boxes that scripts written
+    before it post (`oauth`, `oauth_team`, `oauth_enterprise`: on); no choice is `none`.
+
+    Raises:
+        InvalidInput: an `auth` value that is none of the choices.
+    """
+    boxes = {box for box in AUTH_MODES[1:] if _one(form, box) == "on"}
+    mode = _one(form, "auth") or "none"
+    if mode not in AUTH_MODES:
+        raise InvalidInput(
+            "not a choice of who the server sees", fields={"auth": f"one of {', '.join(AUTH_MODES)}"}
+        )
+    chosen = boxes or ({mode} - {"none"})
+    return {
+        "oauth": bool(chosen),
+        "oauth_team": "oauth_team" in chosen,
+        "oauth_enterprise": "oauth_enterprise" in chosen,
+    }
 
 
 def _one(form: FormData, key: str) -> str:
@@ -216,6 +242,13 @@ async def test_connection(
         by=user.viewer,
         team_name=team_name,
         name=server_name,
+        outbound=Outbound.of(request.app.state.settings),
+    )
+    outcome = await with_pin_advice(
+        session=session,
+        server=server,
+        team_name=team_name,
+        outcome=outcome,
         outbound=Outbound.of(request.app.state.settings),
     )
     context = _context(user, team_name, settings_of(server), server=server, outcome=outcome)

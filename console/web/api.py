@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response, Security
 from sqlalchemy.exc import IntegrityError
 
 from console.calls import service as calls
@@ -17,9 +17,11 @@ from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.errors import Conflict
 from console.identity.idempotency import HEADER, Keyed, created_before, keyed
+from console.mcp.admin import pin_protocol
+from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
-from console.web.deps import DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
+from console.web.deps import API_TOKEN, DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
 from console.web.schemas import (
     AnswerIn,
     CallIn,
@@ -28,10 +30,12 @@ from console.web.schemas import (
     RunIn,
     RunOut,
     ServerOut,
+    ServerPinIn,
     ToolOut,
 )
 
-router = APIRouter(prefix="/api/v1", tags=["agent API"])
+# The token is checked by `get_principal`; API_TOKEN declares it, so /api/docs can send one.
+router = APIRouter(prefix="/api/v1", tags=["agent API"], dependencies=[Security(API_TOKEN)])
 
 WaitSeconds = Annotated[float, Query(ge=0, le=60, description="block up to this many seconds for progress")]
 
@@ -75,8 +79,15 @@ async def _once(
         return earlier, False
 
 
-@router.post("/runs", status_code=201, response_model=RunOut, openapi_extra=json_body(RunIn) | IDEMPOTENT)
+@router.post(
+    "/runs",
+    summary="Start a run",
+    status_code=201,
+    response_model=RunOut,
+    openapi_extra=json_body(RunIn) | IDEMPOTENT,
+)
 async def create_run(request: Request, session: DbSession, principal: PrincipalDep) -> RunOut:
+    """A run groups one agent's calls for one task; the token's user owns it."""
     body = await read_model(request, RunIn, "run")
     key = await _key_of(request, principal)
 
@@ -98,6 +109,7 @@ async def create_run(request: Request, session: DbSession, principal: PrincipalD
 
 @router.post(
     "/runs/{run_id}/calls",
+    summary="Call a server's tool, prompt or resource",
     response_model=CallOut,
     responses={202: {"model": CallOut, "description": "the call waits for input (or is still running)"}},
     openapi_extra=json_body(CallIn) | IDEMPOTENT,
@@ -111,6 +123,8 @@ async def start_call(
     settings: SettingsDep,
     wait: WaitSeconds = 0,
 ) -> CallOut:
+    """Records the call and sends it, then waits up to `wait` seconds: 200 when it finished; 202 while it
+    runs or waits for people, with the questions it waits on in `pending`."""
     answer_by = anyio.current_time() + wait  # whatever the server does: a server slow to connect, too
     body = await read_body(request)
     key = await _key_of(request, principal)
@@ -147,6 +161,7 @@ async def start_call(
 
 @router.get(
     "/calls/{call_id}",
+    summary="Look at a call",
     response_model=CallOut,
     responses={202: {"model": CallOut, "description": "not finished yet"}},
 )
@@ -166,6 +181,8 @@ async def get_call(
         ),
     ] = None,
 ) -> CallOut:
+    """200 once the call finished, else 202; with `wait`, blocks until it changes (with `after_round`:
+    until it finished or asks a later round)."""
     seen = await follow.look(
         session=session, viewer=principal.viewer, signals=request.app.state.signals, call_id=call_id
     )
@@ -183,10 +200,12 @@ async def get_call(
     )
 
 
-@router.post("/calls/{call_id}/abandon", response_model=CallOut)
+@router.post("/calls/{call_id}/abandon", summary="Abandon a call", response_model=CallOut)
 async def abandon_call(
     call_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> CallOut:
+    """Stops a call that waits for people, was interrupted, or runs as a task: its open questions are
+    withdrawn and nothing more is sent."""
     await calls.abandon_call(session=session, viewer=principal.viewer, call_id=call_id)
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     return CallOut.of(
@@ -194,8 +213,10 @@ async def abandon_call(
     )
 
 
-@router.post("/calls/{call_id}/resend", response_model=CallOut)
+@router.post("/calls/{call_id}/resend", summary="Send an interrupted call again", response_model=CallOut)
 async def resend_call(call_id: str, request: Request, session: DbSession, principal: PrincipalDep) -> CallOut:
+    """Sends again the request whose outcome was lost when a console process died; a request people
+    approved goes only with its first approval, until that expires."""
     await calls.resend_interrupted(session=session, viewer=principal.viewer, call_id=call_id)
     request.app.state.signals.work_available()
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
@@ -233,7 +254,7 @@ async def _call_response(
     )
 
 
-@router.get("/elicitations", response_model=QuestionPage)
+@router.get("/elicitations", summary="List questions", response_model=QuestionPage)
 async def list_elicitations(
     request: Request,
     session: DbSession,
@@ -244,6 +265,7 @@ async def list_elicitations(
     before: str | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> QuestionPage:
+    """The questions the token's user may see, newest first, of one status; page with `before`."""
     views = await questions.list_questions(
         session=session, viewer=principal.viewer, status=status, before=before, limit=limit
     )
@@ -252,10 +274,11 @@ async def list_elicitations(
     return QuestionPage(items=items, next_before=items[-1].id if len(items) == limit else None)
 
 
-@router.get("/elicitations/{elicitation_id}", response_model=QuestionOut)
+@router.get("/elicitations/{elicitation_id}", summary="Look at a question", response_model=QuestionOut)
 async def get_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
+    """One question with its form (or link), its policy and the answers given so far."""
     view = await questions.read_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
@@ -264,12 +287,15 @@ async def get_elicitation(
 
 @router.post(
     "/elicitations/{elicitation_id}/answer",
+    summary="Answer a question",
     response_model=QuestionOut,
     openapi_extra=json_body(AnswerIn) | IDEMPOTENT,
 )
 async def answer_elicitation(
     elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> QuestionOut:
+    """Accept (with content that fits the form), decline or cancel; the call resumes once the policy's
+    approvals are in."""
     body = await read_model(request, AnswerIn, "answer")
     key = await _key_of(request, principal)
     resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
@@ -298,25 +324,49 @@ async def answer_elicitation(
     return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
 
 
-@router.get("/servers", response_model=list[ServerOut])
+@router.get("/servers", summary="List the team's MCP servers", response_model=list[ServerOut])
 async def servers(session: DbSession, principal: PrincipalDep) -> list[ServerOut]:
+    """Each enabled server's name, transport, address and protocol version (never a stdio command line)."""
     rows = await list_servers(session=session, team_id=principal.team_id)
-    return [
-        ServerOut(
-            name=s.name,
-            transport=s.transport,  # type: ignore[arg-type]  # stored as stdio|http
-            where=public_address(s),
-            protocol=s.protocol_version or "unknown",
-        )
-        for s in rows
-        if not s.disabled
-    ]
+    return [_server_out(s) for s in rows if not s.disabled]
 
 
-@router.get("/servers/{name}/tools", response_model=list[ToolOut])
+@router.patch(
+    "/servers/{name}",
+    summary="Pin a server's protocol version",
+    response_model=ServerOut,
+    openapi_extra=json_body(ServerPinIn),
+)
+async def pin_server_protocol(
+    name: str, request: Request, session: DbSession, principal: PrincipalDep
+) -> ServerOut:
+    """Team admins: pin the MCP version the console speaks to the server, or unpin it (null)."""
+    body = await read_model(request, ServerPinIn, "server settings")
+    server = await pin_protocol(
+        session=session,
+        by=principal.viewer,
+        team_name=principal.team_name,
+        name=name,
+        version=body.protocol_version,
+    )
+    return _server_out(server)
+
+
+def _server_out(server: McpServer) -> ServerOut:
+    return ServerOut(
+        name=server.name,
+        transport=server.transport,  # type: ignore[arg-type]  # stored as stdio|http
+        where=public_address(server),
+        protocol=server.protocol_version or "unknown",
+        pinned_protocol=server.pinned_protocol,  # type: ignore[arg-type]  # stored as one of PROTOCOL_PINS
+    )
+
+
+@router.get("/servers/{name}/tools", summary="List a server's tools", response_model=list[ToolOut])
 async def server_tools(
     name: str, request: Request, session: DbSession, principal: PrincipalDep
 ) -> list[ToolOut]:
+    """The server's tools as it lists them."""
     server = await server_by_name(session=session, team_id=principal.team_id, name=name)
     await session.commit()  # asking the server may start it: hold no transaction meanwhile
     endpoint = endpoint_for(server, Outbound.of(request.app.state.settings))

@@ -16,16 +16,19 @@ from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
-PAGE_SIZE = 50
+PAGE_SIZE = 30  # a page of cards on a phone stays a few screens long
+MAX_SEQ = 2**63 - 1  # the largest BIGINT: a larger cursor would be the database's error, not the reader's
 
 
-def _moment(text: str) -> datetime | None:
+def _moment(name: str, text: str) -> datetime | None:
     if not text:
         return None
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise InvalidInput(f"not a date or time: {text[:40]!r}") from None
+        raise InvalidInput(
+            f"the {name} field is not a date or time: {text[:40]!r}", fields={name: "not a date or time"}
+        ) from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
@@ -37,8 +40,8 @@ def _criteria(request: Request) -> Criteria:
     }
     return Criteria(
         **text,
-        since=_moment(q.get("since", "")),
-        until=_moment(q.get("until", "")),
+        since=_moment("since", q.get("since", "")),
+        until=_moment("until", q.get("until", "")),
         call=q.get("call", "")[:64],
     )
 
@@ -49,18 +52,22 @@ async def audit_page(
     session: DbSession,
     user: WebUser,
     settings: SettingsDep,
-    before: Annotated[int | None, Query()] = None,
+    before: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
 ) -> Response:
+    if before is not None and after is not None:
+        raise InvalidInput("give either before or after, not both", fields={"after": "not with before"})
     criteria = _criteria(request)
     found = await review(
         session=session,
         viewer=user.viewer,
         criteria=criteria,
         before=before,
+        after=after,
         limit=PAGE_SIZE,
         signer=signer_from(settings),
     )
-    query = {k: v for k, v in request.query_params.items() if k != "before" and v}
+    query = {k: v for k, v in request.query_params.items() if k not in ("before", "after") and v}
     return render(request, "audit/index.html", {"user": user, "p": found, "c": criteria, "query": query})
 
 

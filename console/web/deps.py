@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -86,6 +87,13 @@ def json_body(model: type[BaseModel]) -> dict[str, Any]:
     schema = {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}
     return {"requestBody": schema}
 
+
+API_TOKEN = HTTPBearer(
+    auto_error=False,
+    scheme_name="API token",
+    description="A console API token (the API tokens page, or `console tokens create`), sent as "
+    "`Authorization: Bearer <token>`.",
+)
 
 DbSession = Annotated[AsyncSession, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]

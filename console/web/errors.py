@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,8 +23,9 @@ from console.errors import (
     PayloadTooLarge,
     Unauthorized,
 )
+from console.identity.sessions import SignedIn, resolve
 from console.outage import DatabaseUnavailable, unavailable
-from console.web.auth import SignInRequired, sign_in_redirect
+from console.web.auth import SignInRequired, policy, session_cookie_name, sign_in_redirect
 from console.web.htmx import is_htmx
 from console.web.invisible import reveal
 from console.web.limits import BodyTooLarge
@@ -63,6 +65,7 @@ HEADINGS = {
     401: "Sign in first",
     403: "Not allowed",
     404: "Not found",
+    405: "Wrong kind of request",
     409: "Already decided",
     410: "Gone",
     413: "Too large",
@@ -73,11 +76,49 @@ HEADINGS = {
 }
 
 
+# What a page says instead of the framework's bare reason phrase ("Not Found" under the heading "Not found").
+PLAIN = {
+    404: "There is no page at this address.",
+    405: "This address does not take that kind of request.",
+}
+
+
+def _said(exc: HTTPException) -> str:
+    detail = str(exc.detail)
+    try:
+        phrase = HTTPStatus(exc.status_code).phrase
+    except ValueError:
+        return detail
+    return PLAIN.get(exc.status_code, detail) if detail == phrase else detail
+
+
 def _wants_json(request: Request) -> bool:
     return request.url.path.startswith("/api/")
 
 
-def _page(request: Request, status: int, message: str) -> Response:
+def as_sentence(message: str) -> str:
+    """The message with a capital first letter and a full stop, as a page shows it."""
+    message = message.strip()
+    if not message:
+        return message
+    message = message[0].upper() + message[1:]
+    return message if message[-1] in ".!?" else message + "."
+
+
+async def _viewer(request: Request, status: int) -> SignedIn | None:
+    """Who is signed in, for the page's navigation; None when nobody is or the database cannot say."""
+    if status == 503 or not request.cookies.get(session_cookie_name(request)):
+        return None
+    try:
+        async with request.app.state.factory() as session:
+            return await resolve(
+                session=session, token=request.cookies[session_cookie_name(request)], policy=policy(request)
+            )
+    except (SQLAlchemyError, OSError):
+        return None  # the error page itself must not fail; it shows the sign-in link instead
+
+
+async def _page(request: Request, status: int, message: str) -> Response:
     heading = HEADINGS.get(status, "Error")
     if is_htmx(request):
         # A fragment for the #flash area; the page around it stays as it was.
@@ -86,7 +127,14 @@ def _page(request: Request, status: int, message: str) -> Response:
             status_code=status,
             headers={"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"},
         )
-    context = {"user": None, "status": status, "heading": heading, "message": message}
+    user = await _viewer(request, status)
+    context = {
+        "user": user,
+        "show_sign_in": user is None,
+        "status": status,
+        "heading": heading,
+        "message": as_sentence(message),
+    }
     return render(request, "errors/error.html", context, status=status)
 
 
@@ -98,7 +146,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ConsoleError)
     async def _console_error(request: Request, exc: ConsoleError) -> Response:
         if not _wants_json(request):
-            return _page(request, status_for(exc), exc.message)
+            return await _page(request, status_for(exc), exc.message)
         fields = exc.fields if isinstance(exc, InvalidInput) else None
         headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
         return JSONResponse(
@@ -127,13 +175,13 @@ def install(app: FastAPI) -> None:
     async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
         fields = {".".join(str(p) for p in err["loc"][1:]) or "body": err["msg"] for err in exc.errors()}
         if not _wants_json(request):
-            return _page(request, 422, "; ".join(f"{k}: {v}" for k, v in fields.items()))
+            return await _page(request, 422, "; ".join(f"{v} (field {k})" for k, v in fields.items()))
         return JSONResponse(error_body("invalid", "invalid request", fields), status_code=422)
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> Response:
         if not _wants_json(request):
-            return _page(request, exc.status_code, str(exc.detail))
+            return await _page(request, exc.status_code, _said(exc))
         return JSONResponse(error_body("http_error", str(exc.detail)), status_code=exc.status_code)
 
     @app.exception_handler(Exception)
@@ -145,7 +193,7 @@ def install(app: FastAPI) -> None:
             return response
         logger.exception("unhandled error")
         if not _wants_json(request):
-            response = _page(request, 500, "The console hit an unexpected error; it has been logged.")
+            response = await _page(request, 500, "The console hit an unexpected error; it has been logged.")
         else:
             response = JSONResponse(error_body("internal", "internal error"), status_code=500)
         _add_headers(response)

@@ -5,6 +5,8 @@ and has the newest schema, and its background loops run: console/background.py) 
 from __future__ import annotations
 
 import hmac
+import logging
+from pathlib import Path
 
 import anyio
 from fastapi import APIRouter, Request
@@ -17,6 +19,8 @@ from console.audit.witnessing import restore_problem
 from console.metrics import Readings, kept_here
 from console.migrate import head_revision
 from console.reports.operations import read_into
+
+logger = logging.getLogger(__name__)
 
 router = APIRouter()
 
@@ -53,7 +57,11 @@ async def readyz(request: Request) -> JSONResponse:
     except (SQLAlchemyError, OSError, TimeoutError):
         return JSONResponse({"status": "database unavailable"}, status_code=503)
     if witnessed is not None:  # restored from an older backup, or the witness cannot be written
-        return JSONResponse({"status": "audit witness", "reason": witnessed}, status_code=503)
+        # /readyz is anonymous: the reason names the witness file's place on the host only in the log.
+        logger.warning("not ready: %s", witnessed)
+        path = request.app.state.settings.audit_witness_file
+        shown = witnessed.replace(str(Path(path)), "file").replace(path, "file") if path else witnessed
+        return JSONResponse({"status": "audit witness", "reason": shown}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 

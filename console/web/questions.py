@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.calls import service as calls
-from console.calls.models import FORM_MODES, POLICY_MODES
+from console.calls.argument_table import argument_rows
+from console.calls.models import FORM_MODES, POLICY_MODES, TERMINAL
 from console.db import utcnow
 from console.dispatch.taking import ResumeHandOver
 from console.elicitations import decisions, page_answers
@@ -32,12 +33,23 @@ from console.policies.rules import (
     combine,
     describe,
     gate_rule,
+    policy_summary,
     step_up_refusal,
 )
+from console.web.annotations import annotation_badges
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx, redirect_to_reauthentication
+from console.web.question_summary import (
+    FORM_BUTTONS,
+    GATE_BUTTONS,
+    answer_rows,
+    call_summary,
+    expiry_words,
+    gate_rows,
+    why_you,
+)
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -202,8 +214,21 @@ async def _context(
         "kept_answer": False,
         "refresh_seconds": None,
         "sampling": shown_request(view.asked) if view.elicitation.mode == "sampling" else None,
+        "summary": call_summary(view),
+        "why_you": why_you(view, user),
+        "expiry_words": expiry_words(view),
+        "gate_buttons_help": GATE_BUTTONS,
+        "form_buttons_help": FORM_BUTTONS,
+        "terminal_statuses": TERMINAL,
         **await _policy_context(session, user, view),
     }
+    decided = context["fixed_content"] or (view.answer if view.elicitation.status == "accepted" else None)
+    if view.elicitation.mode == "gate":
+        context["argument_rows"] = gate_rows(view, decided)
+        context["annotation_badges"] = annotation_badges(view.asked.get("annotations"))
+    else:
+        context["argument_rows"] = argument_rows(view.arguments)
+        context["answer_rows"] = answer_rows(decided)
     if view.elicitation.status == "pending":
         if view.elicitation.mode == "url":
             context["link"] = link_of(request, view)
@@ -233,6 +258,7 @@ async def _context(
         call_busy=call.call.status in ("running", "resuming"),
         result_texts=_texts(result),
         call_error=(error or {}).get("message"),
+        withdrawn_by_agent=bool((error or {}).get("withdrawn_by_agent")),
         answer_content=json.loads(view.elicitation.content_json) if view.elicitation.content_json else None,
         next_questions=[
             p for p in call.pending if p.mode not in OWNER_ONLY_MODES or call.owner_id == user.viewer.user_id
@@ -283,6 +309,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     return {
         "refusal": refusal,
         "step_up": step_up,
+        "policy_line": None if e.mode in OWNER_ONLY_MODES else policy_summary(policy),
         "policy_lines": []
         if e.mode in OWNER_ONLY_MODES
         else describe(policy, asked_for_minutes, expiry_abandons=e.mode == "sampling"),

@@ -190,6 +190,19 @@ class ServerOut(BaseModel):
         description='the MCP version the server spoke when the console last reached it ("2026-07-28", '
         '"2025-11-25", ...); "unknown" until the console has reached it'
     )
+    pinned_protocol: Literal["2025-11-25", "2026-07-28"] | None = Field(
+        default=None,
+        description="the one MCP version the console speaks to it, as a team admin pinned it; null: the "
+        "newest both speak",
+    )
+
+
+class ServerPinIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    protocol_version: Literal["2025-11-25", "2026-07-28"] | None = Field(
+        description="the one MCP version the console speaks to the server (2025-11-25 for a server that "
+        "pushes questions only on the older protocol); null: the newest both speak"
+    )
 
 
 class ToolOut(BaseModel):

@@ -3,6 +3,8 @@ callbacks), see when each was used, give one a new webhook secret, revoke."""
 
 from __future__ import annotations
 
+import json
+
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
@@ -28,6 +30,8 @@ async def _page(
     tokens = await list_tokens(session=session, user_name=user.viewer.user_name)
     teams = sorted(user.viewer.team_names.items(), key=lambda item: item[1])
     context = {"user": user, "tokens": tokens, "teams": teams, "new": new, "error": error}
+    if new is not None and new.token:
+        context |= connect_agent(request.app.state.settings.base_url, new.token)
     return render(request, "tokens/index.html", context, status=status)
 
 
@@ -82,3 +86,10 @@ async def revoke(token_id: str, request: Request, session: DbSession, user: Csrf
         session=session, actor=user.viewer.actor, token_id=token_id, owner_id=user.viewer.user_id
     )
     return RedirectResponse("/tokens", status_code=303)
+
+
+def connect_agent(base_url: str, token: str) -> dict[str, str]:
+    """How an agent connects with a new token: the gateway's address and an `mcpServers` entry for it."""
+    mcp_url = f"{base_url.rstrip('/')}/mcp"
+    entry = {"type": "http", "url": mcp_url, "headers": {"Authorization": f"Bearer {token}"}}
+    return {"mcp_url": mcp_url, "mcp_servers": json.dumps({"mcpServers": {"console": entry}}, indent=2)}

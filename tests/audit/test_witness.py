@@ -51,6 +51,7 @@ async def test_a_full_disk_under_the_witness_fails_readiness_and_its_gap_holds_u
         assert full.status_code == 503
         assert "cannot write the audit witness" in full.json()["reason"]
         assert "No space left on device" in full.json()["reason"]
+        assert str(small) not in full.text  # /readyz is anonymous: no place on the host
         done = await console.answer_and_settle(waiting, "accept", {"ok": True})
         assert done["status"] == "completed"
 

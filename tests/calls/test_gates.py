@@ -56,7 +56,7 @@ async def test_a_gated_call_reaches_the_server_only_after_approval_and_only_once
         assert (call["status"], call["round"]) == ("awaiting_input", 0)
         [pending] = call["pending"]
         assert (pending["kind"], pending["mode"]) == ("gate", "gate")
-        assert pending["message"] == "Approve calling complete_now on mrtr?"
+        assert pending["message"] == f"Complete now {topic}?"  # the call in words, from the arguments
         assert requests_with(mrtr_stdio.log, "x", topic) == []  # nothing reached the server
 
         question = await console.question(pending["id"])

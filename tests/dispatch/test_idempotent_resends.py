@@ -14,14 +14,12 @@ from sqlalchemy import update
 from console.mcp.models import McpServer
 from tests.dispatch.test_crashes import (
     CRASH_EXIT_CODE,
-    PROCESS_TIMEOUT,
-    WORKER_WAIT,
     _healthy_worker,
     _worker,
 )
 from tests.harness import Console, result_text, running_console, stdio_mrtr
 from tests.policies.setup import set_policy
-from tests.processes import read_log
+from tests.processes import WORKER_WAIT, ended, read_log
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +32,7 @@ async def _mark_idempotent(console: Console) -> None:
 
 async def _call_dies(console: Console, marker: Path, times: int) -> dict[str, Any]:
     call = await console.call("mrtr", "dies", {"marker": str(marker), "times": times}, wait=0)
-    return await console.settle(call["id"])
+    return await console.settle(call["id"], wait=WORKER_WAIT)  # the server dies and starts again, maybe twice
 
 
 def _sends(log: Path, marker: Path) -> list[dict[str, Any]]:
@@ -109,7 +107,7 @@ async def test_a_send_lost_with_its_worker_process_is_sent_again_by_another_work
         await _mark_idempotent(console)
         call = await console.call("mrtr", "signed", {"item": "lost"}, wait=0)
         crashing = _worker(database_url, log, fault="crash_after_send")
-        assert crashing.wait(timeout=PROCESS_TIMEOUT) == CRASH_EXIT_CODE
+        assert ended(crashing, WORKER_WAIT) == CRASH_EXIT_CODE
         with _healthy_worker(database_url, log):
             asked = await console.settle(call["id"], wait=WORKER_WAIT)
         [resent] = await console.audit_payloads("call_resent")

@@ -52,7 +52,7 @@ def _run(*command: str) -> None:
 
 
 def _back_up(url: str, witness: Path, into: Path) -> Path:
-    """The backup an operator takes while the console runs, as the README says."""
+    """The backup an operator takes while the console runs, as docs/operations/backup.md says."""
     if is_sqlite(url):
         backup = into / "backup.db"
         done = _cli("backup", str(backup), url=url, witness=witness)
@@ -104,6 +104,8 @@ async def test_a_restore_from_before_an_answer_is_reported_and_its_call_held_ins
         ready = await console.client.get("/readyz")
         assert ready.status_code == 503
         assert "restored from an older backup" in ready.json()["reason"]
+        assert str(witness) not in ready.text
+        assert "its witness file recorded" in ready.json()["reason"]
         tokens = console.tokens
     assert len(_sends_of(log, "restored")) == 2  # the call and the resume its answer sent
 

@@ -21,7 +21,7 @@ from tests.harness import WAIT, Console
 DEPLOY = {"service": "auth-service"}
 TARGET = {"f0": "staging", "f1": "true"}  # the form's fields in schema order: environment, confirm
 
-QUESTION_LINK = re.compile(r"/elicitations/([0-9a-f]+)")
+QUESTION_LINK = re.compile(r"/(?:elicitations|connect)/([0-9a-f]+)")  # a link's page is /connect/<id>
 
 
 class Heard:

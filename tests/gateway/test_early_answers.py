@@ -65,3 +65,33 @@ async def test_an_early_answer_never_decides_a_question_only_approvers_may_answe
     assert "io.approval-console/waiting" in result["_meta"]
     assert [q["params"]["name"] for q in await questions(console, "pending")] == ["deploy"]
     assert await questions(console, "accepted") == []
+
+
+async def test_an_early_answer_that_is_no_result_is_refused_naming_its_field_once_its_question_is_asked(
+    console: Console,
+) -> None:
+    params = {
+        "name": "deployer__deploy",
+        "arguments": DEPLOY,
+        "inputResponses": {"target": {"action": "maybe"}},
+    }
+    response = await mcp(console, "tools/call", params, who="dev", capabilities=ELICITATION)
+    error = payload(response)["error"]
+    assert error["code"] == -32602, error
+    assert (error["data"]["field"], error["data"]["reason"]) == (
+        "inputResponses.target.action",
+        "must be one of accept, decline, cancel",
+    )
+    [question] = await questions(console, "superseded")  # asked, then withdrawn with its call
+    assert (await console.get_call(question["call_id"]))["status"] == "abandoned"
+    late = await console.answer(question["id"], "accept", PRODUCTION["content"], who="dev")
+    assert late.status_code == 409, late.text
+
+
+async def test_early_answers_that_are_no_object_are_refused_before_the_call_starts(console: Console) -> None:
+    params = {"name": "deployer__deploy", "arguments": DEPLOY, "inputResponses": ["production"]}
+    response = await mcp(console, "tools/call", params, who="dev", capabilities=ELICITATION)
+    error = payload(response)["error"]
+    assert error["code"] == -32602, error
+    assert (error["data"]["field"], error["data"]["reason"]) == ("inputResponses", "must be an object")
+    assert await console.pending_questions("lead") == []  # nothing was asked: the call never started

@@ -90,9 +90,15 @@ async def test_cancelling_a_task_withdraws_its_question_and_ends_the_call_abando
     await task_until(console, task["taskId"], "cancelled")
     assert (await console.question(question["id"]))["status"] == "superseded"
     assert (await console.get_call(task["taskId"]))["status"] == "abandoned"
+    (abandoned,) = await console.audit_payloads("call_abandoned")
+    assert abandoned["reason"] == "the agent cancelled"
+    assert abandoned["via"].startswith("token:")  # dev's agent, by its token
+    late = await console.answer(question["id"], "accept", {"environment": "production", "confirm": True})
+    assert late.status_code == 409, late.text
+    assert (await console.get_call(task["taskId"]))["status"] == "abandoned"
 
 
-async def test_a_task_the_owner_may_answer_asks_the_client_and_tasks_update_decides_it(
+async def test_a_task_the_owner_may_answer_asks_the_client_and_tasks_update_decides_it_once_it_fits(
     console: Console,
 ) -> None:
     task = await deploy_task(console, TASKS_AND_FORMS)
@@ -102,6 +108,18 @@ async def test_a_task_the_owner_may_answer_asks_the_client_and_tasks_update_deci
     question = (await console.pending_questions("lead"))[0]
     assert request["method"] == "elicitation/create"
     assert request["params"]["message"] == "auth-service in version 2.4.1 — deploy where?"
+    wrong = {"action": "accept", "content": {"environment": "the moon", "confirm": True}}
+    refusals = {  # what the client sent, and the field it is told of: the task still asks after each
+        "inputResponses.target.content.environment": {key: wrong},
+        "inputResponses.target.action": {key: {"action": "maybe"}},  # no elicitation result at all
+        "inputResponses": [wrong],
+    }
+    for field, answers in refusals.items():
+        update = {"taskId": task["taskId"], "inputResponses": answers}
+        refused = await rpc(console, "tasks/update", update, capabilities=TASKS_AND_FORMS)
+        assert refused["error"]["code"] == -32602, refused
+        assert refused["error"]["data"]["field"] == field
+        await task_until(console, task["taskId"], "input_required", TASKS_AND_FORMS)
     answer = {"action": "accept", "content": {"environment": "staging", "confirm": True}}
     update = {"taskId": task["taskId"], "inputResponses": {key: answer}}
     updated = await rpc(console, "tasks/update", update, capabilities=TASKS_AND_FORMS)

@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ import pytest
 from sqlalchemy import select
 
 from console.calls.models import DispatchJob
+from console.mcp.endpoint import Endpoint
+from console.mcp.probe import probe
 from tests.harness import (
     TEAM,
     WAIT,
@@ -114,8 +117,7 @@ async def test_a_prompt_held_open_for_a_person_outlasts_the_request_timeout(
 ) -> None:
     old = ServerSpec(command=[str(sdk1_python), str(SERVER)])
     async with running_console(database_url, {"old": old}, request_timeout_seconds=2) as console:
-        started = await console.start("old", "prompts/get", {"name": "note", "arguments": {"topic": "tea"}})
-        call = started.json()
+        call = await console.request("old", "prompts/get", {"name": "note", "arguments": {"topic": "tea"}})
         assert call["status"] == "awaiting_input", call
         await anyio.sleep(3)  # the person takes longer than a request may: time passing is what is tested
         done = await console.answer_and_settle(call, "accept", {"ok": True})
@@ -326,3 +328,14 @@ async def test_the_latest_progress_shows_in_the_api_and_on_the_run_page_while_th
     assert progress.find("b") is None
     assert result_text(done) == "<b>release</b> shipped: accept"
     assert after.select(".progress") == []  # an ended call shows its result instead
+
+
+async def test_a_server_pinned_to_2026_07_28_that_speaks_only_2025_11_25_fails_to_connect_saying_so(
+    sdk1_http: ServerProcess,
+) -> None:
+    pinned = replace(Endpoint.http(sdk1_http.url), protocol="2026-07-28")
+    outcome = await probe(pinned)
+    assert not outcome.ok
+    assert outcome.error is not None
+    assert "the server does not take MCP 2026-07-28, which its settings pin" in outcome.error
+    assert (await probe(Endpoint.http(sdk1_http.url))).protocol == "2025-11-25"  # unpinned it connects

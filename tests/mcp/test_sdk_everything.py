@@ -1,7 +1,7 @@
 """The Python SDK's everything-server example (fetched from the `mcp` source distribution, not copied
 here) behind the console: each of its `test_input_required_result_*` tools, its questions answered as
 people answer them (forms, and sampling replies a person writes) and its roots requests from the roots
-an admin set. README "Servers nobody here wrote" cites the counts."""
+an admin set. docs/performance.md ("Servers nobody here wrote") cites the counts."""
 
 from __future__ import annotations
 

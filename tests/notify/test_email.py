@@ -9,6 +9,8 @@ own notifier send.
 
 from __future__ import annotations
 
+import os
+import re
 import socket
 from datetime import timedelta
 from email.message import EmailMessage
@@ -17,19 +19,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import httpx
 import pytest
 from sqlalchemy import select
 
 from console.audit import SYSTEM
 from console.calls.notices import still_pending
-from console.db import utcnow
-from console.identity.emails import set_email_notifications
+from console.db import create_engine, session_factory, utcnow
+from console.identity.emails import set_email, set_email_notifications
 from console.identity.models import User
 from console.mcp.sealed import Outbound
 from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import FIRST_BACKOFF, Carriers, deliver_due
-from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
+from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, seed, signed_in, text
 from tests.notify.mail import (
     ADDRESSES,
     SENDER,
@@ -42,13 +45,14 @@ from tests.notify.mail import (
     with_addresses,
 )
 from tests.policies.setup import set_policy
-from tests.processes import ServerProcess
+from tests.processes import ServerProcess, console_process
 
 pytestmark = pytest.mark.anyio
 
 HOSTILE = '<script>alert("x")</script> <a href="https://evil.example">click</a>\x1b[31m'
 URL = "https://connect.example.com/start?flow=abc"  # the link the URL question carries
 WAIT_SECONDS = 20.0
+LINK = re.compile(r"https?://[^\s<>\"')]+")
 
 
 def about(message: EmailMessage, questions: dict[str, str]) -> str:
@@ -214,7 +218,7 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
         [(to, message)] = received(sink_folder)
         assert to == [ADDRESSES["lead"]]
         text, _ = parts(message)
-        assert "Approve calling complete_now on mrtr?" in text
+        assert "Complete now a?" in text  # the gate's title: the call in words
         assert "Only the team's approvers may answer." in text
         assert f"/elicitations/{gate['id']}" in text
 
@@ -283,3 +287,35 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
         # who gets a reminder is decided when it is due, and by then dev had turned email off and the
         # first question was answered.
         assert sorted((d.recipient, d.status) for d in reminded) == [(ADDRESSES["lead"], "sent")] * 3
+
+
+@pytest.mark.slow
+async def test_console_serve_links_its_emails_to_the_address_it_listens_on_when_no_base_url_is_set(
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path, tmp_path: Path
+) -> None:
+    tokens = await seed(database_url, {"mrtr": mrtr_stdio.spec})
+    engine = create_engine(database_url)
+    try:
+        async with session_factory(engine)() as session:
+            for name in ("dev", "lead"):
+                await set_email(session=session, name=name, email=ADDRESSES[name])
+            await session.commit()
+    finally:
+        await engine.dispose()
+    mail = {"CONSOLE_SMTP_URL": smtp.url, "CONSOLE_MAIL_FROM": SENDER}
+    with console_process(database_url, tmp_path / "console.txt", **mail) as base:
+        assert "CONSOLE_BASE_URL" not in os.environ
+        agent = {"Authorization": f"Bearer {tokens['dev']}"}
+        async with httpx.AsyncClient(base_url=base, timeout=30, headers=agent) as api:
+            run = await api.post("/api/v1/runs", json={"team": TEAM, "title": "mail links"})
+            assert run.status_code == 201, run.text
+            params = {"name": "two_rounds", "arguments": {"topic": "alpha"}}
+            call = {"server": "mrtr", "method": "tools/call", "params": params}
+            started = await api.post(f"/api/v1/runs/{run.json()['id']}/calls", params={"wait": 20}, json=call)
+            assert started.json()["status"] == "awaiting_input", started.text
+        with anyio.fail_after(WAIT_SECONDS):
+            while len(received(sink_folder)) < 2:  # noqa: ASYNC110  # dev (the owner) and lead
+                await anyio.sleep(0.1)  # another process sends: its mail folder is read again
+    links = {link for _, message in received(sink_folder) for link in LINK.findall(parts(message)[0])}
+    assert links, [parts(message)[0] for _, message in received(sink_folder)]
+    assert {urlsplit(link).netloc for link in links} == {urlsplit(base).netloc}, links

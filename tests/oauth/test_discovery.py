@@ -14,6 +14,7 @@ from console.mcp.challenge import Challenge
 from console.oauth.discovery import discover
 from console.oauth.errors import OAuthRefused
 from console.oauth.http import MAX_BODY_BYTES, Reach
+from console.oauth.resource_indicator import ResourceIndicator
 from tests.processes import serving_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -123,6 +124,27 @@ async def test_the_challenge_scope_wins_and_offline_access_is_added_when_offered
         assert listed.scope == "files:read files:write offline_access"
         assert asked.resource == f"{base}/mcp"
         assert asked.auth_server.issuer == base
+
+
+async def test_without_resource_the_scopes_asked_are_qualified_by_the_application_id_uri() -> None:
+    documents: Documents = {}
+    with serving(documents) as base:
+        hinted = "/custom/prm"
+        documents[hinted] = (200, resource(base, scopes_supported=["files:read", "api://other/x"]))
+        documents["/.well-known/oauth-authorization-server"] = (
+            200,
+            metadata(base, scopes_supported=["openid", "offline_access"]),
+        )
+        omit = ResourceIndicator("omit", "api://files-app/")
+        async with Reach(public_only=False).client() as http:
+            asked = await discover(
+                http, f"{base}/mcp", Challenge(401, f"{base}{hinted}", "files:write"), omit
+            )
+            listed = await discover(http, f"{base}/mcp", Challenge(401, f"{base}{hinted}"), omit)
+            sent = await discover(http, f"{base}/mcp", Challenge(401, f"{base}{hinted}"))
+        assert (asked.omit_resource, asked.scope) == (True, "api://files-app/files:write offline_access")
+        assert listed.scope == "api://files-app/files:read api://other/x offline_access"
+        assert (sent.omit_resource, sent.scope) == (False, "files:read api://other/x offline_access")
 
 
 async def test_an_internal_address_is_refused_for_a_server_that_is_not_internal() -> None:

@@ -148,9 +148,9 @@ async def test_no_self_approval_leaves_the_owner_a_read_only_page(database_url: 
                 "the policy forbids the run's owner from answering it (no self-approval)."
             )
             policy = " ".join(one(page, "section.policy").get_text(" ").split())
-            assert "The run's owner may not answer (no self-approval)." in policy
+            assert "The team's approvers may answer, but not the run's owner (no self-approval)." in policy
             assert "Set by: team default." in policy
-            assert "Unanswered after 1 day, it is answered cancel." in policy
+            assert "Unanswered after 1 day, it is cancelled." in policy
         answered = await console.answer(question, "accept", {"name": "Ada"}, who="lead2")
         assert answered.status_code == 200
 
@@ -195,7 +195,7 @@ async def test_step_up_needs_a_recent_sign_in_and_re_authentication_brings_the_p
             await _age_sign_in(console, "lead", minutes=6)
             page = html(await lead.client.get(f"/elicitations/{question}"))
             warning = " ".join(one(page, "form#decision-form p.warning").get_text(" ").split())
-            assert "To accept, you need a sign-in within the last 5 minutes" in warning
+            assert "Deciding needs a sign-in within the last 5 minutes. Confirm your sign-in now" in warning
             data = {**form_fields(one(page, "form#decision-form")), "action": "accept"}
             data[str(one(page, 'form#decision-form input[type="text"]')["name"])] = "Ada"
             stale = await lead.client.post(f"/elicitations/{question}", data=data)

@@ -139,9 +139,13 @@ def on_the_web(expected: tuple[str | None, ...]) -> tuple[str | None, ...]:
     )
 
 
+def _said(reason: str) -> str:
+    return reason[0].upper() + reason[1:]
+
+
 def matches(got: list[str | None], expected: tuple[str | None, ...]) -> bool:
-    """Outcomes equal, where a refusal's page must contain the expected reason."""
+    """Outcomes equal, where a refusal's page must say the expected reason (as a sentence, on the web)."""
     return len(got) == len(expected) and all(
-        g == e if e in (OK, HIDDEN) else (g not in (OK, HIDDEN) and e in str(g))
+        g == e if e in (OK, HIDDEN) else (g not in (OK, HIDDEN) and _said(e) in str(g))
         for g, e in zip(got, expected, strict=True)
     )

@@ -159,7 +159,7 @@ async def test_only_the_teams_admins_may_see_or_change_its_policy(
             async with signed_in(console, name) as who:
                 page = await who.client.get(PAGE)
                 assert page.status_code == 403, name
-                assert f"only admins of {TEAM} can manage it" in text(html(page))
+                assert f"Only admins of {TEAM} can manage it." in text(html(page))
                 assert await save(who, answerers="owner") == 403
         async with signed_in(console, "outsider") as outsider:  # the same answer: no team names are learnt
             assert (await outsider.client.get(PAGE)).status_code == 403

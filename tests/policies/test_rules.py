@@ -16,6 +16,7 @@ from console.policies.rules import (
     describe,
     describe_rule,
     layers_for,
+    policy_summary,
     refusal,
     step_up_refusal,
     treated_as_destructive,
@@ -220,16 +221,22 @@ def test_the_policy_in_words() -> None:
         step_up_minutes=5,
     )
     assert describe(policy, 24 * 60) == [
-        "Only the team's approvers may answer.",
-        "The run's owner may not answer (no self-approval).",
+        "Only the team's approvers may answer, and not in their own runs (no self-approval).",
         "2 different people must approve the same answer.",
-        "Unanswered after 1 day, it is answered decline.",
+        "Unanswered after 1 day, it is declined.",
         "Deciding needs a sign-in within the last 5 minutes.",
     ]
-    assert (
-        describe(Policy(expiry_minutes=90), 60)[-1] == "Unanswered after 90 minutes, it is answered cancel."
+    cancelled = "it is cancelled."
+    assert describe(Policy(expiry_minutes=90), 60)[-1] == f"Unanswered after 90 minutes, {cancelled}"
+    assert describe(Policy(), 0.5)[-1] == f"Unanswered after 30 seconds, {cancelled}"
+    # "The owner or the approvers may answer" and "the owner may not answer" are one sentence, not two.
+    assert describe(Policy(no_self_approval=True), 60)[0] == (
+        "The team's approvers may answer, but not the run's owner (no self-approval)."
     )
-    assert describe(Policy(), 0.5)[-1] == "Unanswered after 30 seconds, it is answered cancel."
+    assert policy_summary(policy) == (
+        "2 approvals from the team's approvers, not the requester, signed in within the last 5 minutes"
+    )
+    assert policy_summary(Policy()) == "One approval from the run's owner or the team's approvers"
 
 
 def test_a_rule_in_words_says_only_what_it_sets_in_the_question_pages_sentences() -> None:
@@ -244,11 +251,9 @@ def test_a_rule_in_words_says_only_what_it_sets_in_the_question_pages_sentences(
     full = Policy(**everything)
     assert describe_rule(everything) == describe(full, 60)  # one wording for rules and questions
     assert describe_rule({"no_self_approval": False, "required_approvals": 1}) == [
-        "The run's owner may answer (self-approval allowed).",
+        "The run's owner may answer questions of their own runs (self-approval allowed).",
         "One approval is enough.",
     ]
     assert describe_rule({"expiry_minutes": 90}) == ["Unanswered after 90 minutes, it expires."]
-    assert describe_rule({"expiry_action": "cancel"}) == [
-        "When it expires unanswered, it is answered cancel."
-    ]
+    assert describe_rule({"expiry_action": "cancel"}) == ["When it expires unanswered, it is cancelled."]
     assert describe_rule(dict.fromkeys(everything)) == []

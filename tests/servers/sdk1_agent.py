@@ -10,11 +10,13 @@ reads one JSON command per line from stdin and answers each with JSON lines on s
 
     {"op": "list_tools"}                        -> {"tools": [names]}
     {"op": "call", "name": N, "arguments": A}   -> {"progress": message} per notification heard, then
-                                                   {"result": <CallToolResult>} or {"error": message}
+                                                   {"result": <CallToolResult>} or
+                                                   {"error": message, "code": ..., "data": ...}
 
 With `ask` it declares elicitation (form and URL), sampling and roots: a question the server pushes is
 printed as `{"asked": {"message": ..., "mode": ...}}` and answered with the next stdin line,
-`{"answer": <ElicitResult>}` (what the person at this agent decided); a sampling request is answered
+`{"answer": <ElicitResult>}` (what the person at this agent decided; with `"unchecked": true` it is
+sent as given, even when it is no ElicitResult); a sampling request is answered
 "Hello." by model "scripted-model", a roots request with the one root file:///home/dev/project.
 """
 
@@ -41,6 +43,8 @@ LINES = anyio.wrap_file(sys.stdin)
 async def ask_the_person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
     emit({"asked": {"message": params.message, "mode": getattr(params, "mode", "form") or "form"}})
     reply = json.loads(await LINES.readline())
+    if reply.get("unchecked"):  # sent as given, as a client with a bug would
+        return types.ElicitResult.model_construct(**reply["answer"])
     return types.ElicitResult.model_validate(reply["answer"])
 
 
@@ -70,7 +74,7 @@ async def serve(session: ClientSession) -> None:
                 )
                 emit({"result": result.model_dump(mode="json", by_alias=True, exclude_none=True)})
         except McpError as exc:
-            emit({"error": exc.error.message})
+            emit({"error": exc.error.message, "code": exc.error.code, "data": exc.error.data})
 
 
 async def main(url: str, token: str, ask: bool) -> None:

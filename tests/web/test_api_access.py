@@ -50,6 +50,17 @@ async def test_openapi_document_describes_the_agent_api(database_url: str) -> No
     } <= paths
     call_body = document["paths"]["/api/v1/runs/{run_id}/calls"]["post"]["requestBody"]["content"]
     assert "server" in call_body["application/json"]["schema"]["properties"]
+    [scheme] = document["components"]["securitySchemes"].values()
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+    operations = [
+        op for path, item in document["paths"].items() if path not in PUBLIC for op in item.values()
+    ]
+    for operation in operations:
+        assert operation["security"] == [{name: []} for name in document["components"]["securitySchemes"]]
+        made_from_its_name = operation["operationId"].split("_api_v1")[0].replace("_", " ").title()
+        assert operation["summary"] != made_from_its_name
+        assert len(operation["summary"]) <= 60, operation["summary"]
+        assert operation.get("description"), operation["summary"]  # what it does, in a sentence or two
 
 
 async def test_the_server_list_names_no_stdio_command_line(database_url: str, tmp_path: Path) -> None:
@@ -57,5 +68,7 @@ async def test_the_server_list_names_no_stdio_command_line(database_url: str, tm
     spec = stdio_mrtr(tmp_path / "log.jsonl")
     async with running_console(database_url, {"mrtr": spec}) as console:
         listed = (await console.client.get("/api/v1/servers", headers=console.auth("dev"))).json()
-    assert listed == [{"name": "mrtr", "transport": "stdio", "where": "", "protocol": "unknown"}]
+    assert listed == [
+        {"name": "mrtr", "transport": "stdio", "where": "", "protocol": "unknown", "pinned_protocol": None}
+    ]
     assert MRTR_SERVER not in json.dumps(listed)

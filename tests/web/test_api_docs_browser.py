@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
 import pytest
 from playwright.async_api import Request, expect
 
+from tests.harness import seed, stdio_deployer
 from tests.processes import console_process
 from tests.web.browser import Watch, chromium, new_page, shoot
 
@@ -47,3 +49,28 @@ async def test_api_docs_list_every_operation_offline_without_csp_violations(
             await watch.assert_inert(page, "/api/docs")
     assert shown == operations
     assert elsewhere == []
+
+
+async def test_api_docs_authorize_with_a_token_and_try_an_operation(sqlite_url: str, tmp_path: Path) -> None:
+    """The document declares the bearer token, so Authorize and Try it out work as a user expects."""
+    tokens = await seed(sqlite_url, {"deployer": stdio_deployer("k" * 32)})
+    with console_process(sqlite_url, tmp_path / "console.txt") as base:
+        async with chromium() as browser:
+            page = await new_page(browser, base)
+            await page.goto("/api/docs")
+            await page.locator(".auth-wrapper .authorize").click()
+            await page.locator(".modal-ux input").fill(tokens["dev"])
+            await page.locator(".modal-ux .auth-btn-wrapper .authorize").click()
+            await page.locator(".modal-ux .btn-done").click()
+            servers = page.locator(".opblock", has=page.locator('[data-path="/api/v1/servers"]')).filter(
+                has=page.locator(".opblock-summary-method", has_text="GET")
+            )
+            await servers.locator(".opblock-summary").click()
+            await servers.locator(".try-out__btn").click()
+            await servers.locator(".execute").click()
+            status = servers.locator(".live-responses-table tbody .response-col_status").first
+            await expect(status).to_have_text("200")
+            body = await servers.locator(
+                ".live-responses-table tbody .response-col_description pre"
+            ).first.inner_text()
+    assert [server["name"] for server in json.loads(body)] == ["deployer"]

@@ -102,7 +102,7 @@ async def test_approve_a_production_deploy(site_any_db: Site, browser: Browser, 
     await expect(outcome.locator(".result")).to_have_text(DEPLOYED, timeout=RESUME_MS)
     await expect(outcome).to_contain_text("accepted")
     await expect(outcome).to_contain_text("by lead")
-    await expect(outcome).to_contain_text("The call is completed.")
+    await expect(outcome).to_contain_text("The call ended: completed.")
     await shoot(page, f"{shot_prefix}-3-outcome")
 
     await outcome.get_by_role("link", name="See the whole run").click()
@@ -324,7 +324,7 @@ async def test_hostile_server_text_is_inert_in_chromium(
     option = form.locator("select option").filter(has_text=payload)
     await expect(option).to_have_count(1)
     assert await option.get_attribute("value") == payload
-    await expect(page.locator("pre.json")).to_contain_text("payload")
+    await expect(page.locator("#call-arguments")).to_contain_text("payload")
     await shoot(page, f"{shot_prefix}-1-question")
     await watch.assert_inert(page, "question page")
 
@@ -416,7 +416,7 @@ async def test_two_of_three_approvers_in_two_browsers(
     )  # one signature each
 
     await second.reload()
-    await expect(second.locator("#fixed-content")).to_contain_text('"environment": "production"')
+    await expect(second.locator("#fixed-content")).to_contain_text("environment production")
     await expect(second.get_by_role("button", name="Accept", exact=True)).to_have_count(0)
     await shoot(second, f"{shot_prefix}-2-co-sign")
     await second.get_by_role("button", name="Approve this answer").click()
@@ -449,7 +449,7 @@ async def test_a_decline_by_the_second_approver_ends_it_declined(
     outcome = second.locator("#outcome")
     await expect(outcome).to_contain_text("declined")
     await expect(outcome).to_contain_text("Signed by lead (approved), lead2 (declined).")
-    await expect(outcome).to_contain_text("The call is completed.", timeout=RESUME_MS)
+    await expect(outcome).to_contain_text("The call ended: completed.", timeout=RESUME_MS)
     await shoot(second, f"{shot_prefix}-declined")
     assert (await site.question(call["pending"][0]["id"]))["status"] == "declined"
 

@@ -248,7 +248,7 @@ async def test_lead_cannot_open_or_answer_devs_link(
         response = await page.goto(f"/connect/{question_id}")
         assert response is not None
         assert response.status == 403, await response.text()
-        await expect(page.locator("main")).to_contain_text("this link is for dev only")
+        await expect(page.locator("main")).to_contain_text("This link is for dev only")
         html = await page.content()
         assert link not in html
         assert tracker.base not in html

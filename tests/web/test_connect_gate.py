@@ -274,7 +274,7 @@ async def test_only_the_owner_may_open_the_link(database_url: str, mrtr_stdio: M
         async with signed_in(console, "lead") as lead:
             refused = await lead.client.get(f"/connect/{connect}")
             assert refused.status_code == 403, refused.text
-            assert "this link is for dev only" in text(html(refused))
+            assert "This link is for dev only" in text(html(refused))
             assert LINK not in refused.text
             assert "connect.example.com" not in refused.text
 

@@ -5,12 +5,23 @@ decline with a reason; and changing the arguments in the form generated from the
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from tests.harness import Browser, Mrtr, form_fields, html, one, running_console, signed_in, text
+from tests.harness import (
+    Browser,
+    Mrtr,
+    form_fields,
+    html,
+    one,
+    running_console,
+    signed_in,
+    stdio_mrtr,
+    text,
+)
 from tests.policies.setup import set_policy
 from tests.processes import requests_with
 
@@ -43,15 +54,19 @@ async def test_an_approver_sees_what_would_be_sent_and_declines_with_a_reason(
         question_id = call["pending"][0]["id"]
         async with signed_in(console, "lead") as lead:
             shown = await page(lead, question_id)
-            assert "Nothing has reached the server yet" in text(one(shown, ".asking"))
-            assert text(one(shown, "h1")) == "Approve calling complete_now on mrtr?"
+            assert text(one(shown, ".asking")) == "Approval gate · mrtr"
+            # The call in the console's words: a long value is named and cut, never the server's prose.
+            assert text(one(shown, "h1")) == "Complete now — x short?"
+            assert text(one(shown, "#decision-summary")) == (
+                f"Complete now — x short, note {'x' * 39}… · tool complete_now on mrtr"
+            )
             assert text(one(shown, ".tool-name")) == "complete_now"
             assert text(one(shown, ".tool-description")) == "Completes at once."
             assert "destructiveHint: true" in text(one(shown, ".annotations"))
             assert text(one(shown, ".gate-rule")) == "tool rule complete_now on mrtr"
             assert text(one(shown, ".agent")) == "pytest"
-            rows = {text(one(row, "th")): row for row in shown.select(".arguments-table tr")}
-            assert text(rows["x"]) == 'x "short"'
+            rows = {text(one(row, "th")): row for row in shown.select("#arguments tbody tr")}
+            assert text(rows["x"]) == "x short"
             folded = one(rows["note"], "details")
             assert text(one(folded, "summary")).endswith("…")
             assert long_note in text(one(folded, "pre"))
@@ -64,7 +79,10 @@ async def test_an_approver_sees_what_would_be_sent_and_declines_with_a_reason(
             assert declined.status_code == 303, declined.text[:800]
             outcome = one(await page(lead, question_id), "#outcome")
             assert text(one(outcome, ".decline-reason")) == "Reason: <b>not</b> today"  # text, not markup
-            assert "declined" in text(outcome)
+            assert text(one(outcome, ".call-outcome")).startswith("The call ended: declined")
+            assert "Nothing was sent to mrtr." in text(one(outcome, ".call-outcome"))
+            done_page = await page(lead, question_id)
+            assert not done_page.select("#why-you, #policy-line, .time-left, #decision")  # nothing left to do
         ended = await console.get_call(call["id"])
         assert ended["status"] == "declined"
         assert ended["error"]["reason"] == "<b>not</b> today"
@@ -163,5 +181,55 @@ async def test_an_edit_into_a_stricter_rule_is_refused_to_the_owner_and_shown_to
             )
             assert "2 different people must approve the same answer." in raised
             assert text(one(shown, ".approvals")) == "Approvals: 1 of 2"
-        assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
-    assert requests_with(mrtr_stdio.log, "x", "everyone") == []
+            assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
+            # The change reads the same for the approver who made it, the next approver and the owner.
+            async with signed_in(console, "lead") as lead, signed_in(console, "dev") as dev:
+                tables = [one(await page(who, question_id), "#arguments") for who in (lead, lead2, dev)]
+            assert [str(t) for t in tables[1:]] == [str(tables[0])] * 2
+            [row] = tables[0].select("tbody tr")
+            assert (text(one(row, "del.before")), text(one(row, "ins.after"))) == (asked, "everyone")
+            assert "changed by an approver" in text(row)
+            form = one(shown, "form#decision-form")
+            assert text(one(form, "button[value=accept]")) == "Approve and complete now"
+            done = await lead2.client.post(
+                f"/elicitations/{question_id}", data={**as_posted(form), "action": "accept"}
+            )
+            assert done.status_code == 303, done.text[:800]
+            await console.settle(call["id"], after_round=0)
+            after = await page(lead2, question_id)
+            assert str(one(after, "#arguments")) == str(tables[0])  # the outcome shows the same difference
+            assert not after.select("#why-you, #policy-line, .time-left")
+    assert len(requests_with(mrtr_stdio.log, "x", "everyone")) == 1
+
+
+HOSTILE_TITLES = [
+    '<img src=x onerror="window.__pwned=1">Read-only lookup: nothing is changed',
+    "Read only lookup",
+]
+
+
+@pytest.mark.parametrize("hostile_title", HOSTILE_TITLES)
+async def test_a_hostile_tool_title_neither_adds_markup_nor_words_the_decision(
+    database_url: str, tmp_path: Path, hostile_title: str
+) -> None:
+    """The server titles and describes its tool as harmless, with markup or in plain words: the decision is
+    still worded by the console from the tool's name and the real arguments, and the server's text is shown
+    as text."""
+    log = tmp_path / "log.jsonl"
+    hostile = stdio_mrtr(log, MRTR_TOOL_TEXT=hostile_title)
+    async with running_console(database_url, {"mrtr": hostile}) as console:
+        await set_policy(console, "tool", server="mrtr", tool="odd_text", gate=True)
+        call = await console.call("mrtr", "odd_text", {"table": "customers", "mode": "drop"})
+        [pending] = call["pending"]
+        assert pending["message"] == "Odd text customers?"
+        async with signed_in(console, "lead") as lead:
+            shown = await page(lead, pending["id"])
+    for where in ("title", "h1", "#decision-summary"):
+        assert "lookup" not in text(one(shown, where)), where
+    assert text(one(shown, "h1")) == "Odd text customers?"
+    assert text(one(shown, "#decision-summary")) == "Odd text customers drop · tool odd_text on mrtr"
+    rows = [text(row) for row in shown.select("#arguments tbody tr")]
+    assert rows == ["table customers", "mode drop"]
+    assert shown.select("main img") == []  # the title's markup is text
+    assert hostile_title in text(one(shown, ".tool-description"))
+    assert requests_with(log, "table", "customers") == []

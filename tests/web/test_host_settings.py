@@ -22,6 +22,7 @@ from console.mcp.admin import ServerSettings, create_server, settings_of
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.notify.models import Channel
+from console.web.errors import as_sentence
 from tests.harness import (
     MRTR_SERVER,
     TEAM,
@@ -169,7 +170,7 @@ async def test_a_host_setting_is_refused_to_a_team_admin_and_audited_and_a_site_
         assert await host_state(console) == before  # nothing of it was saved
         [event] = await refusals(console)
         assert event["team"] is not None
-        assert event["reason"] == refusal_text(refused)
+        assert as_sentence(str(event["reason"])) == refusal_text(refused)  # the page says it as a sentence
 
         async with signed_in(console, "lead2") as boss:
             path = attempt.allowed_path or attempt.path

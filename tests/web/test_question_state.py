@@ -47,13 +47,16 @@ async def full_page(who: Browser, question_id: str) -> BeautifulSoup:
     return html(response)
 
 
+WAITING = r"Waiting since \d\d:\d\d UTC \( ?.* ago ?\) · \d+ h left ?, then .*"
+
+
 def state(soup: BeautifulSoup) -> dict[str, Any]:
     """What a person reads in the changing part of the page."""
     part = one(soup, "#question-state")
     return {
         "approvals": text(one(part, ".approvals")),
         "signers": [text(one(li, "strong")) for li in part.select("ul.signatures li")],
-        "time": text(one(part, "dl.timing dd")),
+        "time": text(one(part, "p.timing")),
         "notice": text(one(part, "#decision .notice")) if part.select("#decision .notice") else None,
         "outcome": text(part.select("#outcome .status")[0]) if part.select("#outcome") else None,
     }
@@ -68,7 +71,7 @@ async def test_the_count_signers_and_time_follow_each_answer(
         async with signed_in(console, "lead") as lead, signed_in(console, "lead2") as lead2:
             before = state(await full_page(lead, question_id))
             assert (before["approvals"], before["signers"]) == ("Approvals: 0 of 2", [])
-            assert re.fullmatch(r".* ago · \d+ h left", before["time"]), before["time"]
+            assert re.fullmatch(WAITING, before["time"]), before["time"]
 
             first = await answer(lead, question_id, {"action": "accept", "f0": "Ada"}, htmx=htmx)
             for seen in (state(first), state(await full_page(lead, question_id))):
@@ -77,7 +80,7 @@ async def test_the_count_signers_and_time_follow_each_answer(
                 assert seen["notice"] == (
                     "You have signed this answer. It waits for 1 more approval from other people."
                 )
-                assert re.fullmatch(r".* ago · \d+ h left", seen["time"]), seen["time"]
+                assert re.fullmatch(WAITING, seen["time"]), seen["time"]
             # Nothing left to type: the page follows the other approvers by itself.
             watching = one(first, "#question-state")
             assert (watching["hx-get"], watching["hx-trigger"]) == (
@@ -102,7 +105,7 @@ async def test_the_count_signers_and_time_follow_each_answer(
                 assert seen["approvals"] == "Approvals: 2 of 2"
                 assert seen["signers"] == ["lead", "lead2"]
                 assert seen["outcome"] == "accepted"
-                assert re.fullmatch(r".* ago · ended .* ago", seen["time"]), seen["time"]
+                assert re.fullmatch(r"Asked .* ago · ended .* ago", seen["time"]), seen["time"]
             for soup in pages:
                 assert "left" not in text(one(soup, "#question-state"))
         assert (await console.question(question_id))["status"] == "accepted"
@@ -119,4 +122,18 @@ async def test_a_decline_by_the_second_approver_shows_who_signed_and_when_it_end
             assert declined["approvals"] == "Approvals: 1 of 2"
             assert declined["signers"] == ["lead", "lead2"]
             assert declined["outcome"] == "declined"
-            assert re.fullmatch(r".* ago · ended .* ago", declined["time"]), declined["time"]
+            assert re.fullmatch(r"Asked .* ago · ended .* ago", declined["time"]), declined["time"]
+
+
+async def test_the_answer_waiting_for_a_second_approver_reads_the_same_for_each_viewer(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        question_id = await two_approver_question(console)
+        async with signed_in(console, "lead") as lead, signed_in(console, "lead2") as lead2:
+            await answer(lead, question_id, {"action": "accept", "f0": "Ada <b>"}, htmx=False)
+            signer, cosigner = [await full_page(who, question_id) for who in (lead, lead2)]
+        shown = [one(soup, "#fixed-content") for soup in (signer, cosigner)]
+        assert str(shown[0]) == str(shown[1])  # the signer and the next approver see one table
+        assert [text(row) for row in shown[0].select("tbody tr")] == ["name Ada <b>"]
+        assert signer.select("#fixed-content b, pre.json") == []  # a table of text, never a JSON dump

@@ -55,7 +55,7 @@ async def test_inbox_and_question_page_name_a_stdio_server_and_say_when_each_cal
             soup = html(page)
             assert MRTR_SERVER not in page.text
             assert text(one(soup, ".asking")) == "Asked by the MCP server mrtr"
-            called = one(soup, "dd.called time")
+            called = one(soup, "#requested-by .called time")
             assert called["datetime"] == to_the_second(call["created_at"])
             assert EXACT_TIME.match(str(called["title"]))
 
@@ -128,21 +128,32 @@ async def test_the_team_page_says_each_policy_rule_in_the_question_pages_words(
         )
         await set_policy(console, "tool", tool="deploy*", no_self_approval=False, required_approvals=1)
         await set_policy(console, "server", server="mrtr", expiry_action="cancel")
+        await set_policy(
+            console, "tool", tool="deploy*", condition='environment == "production"', required_approvals=2
+        )
         await promote(console, "lead", role="admin")
         call = await console.call("mrtr", "two_rounds", {"topic": "policy"})
         async with signed_in(console, "lead") as lead:
             team = html(await lead.client.get("/admin/teams/platform"))
             rules = [" ".join(li.get_text().split()) for li in team.select("#policies li")]
             assert rules == [
-                "Team default: The run's owner may not answer (no self-approval). "
+                "Team default, always: The run's owner may not answer questions of their own runs "
+                "(no self-approval). "
                 "2 different people must approve the same answer.",
-                "Destructive tools (stricter default): Unanswered after 2 hours, it is answered decline. "
+                "Destructive tools (stricter default), always: Unanswered after 2 hours, it is declined. "
                 "Deciding needs a sign-in within the last 5 minutes.",
-                "Server mrtr: When it expires unanswered, it is answered cancel.",
-                "Tool deploy* on any server: The run's owner may answer (self-approval allowed). "
+                "Server mrtr, always: When it expires unanswered, it is cancelled.",
+                "Tool deploy* on any server, always: The run's owner may answer questions of their own runs "
+                "(self-approval allowed). "
                 "One approval is enough.",
+                'Tool deploy* on any server, when environment == "production": '
+                "2 different people must approve the same answer.",
             ]
             question = html(await lead.client.get(f"/elicitations/{call['pending'][0]['id']}"))
             words = [text(li) for li in one(question, "section.policy ul").select("li")]
-            for sentence in ("The run's owner may not answer (no self-approval).", "2 different people"):
-                assert any(w.startswith(sentence) for w in words)  # the same sentences on both pages
+            # The question page says who may answer in one sentence (a team page rule sets one part).
+            for sentence in (
+                "The team's approvers may answer, but not the run's owner",
+                "2 different people",
+            ):
+                assert any(w.startswith(sentence) for w in words)

@@ -7,9 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from console.audit.models import AuditEvent
+from console.identity.models import Membership
+from console.web.errors import as_sentence
 from tests.harness import (
     TEAM,
     Console,
@@ -124,7 +126,7 @@ async def test_a_run_owner_made_auditor_can_no_longer_start_steer_or_answer_unti
                 data={"csrf_token": browser.csrf, "action": "accept", "name": "Ada"},
             )
             assert posted.status_code == 403
-            assert AUDITOR_ANSWER in one(html(posted), "main").get_text()
+            assert as_sentence(AUDITOR_ANSWER) in one(html(posted), "main").get_text()
         still = await console.get_call(call["id"])
         assert (still["status"], still["round"]) == ("awaiting_input", call["round"])
         assert len(await refusals(console, "dev")) == 5
@@ -174,3 +176,31 @@ async def test_removing_a_member_revokes_their_tokens_for_good_even_when_they_ar
         [event] = await token_events(console)
         assert (event["owner"], event["team"], event["reason"]) == ("dev", TEAM, "membership ended")
         assert console.tokens["dev"] not in json.dumps(event)
+
+
+async def test_only_the_teams_own_admins_pin_its_servers_protocol_through_the_api(
+    database_url: str, mrtr_stdio: Mrtr
+) -> None:
+    """Another team's admin learns not even that the server exists; the team's auditor and member are
+    refused; none of them changes it."""
+    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+        async with console.app.state.factory() as session:
+            outsider = await user_id(console, "outsider")
+            made_admin = update(Membership).where(Membership.user_id == outsider).values(role="admin")
+            await session.execute(made_admin)
+            await session.commit()
+        pin = {"protocol_version": "2025-11-25"}
+
+        async def patch(who: str, name: str = "mrtr") -> Any:
+            return await console.client.patch(f"/api/v1/servers/{name}", json=pin, headers=console.auth(who))
+
+        elsewhere, missing = await patch("outsider"), await patch("outsider", "no-such-server")
+        auditor, member = await patch("viewer"), await patch("dev")
+        [listed] = (await console.client.get("/api/v1/servers", headers=console.auth("dev"))).json()
+        changes = await console.audit_payloads("server_changed")
+    assert (elsewhere.status_code, missing.status_code) == (404, 404), elsewhere.text
+    assert elsewhere.json()["error"]["message"] == "no server 'mrtr' in elsewhere"
+    assert auditor.status_code == 403, auditor.text
+    assert member.status_code == 403, member.text
+    assert listed["pinned_protocol"] is None
+    assert changes == []

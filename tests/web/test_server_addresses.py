@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from console.mcp.models import McpServer
+from console.web.errors import as_sentence
 from tests.harness import (
     TEAM,
     Browser,
@@ -62,7 +63,7 @@ async def test_a_team_admin_cannot_save_a_server_on_a_loopback_link_local_or_pri
                 status, error = await save(lead, {"name": f"s{number}", "transport": "http", "url": url})
                 assert (status, error) == (
                     403,
-                    f"{reason}: only a server a site admin marks internal may use one",
+                    as_sentence(f"{reason}: only a server a site admin marks internal may use one"),
                 )
             # A public name (not resolvable here: connecting checks it again) is fine, but not moved inside.
             assert (

@@ -44,7 +44,7 @@ async def test_a_team_admin_cannot_add_a_stdio_server_and_the_refusal_is_audited
             stdio = {"name": "planted", "transport": "stdio", "command": PLANTED}
             refused = await post(lead, f"{BASE}/servers", stdio)
             assert refused.status_code == 403
-            assert "only a site admin can add or change a stdio server" in refusal_text(refused)
+            assert "Only a site admin can add or change a stdio server" in refusal_text(refused)
             form = html(await lead.client.get(f"{BASE}/servers/new"))
             assert one(form, 'input[name="transport"][value="stdio"]').has_attr("disabled")
             assert one(form, 'input[name="transport"][value="http"]').has_attr("checked")
@@ -59,7 +59,7 @@ async def test_a_team_admin_cannot_add_a_stdio_server_and_the_refusal_is_audited
             }
             refused_internal = await post(lead, f"{BASE}/servers", internal)
             assert refused_internal.status_code == 403
-            assert "only a site admin can mark a server internal" in refusal_text(refused_internal)
+            assert "Only a site admin can mark a server internal" in refusal_text(refused_internal)
             # An HTTP server is the team admin's to add.
             plain = {"name": "remote", "transport": "http", "url": "https://mcp.example.com/mcp"}
             assert (await post(lead, f"{BASE}/servers", plain)).status_code == 303
@@ -92,7 +92,7 @@ async def test_a_team_admin_cannot_change_a_site_admins_stdio_server_but_can_dis
             ):
                 refused = await post(lead, f"{BASE}/servers/mrtr", change)
                 assert refused.status_code == 403
-                assert "only a site admin can add or change a stdio server" in refusal_text(refused)
+                assert "Only a site admin can add or change a stdio server" in refusal_text(refused)
             server = await stored(console, "mrtr")
             assert (server.transport, json.loads(server.command_json or "[]")) == (
                 "stdio",
@@ -142,7 +142,7 @@ async def test_a_team_admin_cannot_repoint_an_internal_server(database_url: str)
             elsewhere = {"transport": "http", "url": "http://10.0.0.6:8080/mcp"}
             refused = await post(lead, f"{BASE}/servers/intranet", elsewhere)
             assert refused.status_code == 403
-            assert "only a site admin can change where an internal server points" in refusal_text(refused)
+            assert "Only a site admin can change where an internal server points" in refusal_text(refused)
             page = html(await lead.client.get(f"{BASE}/servers/intranet"))
             assert "Only a site admin can change where it points" in text(one(page, "#internal-note"))
         server = await stored(console, "intranet")

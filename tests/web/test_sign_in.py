@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,11 +22,13 @@ from tests.harness import (
     html,
     one,
     running_console,
+    seed,
     sign_in,
     signed_in,
     submit_login,
     text,
 )
+from tests.processes import console_process
 
 pytestmark = pytest.mark.anyio
 
@@ -362,3 +365,15 @@ async def test_the_sign_in_page_names_the_demo_users_only_in_the_demo(database_u
         page = html(await who.client.get("/login"))
         assert page.select("#demo-hint") == []
         assert "console demo" not in text(page)
+
+
+@pytest.mark.slow
+async def test_console_serve_says_listening_only_once_a_person_can_sign_in(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    await seed(sqlite_url, {})
+    with console_process(sqlite_url, tmp_path / "console.txt") as base:  # returns as "listening" is read
+        async with httpx.AsyncClient(base_url=base, timeout=30) as browser:  # no retry: it works at once
+            fields = form_fields(one(html(await browser.get("/login")), 'form[action="/login"]'))
+            signed_in = await browser.post("/login", data={**fields, "name": "lead", "password": "lead-pw-1"})
+    assert signed_in.status_code == 303, signed_in.text

@@ -38,7 +38,7 @@ async def test_a_task_asks_twice_across_a_console_restart_and_completes_with_bot
                 await sign_in(page, "lead")
                 await page.get_by_role("link", name="Which region should the service run in?").click()
                 await expect(page.locator("#task")).to_contain_text(
-                    "the server runs this call as a task that waits for this answer"
+                    "The server runs this call as a task that waits for this answer"
                 )
                 await page.get_by_label("us-east", exact=True).check()
                 await shoot(page, f"{shot_prefix}-1-first-question")

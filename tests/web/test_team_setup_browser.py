@@ -139,7 +139,9 @@ async def run_the_scenario(browser: Browser, api: httpx.AsyncClient, base: str, 
     await expect(lead.locator("h1.question-message")).to_have_text(DEPLOY_QUESTION)
     policy = lead.locator("section.policy")
     await expect(policy).to_contain_text("2 different people must approve the same answer.")
-    await expect(policy).to_contain_text("The run's owner may not answer (no self-approval).")
+    await expect(policy).to_contain_text(
+        "The team's approvers may answer, but not the run's owner (no self-approval)."
+    )
     await expect(policy).to_contain_text("Deciding needs a sign-in within the last 5 minutes.")
     await lead.get_by_label("Production").check()
     await lead.get_by_label("I have reviewed the changes").check()

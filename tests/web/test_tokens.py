@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from bs4 import BeautifulSoup, Tag
 
@@ -29,6 +31,18 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
             assert created.status_code == 200
             secret = one(html(created), "#new-token").get_text()
             assert secret.startswith("mcpc_")
+            connect = json.loads(one(html(created), "#mcp-servers").get_text())
+            base = console.app.state.settings.base_url
+            assert connect == {
+                "mcpServers": {
+                    "console": {
+                        "type": "http",
+                        "url": f"{base}/mcp",
+                        "headers": {"Authorization": f"Bearer {secret}"},
+                    }
+                }
+            }
+            assert one(html(created), "#mcp-url").get_text() == f"{base}/mcp"
             signing = one(html(created), "#new-webhook-secret").get_text()
             assert signing.startswith("whsec_")  # signs callbacks to this token's calls
 
@@ -41,6 +55,20 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
 
             agent = {"Authorization": f"Bearer {secret}"}
             assert (await console.client.get("/api/v1/servers", headers=agent)).status_code == 200
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "pasted", "version": "1"},
+                },
+            }
+            headers = connect["mcpServers"]["console"]["headers"]
+            accept = {"Accept": "application/json, text/event-stream"}
+            greeted = await console.client.post("/mcp", json=hello, headers=headers | accept)
+            assert greeted.status_code == 200, greeted.text  # the pasted entry reaches the gateway
             used = row_named(html(await lead.client.get("/tokens")), "release agent")
             assert "never" not in used.get_text()  # last used is now
 
