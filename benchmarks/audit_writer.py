@@ -38,7 +38,7 @@ async def _audit(session: AsyncSession, call_id: str, n: int) -> None:
     record_event(
         session=session,
         actor=ACTOR,
-        action="b7_probe",
+        action="server_tested",
         subject_type="call",
         subject_id=call_id,
         call_id=call_id,

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.actions import action_named
 from console.audit.chain import queue
 from console.audit.models import AuditEvent
 from console.canonical import canonical, canonical_bytes
@@ -36,7 +37,12 @@ def record_event(
     team_id: str | None = None,
     payload: dict[str, Any] | None = None,
 ) -> None:
-    """Add one event to the session's transaction; it is chained when flushed and commits with the change."""
+    """Add one event to the session's transaction; it is chained when flushed and commits with the change.
+
+    Raises:
+        UnknownAuditAction: `action` is not listed in console/audit/actions.py.
+    """
+    action_named(action)
     body = dict(payload or {})
     if actor.via:
         body["via"] = actor.via

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.actions import SITE_ONLY
 from console.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditPending
 
 BATCH = 1000
@@ -36,8 +37,9 @@ class AuditFilter:
 
 def conditions(f: AuditFilter) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = []
-    if f.teams is not None:
+    if f.teams is not None:  # not a site admin: the teams' events, of the actions teams may see
         where.append(AuditEvent.team_id.in_(f.teams))
+        where.append(AuditEvent.action.not_in(SITE_ONLY))
     exact = {
         AuditEvent.team_id: f.team,
         AuditEvent.actor_id: f.user,

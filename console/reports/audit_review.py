@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.audit.actions import SITE_ONLY
 from console.audit.checking import ChainStatus, verify_new
 from console.audit.export import Format
 from console.audit.extract import export_events
@@ -150,7 +151,7 @@ async def event_detail(*, session: AsyncSession, viewer: Viewer, seq: int) -> tu
     """
     teams = visible_teams(viewer)
     event = await session.get(AuditEvent, seq)
-    if event is None or (teams is not None and event.team_id not in teams):
+    if event is None or (teams is not None and (event.team_id not in teams or event.action in SITE_ONLY)):
         raise NotFound(f"no audit event {seq}")
     view = DecisionView(payload=shown_payload(event))
     if event.call_id is None or event.action not in DECISIONS:

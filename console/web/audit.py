@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from console.audit.actions import ACTIONS, reviewable
 from console.audit.signing import signer_from
 from console.errors import InvalidInput
 from console.reports.audit_review import Criteria, event_detail, export_for, review
@@ -68,13 +69,16 @@ async def audit_page(
         signer=signer_from(settings),
     )
     query = {k: v for k, v in request.query_params.items() if k not in ("before", "after") and v}
-    return render(request, "audit/index.html", {"user": user, "p": found, "c": criteria, "query": query})
+    actions = reviewable(site_admin=user.viewer.site_admin)
+    context = {"user": user, "p": found, "c": criteria, "query": query, "actions": actions, "known": ACTIONS}
+    return render(request, "audit/index.html", context)
 
 
 @router.get("/audit/events/{seq}")
 async def audit_event(seq: int, request: Request, session: DbSession, user: WebUser) -> Response:
     event, view = await event_detail(session=session, viewer=user.viewer, seq=seq)
-    return render(request, "audit/detail.html", {"user": user, "e": event, "v": view})
+    context = {"user": user, "e": event, "v": view, "about": ACTIONS.get(event.action)}
+    return render(request, "audit/detail.html", context)
 
 
 @router.get("/audit/export")

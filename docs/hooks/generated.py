@@ -348,7 +348,22 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\`*_\[\]|#])", r"\\\1", html.escape(text, quote=False))
 
 
+# The audit actions (docs/audit.md).
+
+
+def audit_actions(root: Path) -> str:
+    from console.audit.actions import ACTIONS, Seen  # the console's own list, as record_event checks it
+
+    seen = {Seen.TEAM: "the team's auditors and admins", Seen.SITE: "site admins only"}
+    rows = ["| action | what one event records | who may see it |", "|---|---|---|"]
+    for name in sorted(ACTIONS):
+        action, anchor = ACTIONS[name], f'<span id="{name}"></span>'
+        rows.append(f"| {anchor}`{name}` | {_escape(action.records)} | {seen[action.seen_by]} |")
+    return "\n".join(rows) + "\n"
+
+
 SECTIONS: dict[str, tuple[str, Callable[[Path], str]]] = {
+    "audit.md": ("audit actions", audit_actions),
     "operations/configuration.md": ("settings", settings_reference),
     "performance.md": ("benchmark results", benchmark_results),
 }

@@ -41,7 +41,7 @@ async def write_event(factory: async_sessionmaker[AsyncSession], subject: str, n
         record_event(
             session=session,
             actor=Actor("user", "u1"),
-            action="probe",
+            action="server_tested",
             subject_type="test",
             subject_id=subject,
             payload={"n": n, "note": "ünïcode"},

@@ -94,7 +94,8 @@ async def test_an_export_missing_a_signed_checkpoint_fails_even_when_resealed(da
 
 async def test_filtered_export_keeps_the_chain_checkable_across_left_out_events(database_url: str) -> None:
     await write_events(database_url, SIGNER, 30, label="a")
-    data = await export(database_url, "jsonl", AuditFilter(action="probe", user="u1", call=None, team=None))
+    written = AuditFilter(action="server_tested", user="u1", call=None, team=None)
+    data = await export(database_url, "jsonl", written)
     assert verify_file(data, SIGNER.key.public_key()).ok
     only_some = await export(
         database_url, "jsonl", AuditFilter().narrowed(since=None, tool=None, action="none")

@@ -99,7 +99,7 @@ def append_event(db: Connection) -> None:
             at=last.at,
             actor_type="user",
             actor_id="u1",
-            action="probe",
+            action="server_tested",
             subject_type="test",
             subject_id="forged",
             payload_json='{"n":99}',

@@ -31,7 +31,7 @@ async def record_probes(session: AsyncSession, team: str, count: int) -> None:
         record_event(
             session=session,
             actor=Actor("user", "u1"),
-            action="probe",
+            action="server_tested",
             subject_type="test",
             subject_id=f"{team}-{index}",
             team_id=team_id,
@@ -60,24 +60,24 @@ async def test_older_and_newer_links_walk_the_filtered_log_without_overlap_and_k
     async with running_console(database_url, {}) as console:
         await write_probes(console, TEAM, OURS)
         async with signed_in(console, "viewer") as auditor:
-            first = await page(auditor, "/audit?action=probe")
+            first = await page(auditor, "/audit?action=server_tested")
             assert len(seqs(first)) == PAGE_SIZE
             assert link(first, "#newer-page") is None
             pages, url = [first], link(first, "#next-page")
             while url is not None:
-                assert parse_qs(urlsplit(url).query)["action"] == ["probe"]
+                assert parse_qs(urlsplit(url).query)["action"] == ["server_tested"]
                 pages.append(await page(auditor, url))
                 url = link(pages[-1], "#next-page")
             walked = [seq for soup in pages for seq in seqs(soup)]
             assert [len(seqs(soup)) for soup in pages] == [PAGE_SIZE, PAGE_SIZE, 7]
             assert walked == sorted(set(walked), reverse=True)  # newest first, no event twice
             assert {text(cell) for soup in pages for cell in soup.select("#audit-events .action")} == {
-                "probe"
+                "server_tested"
             }
 
             newer = link(pages[-1], "#newer-page")
             assert newer is not None
-            assert parse_qs(urlsplit(newer).query)["action"] == ["probe"]
+            assert parse_qs(urlsplit(newer).query)["action"] == ["server_tested"]
             assert seqs(await page(auditor, newer)) == seqs(pages[1])
 
 
@@ -88,7 +88,7 @@ async def test_a_crafted_cursor_shows_no_event_of_another_team_and_a_member_cann
         await write_probes(console, "elsewhere", 5)
         await write_probes(console, TEAM, 3)
         async with signed_in(console, "viewer") as auditor, signed_in(console, "dev") as member:
-            ours = seqs(await page(auditor, "/audit?action=probe"))
+            ours = seqs(await page(auditor, "/audit?action=server_tested"))
             assert len(ours) == 3
             theirs = range(min(ours) - 5, min(ours))  # written just before ours
             for cursor in (f"before={min(ours)}", "after=0", f"after={min(theirs) - 1}"):

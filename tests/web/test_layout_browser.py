@@ -222,7 +222,7 @@ async def test_the_audit_page_pages_older_and_newer_in_the_browser(sqlite_url: s
         await write_probes(sqlite_url, PAGE_SIZE * 2 + 3)
         async with chromium() as browser:
             page = await open_page(browser, site.base, 1280, 800)
-            await sign_in(page, "viewer", go="/audit?action=probe")
+            await sign_in(page, "viewer", go="/audit?action=server_tested")
             rows = page.locator("#audit-events tbody tr")
             seen: list[str] = []
             for expected in (PAGE_SIZE, PAGE_SIZE, 3):
@@ -239,7 +239,7 @@ async def test_the_audit_page_pages_older_and_newer_in_the_browser(sqlite_url: s
                 await page.locator("#audit-events tbody tr td:first-child").all_inner_texts()
                 == seen[PAGE_SIZE : PAGE_SIZE * 2]
             )
-            assert "action=probe" in page.url
+            assert "action=server_tested" in page.url
 
 
 async def test_the_server_forms_radio_buttons_save_what_they_say(sqlite_url: str, tmp_path: Path) -> None:
