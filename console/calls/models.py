@@ -59,6 +59,8 @@ class Call(Base):
     """One MCP request being driven to its end; `params_json` is the agent's text, byte for byte."""
 
     __tablename__ = "call"
+    # A server's recent calls, newest first (the advice to pin its protocol, console/calls/pin_advice.py)
+    __table_args__ = (Index("ix_call_server_created", "server_id", "created_at"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     run_id: Mapped[str] = mapped_column(ForeignKey("run.id"), index=True)
