@@ -19,8 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.moves import move_call
 from console.calls.notices import announce
 from console.calls.questions import request_digest, shown_digest
+from console.calls.states import CallStatus
 from console.config import Settings
 from console.db import utcnow
 from console.mcp.challenge import Challenge
@@ -130,7 +132,7 @@ def park(job: DispatchJob, call: Call, now: datetime) -> None:
     # Refused before anything was served: it goes out again with a new attestation of the same approval,
     # rather than one that may have expired meanwhile.
     job.attestation = None
-    call.status, call.updated_at = "awaiting_input", now
+    move_call(call, CallStatus.AWAITING_INPUT, now)
 
 
 async def parked_job(session: AsyncSession, call_id: str) -> DispatchJob | None:
@@ -145,4 +147,4 @@ def send_parked_again(parked: DispatchJob, call: Call, round_: CallRound, now: d
     """What the server asked first is done: `round_` is answered and the parked request queued again."""
     round_.status = "answered"
     parked.status, parked.not_before, parked.last_error, parked.attempts = "ready", now, None, 0
-    call.status, call.updated_at = ("resuming" if parked.kind == "resume" else "running"), now
+    move_call(call, CallStatus.RESUMING if parked.kind == "resume" else CallStatus.RUNNING, now)

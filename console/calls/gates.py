@@ -17,8 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound, Elicitation, Run
+from console.calls.moves import move_call
 from console.calls.notices import announce
 from console.calls.questions import canonical_json, keep_policy, request_digest, shown_digest
+from console.calls.states import CallStatus
 from console.calls.summary import summarise_call
 from console.config import Settings
 from console.db import utcnow
@@ -95,7 +97,7 @@ async def open_gate(
     )
     keep_policy(question, resolved)
     session.add(question)
-    call.status, call.updated_at = "awaiting_input", utcnow()
+    move_call(call, CallStatus.AWAITING_INPUT)
     await session.flush()
     await announce(session=session, settings=settings, call=call, server=server, questions=[question])
     rule = gate_rule(resolved.applied) or {}

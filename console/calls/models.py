@@ -28,7 +28,6 @@ from console.db import Base, M, UtcDateTime, new_id, utcnow
 from console.mcp.models import McpServer
 
 METHODS = ("tools/call", "prompts/get", "resources/read")
-TERMINAL = ("completed", "failed", "interrupted", "abandoned", "declined", "cancelled")
 # A question is a form, a link (url), a gate (the console's own, before sending), a sampling reply or a
 # connect (the console's own: the owner connects their account at an OAuth-protected server). Forms, gates
 # and sampling replies are answered as the team's policy says (who, how many, how recently signed in): a

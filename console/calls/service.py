@@ -21,9 +21,11 @@ from console.calls.connects import PARKED
 from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.gates import open_gate, waiting_at_gate
-from console.calls.models import METHODS, TERMINAL, Call, DispatchJob, Elicitation, Run, params_target
+from console.calls.models import METHODS, Call, DispatchJob, Elicitation, Run, params_target
+from console.calls.moves import may_become
 from console.calls.notices import call_ended_by_id
 from console.calls.rawjson import member_text
+from console.calls.states import TERMINAL, CallStatus
 from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
 from console.config import Settings
@@ -512,8 +514,12 @@ async def abandon_rows(
     now = utcnow()
     result = await session.execute(
         update(Call)
-        .where(Call.id == call_id, Call.status.in_(ABANDONABLE) | TASK_RUNNING)
-        .values(status="abandoned", updated_at=now, error_json=json.dumps(error))
+        .where(
+            Call.id == call_id,
+            Call.status.in_(ABANDONABLE) | TASK_RUNNING,
+            may_become(CallStatus.ABANDONED),
+        )
+        .values(status=CallStatus.ABANDONED, updated_at=now, error_json=json.dumps(error))
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return False
@@ -567,8 +573,8 @@ async def resend_interrupted(
         _ensure_approval_holds(job.attestation, now or utcnow())
     result = await session.execute(
         update(Call)
-        .where(Call.id == call_id, Call.status == "interrupted")
-        .values(status="resuming", updated_at=utcnow(), error_json=None)
+        .where(Call.id == call_id, Call.status == "interrupted", may_become(CallStatus.RESUMING))
+        .values(status=CallStatus.RESUMING, updated_at=utcnow(), error_json=None)
     )
     if result.rowcount != 1 or job is None:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         raise Conflict(f"call is {view.call.status}; only interrupted calls can be sent again")

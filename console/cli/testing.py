@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from console.calls.models import TERMINAL
+from console.calls.states import TERMINAL
 from console.cli.calling import Target, answering, one_failure, parse_answer, resolve_target, throwaway
 from console.cli.common import Subcommands, say
 from console.config import Settings

@@ -16,8 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM
-from console.calls.models import TERMINAL, Call, Elicitation
+from console.calls.models import Call, Elicitation
 from console.calls.service import create_run, start_call
+from console.calls.states import TERMINAL
 from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
 from console.dispatch.signals import Signals

@@ -21,8 +21,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, CallRound, DispatchJob, Run, call_target
+from console.calls.moves import may_become
 from console.calls.notices import call_ended
 from console.calls.service import CallView
+from console.calls.states import CallStatus
 from console.db import utcnow
 from console.dispatch.outcomes import held_open_rounds, record_completion, round_answered
 from console.mcp.models import McpServer
@@ -64,9 +66,14 @@ def _still_as_sent(kind: str) -> ColumnElement[bool]:
 def _call_completed(kind: str) -> Update:
     return (
         update(_CALLS)
-        .where(_CALLS.c.id == bindparam("the_call"), _CALLS.c.task_id.is_(None), _still_as_sent(kind))
+        .where(
+            _CALLS.c.id == bindparam("the_call"),
+            _CALLS.c.task_id.is_(None),
+            _still_as_sent(kind),
+            may_become(CallStatus.COMPLETED, _CALLS.c.status),
+        )
         .values(
-            status="completed",
+            status=CallStatus.COMPLETED,
             result_json=bindparam("the_result"),
             error_json=None,
             updated_at=bindparam("the_time"),

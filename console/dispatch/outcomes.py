@@ -12,8 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, digest, fingerprint, record_event, redact_input_requests
 from console.calls.declared import policy_of_call, relayed_of
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.moves import move_call
 from console.calls.notices import announce, call_ended
 from console.calls.questions import keep_policy, request_digest, shown_digest
+from console.calls.states import CallStatus
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import utcnow
@@ -64,7 +66,7 @@ async def record_reply(
     if job.round_id is not None:
         await session.execute(_ROUND_ANSWERED, {"round_id": job.round_id})
     if isinstance(reply, Complete):
-        end_call(session, call, "completed", result=reply.result)
+        end_call(session, call, CallStatus.COMPLETED, result=reply.result)
         record_completion(session, call, job.kind, reply.result)
         return []
     try:
@@ -212,7 +214,7 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
         if refuses_request_state(error) and await _may_restart(session, call, round_):
             round_.status = "superseded"
             call.restarts += 1
-            call.status, call.updated_at = "resuming", utcnow()
+            move_call(call, CallStatus.RESUMING)
             session.add(DispatchJob(call_id=call.id, kind="restart", status="ready", restart_of=round_.id))
             record_event(
                 session=session,
@@ -269,7 +271,7 @@ def refuses_request_state(error: McpError) -> bool:
 
 def fail_call(*, session: AsyncSession, call: Call, job: DispatchJob, error: dict[str, Any]) -> None:
     """End the call as failed with `error` (a JSON-RPC-style error object) and say so in the audit log."""
-    end_call(session, call, "failed", error=error)
+    end_call(session, call, CallStatus.FAILED, error=error)
     record_event(
         session=session,
         actor=SYSTEM,
@@ -288,7 +290,7 @@ def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob | None, r
     if job is not None:
         job.status = "interrupted"
         payload = {"job": job.id, "kind": job.kind, **payload}
-    end_call(session, call, "interrupted", error={"message": reason})
+    end_call(session, call, CallStatus.INTERRUPTED, error={"message": reason})
     record_event(
         session=session,
         actor=SYSTEM,
@@ -336,9 +338,9 @@ def result_digest(result: Any) -> dict[str, Any]:
 
 
 def end_call(
-    session: AsyncSession, call: Call, status: str, *, result: Any = None, error: Any = None
+    session: AsyncSession, call: Call, status: CallStatus, *, result: Any = None, error: Any = None
 ) -> None:
-    call.status, call.updated_at = status, utcnow()
+    move_call(call, status)
     call.result_json = json.dumps(result) if result is not None else None
     call.error_json = json.dumps(error) if error is not None else None
     call_ended(session, call)
@@ -360,7 +362,7 @@ async def open_round(
         end_call(
             session,
             call,
-            "abandoned",
+            CallStatus.ABANDONED,
             error={"message": f"gave up after {settings.round_cap} rounds (round cap)"},
         )
         record_event(
@@ -416,7 +418,7 @@ async def open_round(
     if not questions and not asks:
         await _queue_state_only_retry(session, call, round_)
         return Opened(round_, [])
-    call.status = "awaiting_input"
+    move_call(call, CallStatus.AWAITING_INPUT)
     agent_expires = utcnow() + timedelta(seconds=settings.elicitation_ttl_seconds)
     for ask in asks:
         agent_request = AgentRequest(
@@ -545,7 +547,7 @@ async def _queue_state_only_retry(session: AsyncSession, call: Call, round_: Cal
     ).scalar_one()
     delay = 0.0 if streak <= 1 else min(STATE_ONLY_BACKOFF_START * 2 ** (streak - 2), STATE_ONLY_BACKOFF_CAP)
     round_.status = "ready"
-    call.status = "resuming"
+    move_call(call, CallStatus.RESUMING)
     session.add(
         DispatchJob(
             call_id=call.id,

@@ -9,6 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, DispatchJob
+from console.calls.moves import move_call
+from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL
 from console.config import Settings
 from console.db import utcnow
@@ -34,7 +36,7 @@ def record_lost_or_resend(
         return False
     job.status, job.claimed_by, job.lease_until, job.last_error = "ready", None, None, reason
     job.not_before = utcnow() + timedelta(seconds=min(2**job.attempts, 60))
-    call.status, call.updated_at = "resuming", utcnow()
+    move_call(call, CallStatus.RESUMING)
     record_event(
         session=session,
         actor=SYSTEM,

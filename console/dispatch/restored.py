@@ -21,7 +21,8 @@ from console.audit.chain import RESTORED_TO
 from console.audit.models import AuditHead
 from console.audit.witnessing import since_backup
 from console.calls.connects import PARKED
-from console.calls.models import TERMINAL, Call, DispatchJob, Elicitation
+from console.calls.models import Call, DispatchJob, Elicitation
+from console.calls.states import TERMINAL
 from console.config import Settings
 from console.db import utcnow
 from console.dispatch.outcomes import record_lost

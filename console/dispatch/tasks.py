@@ -19,6 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Run
+from console.calls.moves import move_call
+from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL, POLL, cancel_task_of
 from console.config import Settings
 from console.db import utcnow
@@ -80,7 +82,7 @@ async def record_task_reply(
             raise McpProtocolError("the server answered about another task")
         _show_status(call, reply)
         if reply.status == "completed":
-            end_call(session, call, "completed", result=reply.result)
+            end_call(session, call, CallStatus.COMPLETED, result=reply.result)
             _record_task_event(session, call, "call_completed", reply, result=reply.result)
         elif reply.status == "failed":
             failed = reply.error or {"message": reply.message or "the task failed"}
@@ -113,7 +115,7 @@ def queue_poll(session: AsyncSession, call: Call, job: DispatchJob, interval_ms:
     a new one after another kind of job."""
     wait = min(max(interval_ms if interval_ms is not None else DEFAULT_POLL_MS, MIN_POLL_MS), MAX_POLL_MS)
     due = utcnow() + timedelta(milliseconds=wait)
-    call.status, call.updated_at = "running", utcnow()
+    move_call(call, CallStatus.RUNNING)
     if job.kind == POLL:
         job.status, job.not_before, job.claimed_by, job.attempts = "ready", due, None, 0
         return

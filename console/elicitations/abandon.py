@@ -13,7 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import AgentRequest, Call, Elicitation
+from console.calls.moves import may_become
 from console.calls.notices import call_ended_by_id
+from console.calls.states import CallStatus
 from console.calls.tasks import cancel_task_of
 
 
@@ -24,8 +26,8 @@ async def abandon_waiting_call(
     names the request (`key`) and why. The caller commits."""
     abandoned = await session.execute(
         update(Call)
-        .where(Call.id == call_id, Call.status == "awaiting_input")
-        .values(status="abandoned", updated_at=now, error_json=json.dumps({"message": reason}))
+        .where(Call.id == call_id, Call.status == "awaiting_input", may_become(CallStatus.ABANDONED))
+        .values(status=CallStatus.ABANDONED, updated_at=now, error_json=json.dumps({"message": reason}))
     )
     if abandoned.rowcount == 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         call_ended_by_id(session, call_id, "abandoned")

@@ -27,8 +27,10 @@ from console.calls.models import (
     Elicitation,
     Signature,
 )
+from console.calls.moves import may_become
 from console.calls.notices import question_answered
 from console.calls.questions import canonical_json
+from console.calls.states import CallStatus
 from console.db import finds_any, new_id, utcnow
 from console.elicitations.connects import check_connected, pass_connect
 from console.elicitations.gates import (
@@ -490,16 +492,21 @@ async def queue_resume_if_complete(
         others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")
         await session.execute(
             update(Call)
-            .where(Call.id == round_.call_id, Call.status == "awaiting_input", ~others_open)
-            .values(status="running", updated_at=now)
+            .where(
+                Call.id == round_.call_id,
+                Call.status == "awaiting_input",
+                ~others_open,
+                may_become(CallStatus.RUNNING),
+            )
+            .values(status=CallStatus.RUNNING, updated_at=now)
         )
         return True
     if await end_if_sampling_refused(session=session, round_=round_, actor=actor):
         return False
     await session.execute(
         update(Call)
-        .where(Call.id == round_.call_id, Call.status == "awaiting_input")
-        .values(status="resuming", updated_at=now)
+        .where(Call.id == round_.call_id, Call.status == "awaiting_input", may_become(CallStatus.RESUMING))
+        .values(status=CallStatus.RESUMING, updated_at=now)
     )
     job = DispatchJob(id=new_id(), call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready")
     session.add(job)

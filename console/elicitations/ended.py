@@ -9,8 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound
+from console.calls.moves import move_call
 from console.calls.notices import call_ended
-from console.db import utcnow
+from console.calls.states import CallStatus
 
 
 def end_at_console_round(
@@ -19,7 +20,8 @@ def end_at_console_round(
     """The round answered, the call `status` with `error` for the agent (and its model), and the
     `call_<status>` event carrying the same. The caller commits."""
     round_.status = "answered"
-    call.status, call.updated_at, call.error_json = status, utcnow(), json.dumps(error)
+    move_call(call, CallStatus(status))
+    call.error_json = json.dumps(error)
     call_ended(session, call)
     record_event(
         session=session,

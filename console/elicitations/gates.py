@@ -14,7 +14,9 @@ from console.audit import Actor, record_event
 from console.calls.declared import policy_for
 from console.calls.gates import approved_params
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation
+from console.calls.moves import move_call
 from console.calls.questions import canonical_json
+from console.calls.states import CallStatus
 from console.db import get_row, utcnow
 from console.elicitations.ended import end_at_console_round
 from console.errors import InvalidInput, NotFound
@@ -155,7 +157,7 @@ async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -
     if question.status == "accepted":
         approved = json.loads(question.content_json or "{}").get("arguments", asked)
         call.approved_params_json = approved_params(call.params_json, approved)
-        call.status, call.updated_at = "running", now
+        move_call(call, CallStatus.RUNNING, now)
         session.add(DispatchJob(call_id=call.id, round_id=round_.id, kind="initial", status="ready"))
         edited = call.approved_params_json is not None
         record_event(

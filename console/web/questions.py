@@ -10,7 +10,8 @@ from fastapi.responses import RedirectResponse, Response
 
 from console.calls import service as calls
 from console.calls.argument_table import argument_rows
-from console.calls.models import FORM_MODES, POLICY_MODES, TERMINAL
+from console.calls.models import FORM_MODES, POLICY_MODES
+from console.calls.states import TERMINAL
 from console.db import utcnow
 from console.dispatch.taking import ResumeHandOver
 from console.elicitations import decisions, page_answers
