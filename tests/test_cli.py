@@ -20,30 +20,73 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from console.cli.servers import printable
 from console.demo.tracker import running_tracker
 from console.notify.channels import EVENTS
+from tests.cli_runner import LONG_RUNNING, run_console
 from tests.harness import MRTR_SERVER, SECRET_KEY
 from tests.processes import read_lines
 
 TIMEOUT = 60
+# The two ways an operator starts the command: each is run once as a real process below.
+ENTRY_POINTS = {
+    "python -m console.cli": [sys.executable, "-m", "console.cli"],
+    "console script": [str(Path(sys.executable).parent / "console")],  # pyproject.toml [project.scripts]
+}
+
+
+def console_env(url: str, secret_key: str | None, settings: dict[str, str]) -> dict[str, str]:
+    """This environment with the database `url`, the secret key (or none) and `settings` added."""
+    env = {**os.environ, "CONSOLE_DATABASE_URL": url}
+    env.pop("CONSOLE_SECRET_KEY", None)
+    if secret_key is not None:
+        env["CONSOLE_SECRET_KEY"] = secret_key
+    return env | settings
 
 
 def console(
     *args: str, url: str, cwd: Path, secret_key: str | None = SECRET_KEY, **settings: str
 ) -> subprocess.CompletedProcess[str]:
-    """`console ARGS` run to its end; `settings` are extra environment variables."""
-    env = {**os.environ, "CONSOLE_DATABASE_URL": url}
-    env.pop("CONSOLE_SECRET_KEY", None)
-    if secret_key is not None:
-        env["CONSOLE_SECRET_KEY"] = secret_key
-    env |= settings
+    """`console ARGS` run to its end in this process; `settings` are extra environment variables."""
+    return run_console(args, env=console_env(url, secret_key, settings), cwd=cwd)
+
+
+def console_process(
+    *args: str, url: str, cwd: Path, secret_key: str | None = SECRET_KEY, **settings: str
+) -> subprocess.CompletedProcess[str]:
+    """`python -m console.cli ARGS` as its own process, for the commands that serve until stopped."""
     return subprocess.run(
-        [sys.executable, "-m", "console.cli", *args],
-        env=env,
+        [*ENTRY_POINTS["python -m console.cli"], *args],
+        env=console_env(url, secret_key, settings),
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
         check=False,
     )
+
+
+@pytest.mark.parametrize("entry_point", ENTRY_POINTS)
+def test_each_entry_point_runs_as_a_process_that_helps_and_uses_the_database(
+    entry_point: str, tmp_path: Path
+) -> None:
+    env = console_env(f"sqlite+aiosqlite:///{tmp_path / 'console.db'}", SECRET_KEY, {})
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*ENTRY_POINTS[entry_point], *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+    helped = run("--help")
+    assert (helped.returncode, helped.stderr) == (0, "")
+    assert helped.stdout.startswith("usage: console ")
+    assert "The approval console for MCP elicitations." in helped.stdout
+    added = run("teams", "add", "platform")  # a fresh SQLite file: migrated on first use
+    assert (added.returncode, added.stdout, added.stderr) == (0, "team platform created\n", "")
+    assert (tmp_path / "console.db").is_file()
 
 
 def test_cli_sets_up_a_team_with_users_tokens_and_servers(database_url: str, tmp_path: Path) -> None:
@@ -552,7 +595,7 @@ def test_a_port_in_use_is_one_line_and_nothing_is_created_before_the_socket(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = console(command, "--port", str(port), url=url, cwd=tmp_path)
+        done = console_process(command, "--port", str(port), url=url, cwd=tmp_path)
     assert one_error_line(done) == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no database, no demo keys
 
@@ -578,8 +621,10 @@ def test_invalid_settings_are_one_line_naming_the_setting(
     settings: dict[str, str], expected: str, tmp_path: Path
 ) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
-    for command in (["serve", "--port", "0"], ["teams", "list"]):
-        assert one_error_line(console(*command, url=url, cwd=tmp_path, **settings)) == expected
+    assert (
+        one_error_line(console_process("serve", "--port", "0", url=url, cwd=tmp_path, **settings)) == expected
+    )
+    assert one_error_line(console("teams", "list", url=url, cwd=tmp_path, **settings)) == expected
     assert list(tmp_path.iterdir()) == []
 
 
@@ -589,7 +634,8 @@ def test_an_unreachable_postgresql_is_one_line_without_the_password(tmp_path: Pa
         port = closed.getsockname()[1]  # nothing listens here once the socket is closed
     url = f"postgresql+psycopg://console:s3cret-pw@127.0.0.1:{port}/console"
     for command in (["serve", "--port", "0"], ["worker"], ["migrate"], ["teams", "add", "x"]):
-        line = one_error_line(console(*command, url=url, cwd=tmp_path))
+        run = console_process if command[0] in LONG_RUNNING else console
+        line = one_error_line(run(*command, url=url, cwd=tmp_path))
         assert line.startswith(
             f"error: cannot use the database postgresql+psycopg://console:***@127.0.0.1:{port}/"
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,8 +16,7 @@ from sqlalchemy import text
 from console.audit.signing import load_private_key
 from console.cli.demo import demo_audit_key, demo_secret
 from console.db import create_engine
-
-TIMEOUT = 60
+from tests.cli_runner import run_console
 
 
 @pytest.fixture
@@ -35,15 +33,7 @@ def mode(path: Path) -> str:
 
 def console(*args: str, cwd: Path, url: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CONSOLE_DATABASE_URL": url}
-    return subprocess.run(
-        [sys.executable, "-m", "console.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return run_console(args, env=env, cwd=cwd)
 
 
 @pytest.mark.usefixtures("usual_umask")

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.cli_runner import run_console
 from tests.harness import form_fields, html, one
 from tests.processes import read_lines, running_demo
 
@@ -105,15 +106,7 @@ def test_readme_agent_entry_and_the_api_walkthrough_work_against_the_demo(tmp_pa
     assert "billing 2.4.1 is being deployed to production." in output.splitlines()[-1]
     # The decisions the walk-through made are in an intact, signed audit chain (docs/audit.md).
     verify_env = {**env, "CONSOLE_AUDIT_SIGNING_KEY_FILE": "console-demo-audit.key"}
-    verified = subprocess.run(
-        [sys.executable, "-m", "console.cli", "audit", "verify"],
-        cwd=tmp_path,
-        env=verify_env,
-        capture_output=True,
-        text=True,
-        timeout=START_TIMEOUT,
-        check=False,
-    )
+    verified = run_console(["audit", "verify"], env=verify_env, cwd=tmp_path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 

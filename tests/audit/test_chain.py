@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -20,6 +19,7 @@ from console.audit.extract import export_events
 from console.audit.store import AuditFilter, checkpoints
 from console.db import create_engine, session_factory
 from tests.audit.chain_setup import new_signer, write_events
+from tests.cli_runner import run_console
 
 pytestmark = pytest.mark.anyio
 
@@ -108,14 +108,7 @@ def test_cli_export_then_verify_offline_exit_codes(tmp_path: Path) -> None:
     env = {"CONSOLE_DATABASE_URL": url, "PATH": "/usr/bin:/bin"}
 
     def console(*args: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(  # our own CLI
-            [sys.executable, "-m", "console.cli", *args],
-            env={**env, **(extra or {})},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        return run_console(args, env={**env, **(extra or {})}, cwd=tmp_path)
 
     keygen = console("audit", "keygen", "--out", str(tmp_path / "audit.key"))
     assert keygen.returncode == 0, keygen.stderr

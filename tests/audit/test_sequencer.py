@@ -4,7 +4,6 @@ by the next transaction that takes the head or by a sequencer."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -19,6 +18,7 @@ from console.audit.signing import Signer
 from console.audit.verify import Report
 from console.db import create_engine, session_factory
 from tests.audit.chain_setup import new_signer, write_events
+from tests.cli_runner import run_console
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]  # on SQLite no transaction holds the head alone
 
@@ -37,14 +37,7 @@ async def head_held(url: str) -> AsyncIterator[None]:
 
 
 def cli_verify(url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # our own CLI
-        [sys.executable, "-m", "console.cli", "audit", "verify"],
-        env={"CONSOLE_DATABASE_URL": url, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_console(["audit", "verify"], env={"CONSOLE_DATABASE_URL": url, "PATH": "/usr/bin:/bin"})
 
 
 async def chain_state(url: str, signer: Signer) -> tuple[Report, list[str]]:

@@ -4,7 +4,6 @@ leaves still verifies with `console audit verify`."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ import anyio
 import psutil
 import pytest
 
+from tests.cli_runner import run_console
 from tests.harness import BULKY, TEAM, ServerSpec
 from tests.processes import start_http_server
 from tests.site import Site, running_site
@@ -102,10 +102,7 @@ async def test_a_60_mib_result_leaves_the_console_process_and_its_database_small
             after_db = database_bytes(sqlite_url)
     assert all(growth < RSS_GROWTH / MIB for growth in grown.values()), grown
     assert after_db - before_db < MIB, after_db - before_db
-    with anyio.fail_after(WAIT):
-        verified = await anyio.run_process(  # our own CLI
-            [sys.executable, "-m", "console.cli", "audit", "verify"],
-            env={"CONSOLE_DATABASE_URL": sqlite_url, "PATH": "/usr/bin:/bin"},
-            check=False,
-        )
-    assert verified.returncode == 0, verified.stdout.decode() + verified.stderr.decode()
+    verified = run_console(
+        ["audit", "verify"], env={"CONSOLE_DATABASE_URL": sqlite_url, "PATH": "/usr/bin:/bin"}
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from console.audit import SYSTEM, record_event, session_info
 from console.cli.backup import sqlite_database
 from console.db import create_engine, is_sqlite, postgres_conninfo, session_factory
+from tests.cli_runner import run_console
 from tests.harness import SECRET_KEY, running_console, stdio_mrtr
 from tests.harness import test_settings as settings_for
 from tests.processes import console_process, read_log
@@ -36,14 +36,7 @@ def _cli(*args: str, url: str, witness: Path) -> subprocess.CompletedProcess[str
         "CONSOLE_SECRET_KEY": SECRET_KEY,
         "CONSOLE_AUDIT_WITNESS_FILE": str(witness),
     }
-    return subprocess.run(
-        [sys.executable, "-m", "console.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return run_console(args, env=env)
 
 
 def _run(*command: str) -> None:

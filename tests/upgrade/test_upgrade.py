@@ -24,6 +24,7 @@ import pytest
 
 from console.db import postgres_conninfo
 from console.migrate import database_revision, head_revision, pending_revisions
+from tests.cli_runner import run_console
 from tests.conftest import PostgresAdmin
 from tests.harness import SECRET_KEY, result_text
 from tests.processes import console_process, read_log
@@ -77,18 +78,21 @@ def old_database(
     postgres.drop(name)
 
 
+def command_env(database_url: str) -> dict[str, str]:
+    return {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_SECRET_KEY": SECRET_KEY}
+
+
 def console_command(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`console <args>` as its own process, as an operator runs it."""
-    return console_commands(database_url, list(args))[0]
+    """`console <args>` run to its end, in this process."""
+    return run_console(args, env=command_env(database_url), timeout=COMMAND_TIMEOUT)
 
 
 def console_commands(database_url: str, *commands: list[str]) -> list[subprocess.CompletedProcess[str]]:
     """Each `console <command>` as its own process, all at once; how each ended, in order."""
-    env = {**os.environ, "CONSOLE_DATABASE_URL": database_url, "CONSOLE_SECRET_KEY": SECRET_KEY}
     started = [
         subprocess.Popen(
             [sys.executable, "-m", "console.cli", *command],
-            env=env,
+            env=command_env(database_url),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -17,7 +17,7 @@ from console.audit.signing import new_private_key_text
 from console.config import Settings
 from console.errors import ConsoleError
 from tests.harness import SECRET_KEY
-from tests.test_cli import console, one_error_line
+from tests.test_cli import console_process, one_error_line
 
 pytestmark = pytest.mark.anyio
 
@@ -129,7 +129,9 @@ def test_an_unreadable_approval_signing_key_stops_the_app_with_one_line(tmp_path
         "invalid settings: CONSOLE_AUDIT_SIGNING_KEY_FILE: cannot read it (No such file or directory)"
     )
     url = f"sqlite+aiosqlite:///{tmp_path / 'console.db'}"
-    done = console("serve", "--port", "0", url=url, cwd=tmp_path, CONSOLE_APPROVAL_SIGNING_KEY="A" * 40)
+    done = console_process(
+        "serve", "--port", "0", url=url, cwd=tmp_path, CONSOLE_APPROVAL_SIGNING_KEY="A" * 40
+    )
     assert one_error_line(done) == (
         "error: invalid settings: CONSOLE_APPROVAL_SIGNING_KEY: the key must be 32 bytes (base64), got 30"
     )

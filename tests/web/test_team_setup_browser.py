@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from tests.cli_runner import run_console
 from tests.site import running_site
 from tests.web.browser import DEPLOY_QUESTION, DEPLOYED, RESUME_MS, chromium, new_page, shoot, sign_in
 
@@ -23,14 +23,10 @@ TEAM = "release"
 
 def make_site_admin(database_url: str, name: str) -> None:
     """What an operator does once: a user who may create teams (`console users add NAME --site-admin`)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "console.cli", "users", "add", name, "--site-admin"]
-        + ["--team", "elsewhere", "--role", "member", "--password", f"{name}-pw-1"],
+    done = run_console(
+        ["users", "add", name, "--site-admin", "--team", "elsewhere", "--role", "member"]
+        + ["--password", f"{name}-pw-1"],
         env={**os.environ, "CONSOLE_DATABASE_URL": database_url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
     assert done.returncode == 0, done.stderr
 
