@@ -9,24 +9,34 @@ from pathlib import Path
 
 import pytest
 
+from tests.notify.mail import Mailbox
 from tests.notify.receivers import sink
 from tests.processes import ServerProcess, start_http_server
 
 
-@pytest.fixture
-def sink_folder(tmp_path: Path) -> Path:
-    return tmp_path / "mail"
-
-
-@pytest.fixture
-def smtp(tmp_path: Path, sink_folder: Path) -> Iterator[ServerProcess]:
+@pytest.fixture(scope="session")
+def smtp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Path]]:
+    """The SMTP server for the session (per xdist worker): it keeps no state but the messages it wrote,
+    which each test reads from where the folder ended when it began (`mailbox`)."""
+    folder = tmp_path_factory.mktemp("smtp")
     with start_http_server(
-        [sys.executable, "-m", "console.demo.mailbox", str(sink_folder)],
+        [sys.executable, "-m", "console.demo.mailbox", str(folder / "mail")],
         {},
-        tmp_path / "smtp.txt",
+        folder / "smtp.txt",
         ("--port", "0"),
-    ) as mailbox:
-        yield mailbox
+    ) as server:
+        yield server, folder / "mail"
+
+
+@pytest.fixture
+def smtp(smtp_server: tuple[ServerProcess, Path]) -> ServerProcess:
+    return smtp_server[0]
+
+
+@pytest.fixture
+def mailbox(smtp_server: tuple[ServerProcess, Path]) -> Mailbox:
+    """What the SMTP server accepts from now on: this test's messages."""
+    return Mailbox.from_now(smtp_server[1])
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import email
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from email.message import EmailMessage
 from email.policy import default
@@ -26,10 +27,24 @@ SENDER = "console@example.test"
 ADDRESSES = {name: f"{name}@example.test" for name in ("dev", "lead", "lead2", "viewer", "outsider")}
 
 
-def received(folder: Path) -> list[tuple[list[str], EmailMessage]]:
-    """Each message the SMTP server accepted: its envelope recipients and the message."""
+@dataclass(frozen=True)
+class Mailbox:
+    """The folder the SMTP server keeps each message in (numbered in the order accepted), and how many it
+    held when the test began: the server is shared, and a test reads only the messages after those."""
+
+    folder: Path
+    start: int = 0
+
+    @classmethod
+    def from_now(cls, folder: Path) -> Mailbox:
+        return cls(folder, len(list(folder.glob("*.json"))))
+
+
+def received(mailbox: Mailbox) -> list[tuple[list[str], EmailMessage]]:
+    """Each message the SMTP server accepted since the test began: its envelope recipients and the
+    message."""
     found = []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted(mailbox.folder.glob("*.json"))[mailbox.start :]:
         kept = json.loads(path.read_text())
         message = email.message_from_string(kept["data"], policy=default)
         assert isinstance(message, EmailMessage)
