@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.notify.mail import Mailbox
+from tests.notify.kept import Kept
 from tests.notify.receivers import sink
 from tests.processes import ServerProcess, start_http_server
 
@@ -34,17 +34,26 @@ def smtp(smtp_server: tuple[ServerProcess, Path]) -> ServerProcess:
 
 
 @pytest.fixture
-def mailbox(smtp_server: tuple[ServerProcess, Path]) -> Mailbox:
+def mailbox(smtp_server: tuple[ServerProcess, Path]) -> Kept:
     """What the SMTP server accepts from now on: this test's messages."""
-    return Mailbox.from_now(smtp_server[1])
+    return Kept.from_now(smtp_server[1])
+
+
+@pytest.fixture(scope="session")
+def receiver_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, Path]]:
+    """The HTTP receiver for the session (per xdist worker), refusing nothing; each test reads what it
+    kept from where its folder ended when the test began (`inbox`)."""
+    folder = tmp_path_factory.mktemp("receiver")
+    with sink(folder, folder / "received") as process:
+        yield process, folder / "received"
 
 
 @pytest.fixture
-def inbox(tmp_path: Path) -> Path:
-    return tmp_path / "received"
+def receiver(receiver_server: tuple[ServerProcess, Path]) -> ServerProcess:
+    return receiver_server[0]
 
 
 @pytest.fixture
-def receiver(tmp_path: Path, inbox: Path) -> Iterator[ServerProcess]:
-    with sink(tmp_path, inbox) as process:
-        yield process
+def inbox(receiver_server: tuple[ServerProcess, Path]) -> Kept:
+    """What the receiver accepts from now on: this test's requests."""
+    return Kept.from_now(receiver_server[1])

@@ -6,11 +6,9 @@ import email
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from email.message import EmailMessage
 from email.policy import default
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -22,29 +20,17 @@ from console.identity.models import User
 from console.notify.models import Delivery
 from console.notify.sender import deliver_due
 from tests.harness import Console, Mrtr, running_console
+from tests.notify.kept import Kept
 
 SENDER = "console@example.test"
 ADDRESSES = {name: f"{name}@example.test" for name in ("dev", "lead", "lead2", "viewer", "outsider")}
 
 
-@dataclass(frozen=True)
-class Mailbox:
-    """The folder the SMTP server keeps each message in (numbered in the order accepted), and how many it
-    held when the test began: the server is shared, and a test reads only the messages after those."""
-
-    folder: Path
-    start: int = 0
-
-    @classmethod
-    def from_now(cls, folder: Path) -> Mailbox:
-        return cls(folder, len(list(folder.glob("*.json"))))
-
-
-def received(mailbox: Mailbox) -> list[tuple[list[str], EmailMessage]]:
+def received(mailbox: Kept) -> list[tuple[list[str], EmailMessage]]:
     """Each message the SMTP server accepted since the test began: its envelope recipients and the
     message."""
     found = []
-    for path in sorted(mailbox.folder.glob("*.json"))[mailbox.start :]:
+    for path in mailbox.paths():
         kept = json.loads(path.read_text())
         message = email.message_from_string(kept["data"], policy=default)
         assert isinstance(message, EmailMessage)

@@ -6,15 +6,14 @@ nothing. The outbox is sent with `deliver_due`, on the test's clock.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sqlalchemy import select
 from standardwebhooks import Webhook
 
 from console.notify.models import Notice
 from tests.harness import Mrtr
-from tests.notify.mail import ADDRESSES, Mailbox, deliveries, mailing, parts, received, send_due
+from tests.notify.kept import Kept
+from tests.notify.mail import ADDRESSES, deliveries, mailing, parts, received, send_due
 from tests.notify.receivers import add, posts
 from tests.processes import ServerProcess
 
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.anyio
 HOSTILE = '<img src=x onerror="alert(1)">'
 
 
-def subjects(mailbox: Mailbox, name: str) -> list[str]:
+def subjects(mailbox: Kept, name: str) -> list[str]:
     return [str(m["Subject"]) for to, m in received(mailbox) if to == [ADDRESSES[name]]]
 
 
@@ -31,9 +30,9 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
     database_url: str,
     mrtr_stdio: Mrtr,
     smtp: ServerProcess,
-    mailbox: Mailbox,
+    mailbox: Kept,
     receiver: ServerProcess,
-    inbox: Path,
+    inbox: Kept,
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         secret = await add(
@@ -94,7 +93,7 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
 
 
 async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_not_announced(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         plain = await console.call("mrtr", "complete_now", {"x": "world"})

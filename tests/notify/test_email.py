@@ -33,10 +33,10 @@ from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import FIRST_BACKOFF, Carriers, deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, seed, signed_in, text
+from tests.notify.kept import Kept
 from tests.notify.mail import (
     ADDRESSES,
     SENDER,
-    Mailbox,
     deliveries,
     mail_settings,
     mailing,
@@ -77,7 +77,7 @@ async def created(console: Console) -> list[Delivery]:
 
 
 async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         call = await console.call("mrtr", "form_and_url", {"message": HOSTILE})
@@ -154,7 +154,7 @@ async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visi
 
 
 async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_cannot(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     port = closed_port()
     async with mailing(
@@ -195,7 +195,7 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
 
 
 async def test_the_console_sends_by_itself_when_a_question_arrives(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, **mail_settings(smtp.url)) as console:
         await with_addresses(console)
@@ -207,7 +207,7 @@ async def test_the_console_sends_by_itself_when_a_question_arrives(
 
 
 async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_alone(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(
@@ -225,7 +225,7 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
 
 
 async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         async with signed_in(console, "lead") as lead:
@@ -243,7 +243,7 @@ async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
 
 
 async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unless_answered(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(console, "team", expiry_minutes=60)
@@ -292,7 +292,7 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
 
 @pytest.mark.slow
 async def test_console_serve_links_its_emails_to_the_address_it_listens_on_when_no_base_url_is_set(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox, tmp_path: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept, tmp_path: Path
 ) -> None:
     tokens = await seed(database_url, {"mrtr": mrtr_stdio.spec})
     engine = create_engine(database_url)

@@ -12,7 +12,8 @@ import pytest
 
 from console.notify.models import Delivery
 from tests.harness import TEAM, Mrtr, html, one, promote, signed_in, text
-from tests.notify.mail import ADDRESSES, Mailbox, deliveries, mailing, parts, received, send_due
+from tests.notify.kept import Kept
+from tests.notify.mail import ADDRESSES, deliveries, mailing, parts, received, send_due
 from tests.policies.setup import set_policy
 from tests.processes import ServerProcess
 
@@ -26,7 +27,7 @@ def escalations(found: list[Delivery]) -> list[Delivery]:
 
 
 async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_members_who_may_answer_it(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         # dev may not answer (approvers only) and viewer is an auditor: of the three, only lead is told.
@@ -66,7 +67,7 @@ async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_memb
 
 
 async def test_a_role_is_escalated_to_only_where_the_question_still_waits_then(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await promote(console, "lead", role="admin")

@@ -19,7 +19,8 @@ from console.identity.teams import add_member, change_role, remove_member
 from console.notify.mail import Mailer
 from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, user_id
-from tests.notify.mail import ADDRESSES, SENDER, Mailbox, deliveries, mailing, parts, received, send_due
+from tests.notify.kept import Kept
+from tests.notify.mail import ADDRESSES, SENDER, deliveries, mailing, parts, received, send_due
 from tests.notify.test_email import closed_port
 from tests.policies.setup import set_policy
 from tests.processes import ServerProcess
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.anyio
 MOVED = "dev.moved@example.test"  # dev's address once it changed
 
 
-def mail_about(mailbox: Mailbox, question_id: str, since: int = 0) -> list[tuple[str, str]]:
+def mail_about(mailbox: Kept, question_id: str, since: int = 0) -> list[tuple[str, str]]:
     """(recipient, subject) of each email about the question the SMTP server accepted, after the first
     `since` it had."""
     return [
@@ -53,7 +54,7 @@ async def membership_changes(console: Console) -> None:
 
 
 async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent_at_their_address_then(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(
@@ -88,7 +89,7 @@ async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent
 
 
 async def test_the_first_notice_goes_to_who_may_answer_when_it_is_sent(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
@@ -100,7 +101,7 @@ async def test_the_first_notice_goes_to_who_may_answer_when_it_is_sent(
 
 
 async def test_an_email_waiting_to_be_tried_again_goes_to_the_address_then_and_not_to_someone_who_left(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Mailbox
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     down = f"smtp://127.0.0.1:{closed_port()}"
     async with mailing(database_url, mrtr_stdio, down) as console:
