@@ -1,7 +1,11 @@
 """`console demo` as a new user meets it: a clean banner whose links open in a browser, the four users it
 names, fresh passwords each run and one agent token, a quiet Ctrl+C within seconds whatever is open, a
 restart that finds its waiting questions' servers and dev's connections again, `--reset`, and nothing of
-it for git to pick up."""
+it for git to pick up.
+
+A demo takes many seconds to start, so the tests that only look at one and connect dev's notes share one
+run (`shared_demo`): none of them answers a question another reads, and each reads only mail and pages
+that the others leave as they were. The tests that stop, restart or reset a demo run their own."""
 
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from email import message_from_string
 from email.message import Message
 from email.policy import default
@@ -52,94 +58,25 @@ def demo_env() -> dict[str, str]:
     return env | {"CONSOLE_DISPATCH_POLL_SECONDS": "0.2"}
 
 
+@dataclass(frozen=True)
+class SharedDemo:
+    demo: Demo
+    folder: Path  # where it runs: its database, keys and kept mail
+
+
+@pytest.fixture(scope="module")
+def shared_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedDemo]:
+    """One `console demo` (its stderr in the banner, as a terminal shows it) for the module's tests that
+    neither stop it nor answer the deploy questions."""
+    folder = tmp_path_factory.mktemp("demo")
+    with running_demo(CONSOLE, folder, demo_env(), with_stderr=True) as demo:
+        yield SharedDemo(demo, folder)
+
+
 def sign_in(browser: httpx.Client, name: str, password: str) -> None:
     fields = form_fields(one(html(browser.get("/login")), 'form[action="/login"]'))
     signed_in = browser.post("/login", data={**fields, "name": name, "password": password})
     assert signed_in.status_code == 303, signed_in.text
-
-
-@pytest.mark.slow
-def test_the_demo_banner_links_the_question_page_and_names_every_user_without_library_logs(
-    tmp_path: Path,
-) -> None:
-    with running_demo(CONSOLE, tmp_path, demo_env(), with_stderr=True) as demo:
-        banner = "\n".join(demo.banner)
-        assert [line for line in demo.banner if LOG_LINE.match(line)] == []
-        assert [line for line in demo.banner if "Warning" in line] == []  # its servers' too
-        assert set(demo.passwords) == USERS
-        assert [p for p in demo.passwords.values() if p.startswith("-")] == []
-        link = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
-        assert link, banner
-        assert re.fullmatch(rf"{re.escape(demo.url)}/elicitations/[0-9a-f]+", link[1])
-        gate = re.search(
-            r"^  a production deploy of billing waits at its approval gate .*: (\S+)$", banner, flags=re.M
-        )
-        assert gate, banner
-        assert f"agents connect to the MCP gateway at {demo.url}/mcp" in banner
-        entry = banner[banner.index("    {") : banner.index("\n  a deploy of auth-service")]
-        server = json.loads(entry)["mcpServers"]["approval-console"]
-        assert server["url"] == f"{demo.url}/mcp"
-        assert server["headers"] == {"Authorization": f"Bearer {demo.token}"}
-
-        with httpx.Client(base_url=demo.url, timeout=30) as browser:
-            hint = one(html(browser.get("/login")), "#demo-hint")
-            assert {text(code) for code in hint.select("code")} >= USERS
-            sign_in(browser, "lead", demo.passwords["lead"])
-            question = browser.get(link[1])
-            assert question.status_code == 200
-            assert "auth-service" in text(one(html(question), "h1"))
-            gated = html(browser.get(gate[1]))
-            assert text(one(gated, "h1")) == "Deploy billing to production?"
-            rows = [text(row) for row in gated.select("#arguments tbody tr")]
-            assert rows == ["service billing", "environment production"]
-            # What a real gate shows: the tool's annotations as badges, its description, and the edit form.
-            badges = [text(badge) for badge in gated.select("#tool-hints .hint-badge")]
-            assert badges == ["Destructive", "Not read-only", "Not idempotent", "Open world"]
-            assert text(one(gated, ".tool-description")).startswith("Deploy the latest version of a service.")
-            hints = text(one(gated, ".annotations"))
-            for annotation in ("destructiveHint: true", "idempotentHint: false", "openWorldHint: true"):
-                assert annotation in hints
-            edit = one(gated, "#decision-form details.edit-arguments fieldset.answer")
-            assert text(edit.select("legend")[0]).startswith("Arguments to send")
-            assert edit.select('input:not([type="hidden"]), select')
-    assert demo.process.returncode == 130
-    assert [line for line in demo.ending if "Traceback" in line or LOG_LINE.match(line)] == []
-
-
-@pytest.mark.slow
-def test_dev_connects_team_notes_from_the_waiting_call_and_it_completes_with_devs_token(
-    tmp_path: Path,
-) -> None:
-    with running_demo(CONSOLE, tmp_path, demo_env()) as demo:
-        [notes_line] = [line for line in demo.banner if "Team notes is behind OAuth" in line]
-        question_path = httpx.URL(notes_line.rsplit(" ", 1)[1]).path
-        assert question_path.startswith("/elicitations/"), notes_line
-        with httpx.Client(base_url=demo.url, timeout=30) as browser, httpx.Client(timeout=30) as there:
-            sign_in(browser, "dev", demo.passwords["dev"])
-            agent = {"Authorization": f"Bearer {demo.token}"}
-            question = browser.get(f"/api/v1{question_path}", headers=agent).json()
-            assert question["kind"] == "connect", question
-            assert question["message"].startswith("Connect notes: you will sign in at 127.0.0.1")
-            done = connect_notes(demo, browser, there, question_path)
-            assert done.headers["location"] == f"/elicitations/{question['id']}"
-            call = browser.get(f"/api/v1/calls/{question['call_id']}", params={"wait": 20}, headers=agent)
-            assert call.json()["status"] == "completed", call.text
-            assert call.json()["result"]["content"][0]["text"] == "signed in as dev"
-            assert "connected at 127.0.0.1" in text(html(browser.get("/connections")))
-
-            run = browser.post("/api/v1/runs", json={"team": "platform", "title": "notes"}, headers=agent)
-            assert run.status_code == 201, run.text
-            again = browser.post(
-                f"/api/v1/runs/{run.json()['id']}/calls",
-                params={"wait": 20},
-                json={
-                    "server": "notes",
-                    "method": "tools/call",
-                    "params": {"name": "whoami", "arguments": {}},
-                },
-                headers=agent,
-            )
-            assert again.json()["status"] == "completed", again.text
 
 
 async def async_sign_in(browser: httpx.AsyncClient, name: str, password: str) -> None:
@@ -190,40 +127,6 @@ def mail_of(browser: httpx.Client, wanted: str) -> list[Tag]:
         if any(wanted in str(m) for m in messages) or time.monotonic() > deadline:
             return messages
         time.sleep(0.1)
-
-
-@pytest.mark.slow
-def test_the_approvers_find_the_deploy_question_in_their_demo_mailbox_and_the_requester_does_not(
-    tmp_path: Path,
-) -> None:
-    with running_demo(CONSOLE, tmp_path, demo_env()) as demo:
-        banner = "\n".join(demo.banner)
-        assert f"each user reads their mail at {demo.url}/demo/mailbox" in banner
-        deploy = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
-        assert deploy, banner
-        deploy_path = httpx.URL(deploy.group(1)).path
-        with (
-            httpx.Client(base_url=demo.url, timeout=30) as lead,
-            httpx.Client(base_url=demo.url, timeout=30) as dev,
-        ):
-            sign_in(lead, "lead", demo.passwords["lead"])
-            sign_in(dev, "dev", demo.passwords["dev"])
-            subject = "deployer: a question for dev's call to deploy"
-            mails = [m for m in mail_of(lead, deploy_path) if text(one(m, ".mail-subject")) == subject]
-            opened = {str(a["href"]) for m in mails for a in m.select("a")}
-            assert deploy_path in opened, [text(m) for m in mails]
-            assert lead.get(deploy_path).status_code == 200
-            # dev asked for it and may not approve it (no self-approval): none of it in dev's mail.
-            notes = "notes: a question for dev's call to whoami"
-            devs = [text(one(m, ".mail-subject")) for m in mail_of(dev, notes)]
-            assert notes in devs
-            assert subject not in devs
-    # Every link in every email names the console where it listens (no CONSOLE_BASE_URL is set).
-    sent = [json.loads(path.read_text()) for path in (tmp_path / "console-demo-mail").glob("*.json")]
-    bodies = [message_from_string(kept["data"], policy=default) for kept in sent]
-    links = {link for body in bodies for part in body.walk() for link in LINKS.findall(mail_text(part))}
-    assert links
-    assert {link for link in links if not link.startswith(f"{demo.url}/")} == set()
 
 
 def url_questions(demo: Demo, api: httpx.Client) -> list[dict[str, Any]]:
@@ -349,9 +252,13 @@ def test_demo_reset_starts_afresh(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(GIT is None, reason="asks git what it ignores")
-def test_every_file_the_demo_leaves_in_its_folder_is_git_ignored(tmp_path: Path) -> None:
-    with running_demo(CONSOLE, tmp_path, demo_env()):
+def test_ctrl_c_stops_the_demo_quietly_and_every_file_it_leaves_in_its_folder_is_git_ignored(
+    tmp_path: Path,
+) -> None:
+    with running_demo(CONSOLE, tmp_path, demo_env(), with_stderr=True) as demo:
         pass
+    assert demo.process.returncode == 130
+    assert [line for line in demo.ending if "Traceback" in line or LOG_LINE.match(line)] == []
     left = sorted(path.name for path in tmp_path.iterdir())
     assert {"console.db", "console-demo.secret", "console-demo-audit.key"} <= set(left)
     checked = subprocess.run(
@@ -469,3 +376,124 @@ def test_demo_reset_refuses_to_delete_a_database_outside_its_folder(tmp_path: Pa
         "another database"
     ], refused.stderr
     assert (elsewhere / "console.db").read_text() == "not the demo's to delete"
+
+
+# The tests of the shared demo come last: it runs from the first of them to the module's end, and
+# nothing else of the module should run beside it.
+
+
+@pytest.mark.slow
+def test_the_demo_banner_links_the_question_page_and_names_every_user_without_library_logs(
+    shared_demo: SharedDemo,
+) -> None:
+    demo = shared_demo.demo
+    banner = "\n".join(demo.banner)
+    assert [line for line in demo.banner if LOG_LINE.match(line)] == []
+    assert [line for line in demo.banner if "Warning" in line] == []  # its servers' too
+    assert set(demo.passwords) == USERS
+    assert [p for p in demo.passwords.values() if p.startswith("-")] == []
+    link = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
+    assert link, banner
+    assert re.fullmatch(rf"{re.escape(demo.url)}/elicitations/[0-9a-f]+", link[1])
+    gate = re.search(
+        r"^  a production deploy of billing waits at its approval gate .*: (\S+)$", banner, flags=re.M
+    )
+    assert gate, banner
+    assert f"agents connect to the MCP gateway at {demo.url}/mcp" in banner
+    entry = banner[banner.index("    {") : banner.index("\n  a deploy of auth-service")]
+    server = json.loads(entry)["mcpServers"]["approval-console"]
+    assert server["url"] == f"{demo.url}/mcp"
+    assert server["headers"] == {"Authorization": f"Bearer {demo.token}"}
+
+    with httpx.Client(base_url=demo.url, timeout=30) as browser:
+        hint = one(html(browser.get("/login")), "#demo-hint")
+        assert {text(code) for code in hint.select("code")} >= USERS
+        sign_in(browser, "lead", demo.passwords["lead"])
+        question = browser.get(link[1])
+        assert question.status_code == 200
+        assert "auth-service" in text(one(html(question), "h1"))
+        gated = html(browser.get(gate[1]))
+        assert text(one(gated, "h1")) == "Deploy billing to production?"
+        rows = [text(row) for row in gated.select("#arguments tbody tr")]
+        assert rows == ["service billing", "environment production"]
+        # What a real gate shows: the tool's annotations as badges, its description, and the edit form.
+        badges = [text(badge) for badge in gated.select("#tool-hints .hint-badge")]
+        assert badges == ["Destructive", "Not read-only", "Not idempotent", "Open world"]
+        assert text(one(gated, ".tool-description")).startswith("Deploy the latest version of a service.")
+        hints = text(one(gated, ".annotations"))
+        for annotation in ("destructiveHint: true", "idempotentHint: false", "openWorldHint: true"):
+            assert annotation in hints
+        edit = one(gated, "#decision-form details.edit-arguments fieldset.answer")
+        assert text(edit.select("legend")[0]).startswith("Arguments to send")
+        assert edit.select('input:not([type="hidden"]), select')
+
+
+@pytest.mark.slow
+def test_dev_connects_team_notes_from_the_waiting_call_and_it_completes_with_devs_token(
+    shared_demo: SharedDemo,
+) -> None:
+    demo = shared_demo.demo
+    [notes_line] = [line for line in demo.banner if "Team notes is behind OAuth" in line]
+    question_path = httpx.URL(notes_line.rsplit(" ", 1)[1]).path
+    assert question_path.startswith("/elicitations/"), notes_line
+    with httpx.Client(base_url=demo.url, timeout=30) as browser, httpx.Client(timeout=30) as there:
+        sign_in(browser, "dev", demo.passwords["dev"])
+        agent = {"Authorization": f"Bearer {demo.token}"}
+        question = browser.get(f"/api/v1{question_path}", headers=agent).json()
+        assert question["kind"] == "connect", question
+        assert question["message"].startswith("Connect notes: you will sign in at 127.0.0.1")
+        done = connect_notes(demo, browser, there, question_path)
+        assert done.headers["location"] == f"/elicitations/{question['id']}"
+        call = browser.get(f"/api/v1/calls/{question['call_id']}", params={"wait": 20}, headers=agent)
+        assert call.json()["status"] == "completed", call.text
+        assert call.json()["result"]["content"][0]["text"] == "signed in as dev"
+        assert "connected at 127.0.0.1" in text(html(browser.get("/connections")))
+
+        run = browser.post("/api/v1/runs", json={"team": "platform", "title": "notes"}, headers=agent)
+        assert run.status_code == 201, run.text
+        again = browser.post(
+            f"/api/v1/runs/{run.json()['id']}/calls",
+            params={"wait": 20},
+            json={
+                "server": "notes",
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}},
+            },
+            headers=agent,
+        )
+        assert again.json()["status"] == "completed", again.text
+
+
+@pytest.mark.slow
+def test_the_approvers_find_the_deploy_question_in_their_demo_mailbox_and_the_requester_does_not(
+    shared_demo: SharedDemo,
+) -> None:
+    demo = shared_demo.demo
+    banner = "\n".join(demo.banner)
+    assert f"each user reads their mail at {demo.url}/demo/mailbox" in banner
+    deploy = re.search(r"^  a deploy of auth-service waits for an answer: (\S+)$", banner, flags=re.M)
+    assert deploy, banner
+    deploy_path = httpx.URL(deploy.group(1)).path
+    with (
+        httpx.Client(base_url=demo.url, timeout=30) as lead,
+        httpx.Client(base_url=demo.url, timeout=30) as dev,
+    ):
+        sign_in(lead, "lead", demo.passwords["lead"])
+        sign_in(dev, "dev", demo.passwords["dev"])
+        subject = "deployer: a question for dev's call to deploy"
+        mails = [m for m in mail_of(lead, deploy_path) if text(one(m, ".mail-subject")) == subject]
+        opened = {str(a["href"]) for m in mails for a in m.select("a")}
+        assert deploy_path in opened, [text(m) for m in mails]
+        assert lead.get(deploy_path).status_code == 200
+        # dev asked for it and may not approve it (no self-approval): none of it in dev's mail.
+        notes = "notes: a question for dev's call to whoami"
+        devs = [text(one(m, ".mail-subject")) for m in mail_of(dev, notes)]
+        assert notes in devs
+        assert subject not in devs
+    # Every link in every email names the console where it listens (no CONSOLE_BASE_URL is set).
+    kept = (shared_demo.folder / "console-demo-mail").glob("*.json")  # each written aside, then renamed
+    sent = [json.loads(path.read_text()) for path in kept]
+    bodies = [message_from_string(kept["data"], policy=default) for kept in sent]
+    links = {link for body in bodies for part in body.walk() for link in LINKS.findall(mail_text(part))}
+    assert links
+    assert {link for link in links if not link.startswith(f"{demo.url}/")} == set()

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from email.message import EmailMessage
 from email.policy import default
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -21,15 +20,17 @@ from console.identity.models import User
 from console.notify.models import Delivery
 from console.notify.sender import deliver_due
 from tests.harness import Console, Mrtr, running_console
+from tests.notify.kept import Kept
 
 SENDER = "console@example.test"
 ADDRESSES = {name: f"{name}@example.test" for name in ("dev", "lead", "lead2", "viewer", "outsider")}
 
 
-def received(folder: Path) -> list[tuple[list[str], EmailMessage]]:
-    """Each message the SMTP server accepted: its envelope recipients and the message."""
+def received(mailbox: Kept) -> list[tuple[list[str], EmailMessage]]:
+    """Each message the SMTP server accepted since the test began: its envelope recipients and the
+    message."""
     found = []
-    for path in sorted(folder.glob("*.json")):
+    for path in mailbox.paths():
         kept = json.loads(path.read_text())
         message = email.message_from_string(kept["data"], policy=default)
         assert isinstance(message, EmailMessage)

@@ -11,6 +11,7 @@ from typing import Any
 from console.mcp.sealed import Outbound
 from console.notify.channels import add_channel
 from tests.harness import TEAM, Console
+from tests.notify.kept import Kept
 from tests.processes import start_http_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,10 +23,10 @@ def sink(tmp_path: Path, folder: Path, **env: str) -> Any:
     return start_http_server([sys.executable, SINK, str(folder)], env, tmp_path / "sink.txt", ("--port", "0"))
 
 
-def posts(folder: Path) -> list[dict[str, Any]]:
-    """What the receiver accepted, in arrival order, with lower-cased header names."""
+def posts(inbox: Kept) -> list[dict[str, Any]]:
+    """What the receiver accepted since the test began, in arrival order, with lower-cased header names."""
     found = []
-    for path in sorted(folder.glob("*.json")):
+    for path in inbox.paths():
         kept = json.loads(path.read_text())
         kept["headers"] = {k.lower(): v for k, v in kept["headers"].items()}
         found.append(kept)

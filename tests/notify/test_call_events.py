@@ -6,14 +6,13 @@ nothing. The outbox is sent with `deliver_due`, on the test's clock.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sqlalchemy import select
 from standardwebhooks import Webhook
 
 from console.notify.models import Notice
 from tests.harness import Mrtr
+from tests.notify.kept import Kept
 from tests.notify.mail import ADDRESSES, deliveries, mailing, parts, received, send_due
 from tests.notify.receivers import add, posts
 from tests.processes import ServerProcess
@@ -23,17 +22,17 @@ pytestmark = pytest.mark.anyio
 HOSTILE = '<img src=x onerror="alert(1)">'
 
 
-def subjects(folder: Path, name: str) -> list[str]:
-    return [str(m["Subject"]) for to, m in received(folder) if to == [ADDRESSES[name]]]
+def subjects(mailbox: Kept, name: str) -> list[str]:
+    return [str(m["Subject"]) for to, m in received(mailbox) if to == [ADDRESSES[name]]]
 
 
 async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webhooks_get_the_events(
     database_url: str,
     mrtr_stdio: Mrtr,
     smtp: ServerProcess,
-    sink_folder: Path,
+    mailbox: Kept,
     receiver: ServerProcess,
-    inbox: Path,
+    inbox: Kept,
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         secret = await add(
@@ -45,7 +44,7 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
         # A name no hex id or signature can contain ("ada" once matched a hex string by chance)
         second = await console.answer_and_settle(call, "accept", {"name": "quillon"}, who="lead")
         await send_due(console)
-        answered = [m for to, m in received(sink_folder) if "accepted a question" in str(m["Subject"])]
+        answered = [m for to, m in received(mailbox) if "accepted a question" in str(m["Subject"])]
         assert [m["To"] for m in answered] == [ADDRESSES["dev"]]  # the requester, not the answerer
         assert answered[0]["Subject"] == "mrtr: lead accepted a question of your call to two_rounds"
         text, markup = parts(answered[0])
@@ -56,13 +55,13 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
         assert done["status"] == "completed"
         await send_due(console)
         # dev answered the second question themselves: no email says so.
-        told = subjects(sink_folder, "dev")
+        told = subjects(mailbox, "dev")
         assert told[-1] == "mrtr: your call to two_rounds completed"
         assert [s for s in told if "accepted" in s] == [
             "mrtr: lead accepted a question of your call to two_rounds"
         ]
-        assert not [s for s in subjects(sink_folder, "lead") if "your call" in s or "accepted" in s]
-        ended = [m for to, m in received(sink_folder) if "completed" in str(m["Subject"])]
+        assert not [s for s in subjects(mailbox, "lead") if "your call" in s or "accepted" in s]
+        ended = [m for to, m in received(mailbox) if "completed" in str(m["Subject"])]
         text, _ = parts(ended[0])
         assert f"http://console.test/runs/{call['run_id']}" in text
 
@@ -94,7 +93,7 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
 
 
 async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_not_announced(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         plain = await console.call("mrtr", "complete_now", {"x": "world"})
@@ -114,6 +113,6 @@ async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_no
         assert [(d.event, d.recipient, d.status) for d in ended] == [
             ("call.failed", ADDRESSES["dev"], "sent")
         ]
-        [mail] = [m for _, m in received(sink_folder) if "abandoned" in str(m["Subject"])]
+        [mail] = [m for _, m in received(mailbox) if "abandoned" in str(m["Subject"])]
         assert mail["Subject"] == "mrtr: your call to two_rounds was abandoned"
         assert "abandoned by dev" in parts(mail)[0]

@@ -8,7 +8,6 @@ a URL the console may not reach, or a token without a secret, is refused before 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from console.identity import create_token
 from console.notify.models import Delivery
 from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
+from tests.notify.kept import Kept
 from tests.notify.receivers import posts
 from tests.processes import ServerProcess
 
@@ -53,7 +53,7 @@ async def callbacks(console: Console) -> list[Delivery]:
 
 
 async def test_an_agent_gets_signed_callbacks_when_its_call_needs_input_and_when_it_completes(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(
         database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, allow_private_server_urls=True
@@ -98,7 +98,7 @@ async def test_an_agent_gets_signed_callbacks_when_its_call_needs_input_and_when
 
 
 async def test_a_rotated_secret_signs_the_next_callbacks_and_a_revoked_tokens_callbacks_stop(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(
         database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, allow_private_server_urls=True
@@ -174,7 +174,7 @@ async def test_a_callback_url_the_console_may_not_reach_or_cannot_sign_for_is_re
 
 
 async def test_only_the_runs_owner_gives_its_calls_a_callback_and_nobody_else_learns_where_it_goes(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     """The callback URL may carry the agent's own secret: a teammate, an auditor or another team cannot
     set one on dev's run, and those who see dev's call (its approver, an auditor) never see the URL; nor

@@ -25,6 +25,7 @@ from console.notify.channels import add_channel
 from console.notify.models import Channel, Delivery
 from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
+from tests.notify.kept import Kept
 from tests.notify.receivers import add, sink
 from tests.processes import ServerProcess
 
@@ -33,10 +34,10 @@ pytestmark = pytest.mark.anyio
 HOSTILE = "<script>x</script> <!channel> [click](https://evil.example) *bold*"
 
 
-def requests(folder: Path) -> dict[str, list[dict[str, Any]]]:
-    """The requests the receiver accepted, by path."""
+def requests(inbox: Kept) -> dict[str, list[dict[str, Any]]]:
+    """The requests the receiver accepted since the test began, by path."""
     found: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(folder.glob("*.json")):
+    for path in inbox.paths():
         kept = json.loads(path.read_text())
         found.setdefault(kept["path"], []).append(kept)
     return found
@@ -60,7 +61,7 @@ def texts(node: Any) -> list[str]:
 
 
 async def test_slack_teams_and_a_signed_webhook_get_the_new_question_with_the_servers_words_inert(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
         await add(console, "slack", f"{receiver.url}/slack")
@@ -113,7 +114,7 @@ async def test_slack_teams_and_a_signed_webhook_get_the_new_question_with_the_se
 
 
 async def test_a_link_question_never_reaches_a_team_channel(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
         await add(console, "slack", f"{receiver.url}/slack")
@@ -127,9 +128,10 @@ async def test_a_link_question_never_reaches_a_team_channel(
 
 
 async def test_a_receiver_that_fails_gets_the_same_message_again_later(
-    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path
 ) -> None:
-    with sink(tmp_path, inbox, HTTP_SINK_FAIL_FIRST="1") as failing:
+    inbox = Kept(tmp_path / "received")  # a receiver of its own: it fails the first request
+    with sink(tmp_path, inbox.folder, HTTP_SINK_FAIL_FIRST="1") as failing:
         async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
             secret = await add(console, "webhook", f"{failing.url}/hook")
             assert secret is not None
@@ -243,7 +245,7 @@ async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_c
 
 
 async def test_another_teams_channel_hears_nothing_of_this_teams_questions(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Path
+    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
         await add(console, "slack", f"{receiver.url}/platform")
@@ -268,11 +270,11 @@ async def run_elsewhere(console: Console, name: str) -> None:
 
 @pytest.mark.parametrize("who", ["lead", "viewer", "outsider"])
 async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_auditors_or_another_teams(
-    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path, inbox: Path, who: str
+    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path, who: str
 ) -> None:
     """Its channels and deliveries, seen, added, removed or sent again: 403 to the team's approver and
     auditor and to another team's admin, who through their own team's pages reaches none of them (404)."""
-    with sink(tmp_path, inbox, HTTP_SINK_FAIL_FIRST="100") as failing:
+    with sink(tmp_path, tmp_path / "received", HTTP_SINK_FAIL_FIRST="100") as failing:
         async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
             await run_elsewhere(console, "outsider")
             await add(console, "webhook", f"{failing.url}/hook")

@@ -33,6 +33,7 @@ from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import FIRST_BACKOFF, Carriers, deliver_due
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, seed, signed_in, text
+from tests.notify.kept import Kept
 from tests.notify.mail import (
     ADDRESSES,
     SENDER,
@@ -76,14 +77,14 @@ async def created(console: Console) -> list[Delivery]:
 
 
 async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         call = await console.call("mrtr", "form_and_url", {"message": HOSTILE})
         questions = {q["key"]: q["id"] for q in call["pending"]}
         assert await send_due(console) == 3
 
-        mails = received(sink_folder)
+        mails = received(mailbox)
         by_question = {(to[0], about(m, questions)) for to, m in mails}
         # The form goes to its owner and the approvers who want email; the link only to its owner.
         assert by_question == {
@@ -153,7 +154,7 @@ async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visi
 
 
 async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_cannot(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     port = closed_port()
     async with mailing(
@@ -188,25 +189,25 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
         carriers = Carriers(working, Outbound.of(console.app.state.settings), still_pending)
         sent = await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow())
         assert sent >= 1
-        assert ADDRESSES["lead"] in [to[0] for to, _ in received(sink_folder)]
+        assert ADDRESSES["lead"] in [to[0] for to, _ in received(mailbox)]
         resent = await console.audit_payloads("notification_resent")
         assert [p["event"] for p in resent] == ["question.created"]
 
 
 async def test_the_console_sends_by_itself_when_a_question_arrives(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, **mail_settings(smtp.url)) as console:
         await with_addresses(console)
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         with anyio.fail_after(WAIT_SECONDS):
-            while len(received(sink_folder)) < 2:  # dev (the owner) and lead
+            while len(received(mailbox)) < 2:  # dev (the owner) and lead
                 await console.app.state.signals.wait_for_change(1.0)  # the notifier says when it sent
-        assert sorted(to[0] for to, _ in received(sink_folder)) == [ADDRESSES["dev"], ADDRESSES["lead"]]
+        assert sorted(to[0] for to, _ in received(mailbox)) == [ADDRESSES["dev"], ADDRESSES["lead"]]
 
 
 async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_alone(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(
@@ -215,7 +216,7 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
         call = await console.call("mrtr", "complete_now", {"x": "a"})
         [gate] = call["pending"]
         assert await send_due(console) == 1  # lead; lead2 turned email off; dev may not pass it
-        [(to, message)] = received(sink_folder)
+        [(to, message)] = received(mailbox)
         assert to == [ADDRESSES["lead"]]
         text, _ = parts(message)
         assert "Complete now a?" in text  # the gate's title: the call in words
@@ -224,7 +225,7 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
 
 
 async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         async with signed_in(console, "lead") as lead:
@@ -236,13 +237,13 @@ async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
             assert one(html(await lead.client.get("/notifications")), "#notify-email").get("checked") is None
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         assert await send_due(console) == 1
-        assert [to for to, _ in received(sink_folder)] == [[ADDRESSES["dev"]]]  # the owner only
+        assert [to for to, _ in received(mailbox)] == [[ADDRESSES["dev"]]]  # the owner only
         changed = await console.audit_payloads("email_notifications_set")
         assert changed == [{"user": "lead", "on": False, "via": "session"}]
 
 
 async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unless_answered(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(console, "team", expiry_minutes=60)
@@ -255,7 +256,7 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
             await set_email_notifications(session=session, actor=SYSTEM, user_id=dev.id, on=False)
 
         assert await send_due(console, timedelta(minutes=30, seconds=5)) == 2  # lead's only
-        reminders = received(sink_folder)[4:]
+        reminders = received(mailbox)[4:]
         assert [to for to, _ in reminders] == [[ADDRESSES["lead"]]] * 2
         assert {m["Subject"] for _, m in reminders} == {
             "Reminder: mrtr: a question for dev's call to two_rounds"
@@ -267,7 +268,7 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
         # Answered: the call's next round asks anew (waited for, so its own mails are in what follows).
         next_round = await console.answer_and_settle(first, "accept", {"name": "ada"})
         sent = await send_due(console, timedelta(minutes=45, seconds=5))
-        later = [(to, parts(message)[0]) for to, message in received(sink_folder)[6:]]
+        later = [(to, parts(message)[0]) for to, message in received(mailbox)[6:]]
 
         def about(question: dict[str, Any]) -> list[tuple[list[str], str]]:
             link = f"/elicitations/{question['pending'][0]['id']}"
@@ -291,7 +292,7 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
 
 @pytest.mark.slow
 async def test_console_serve_links_its_emails_to_the_address_it_listens_on_when_no_base_url_is_set(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path, tmp_path: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept, tmp_path: Path
 ) -> None:
     tokens = await seed(database_url, {"mrtr": mrtr_stdio.spec})
     engine = create_engine(database_url)
@@ -314,8 +315,8 @@ async def test_console_serve_links_its_emails_to_the_address_it_listens_on_when_
             started = await api.post(f"/api/v1/runs/{run.json()['id']}/calls", params={"wait": 20}, json=call)
             assert started.json()["status"] == "awaiting_input", started.text
         with anyio.fail_after(WAIT_SECONDS):
-            while len(received(sink_folder)) < 2:  # noqa: ASYNC110  # dev (the owner) and lead
+            while len(received(mailbox)) < 2:  # noqa: ASYNC110  # dev (the owner) and lead
                 await anyio.sleep(0.1)  # another process sends: its mail folder is read again
-    links = {link for _, message in received(sink_folder) for link in LINK.findall(parts(message)[0])}
-    assert links, [parts(message)[0] for _, message in received(sink_folder)]
+    links = {link for _, message in received(mailbox) for link in LINK.findall(parts(message)[0])}
+    assert links, [parts(message)[0] for _, message in received(mailbox)]
     assert {urlsplit(link).netloc for link in links} == {urlsplit(base).netloc}, links

@@ -7,12 +7,12 @@ policy allows, or strangers, is refused when the rule is saved.
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from console.notify.models import Delivery
 from tests.harness import TEAM, Mrtr, html, one, promote, signed_in, text
+from tests.notify.kept import Kept
 from tests.notify.mail import ADDRESSES, deliveries, mailing, parts, received, send_due
 from tests.policies.setup import set_policy
 from tests.processes import ServerProcess
@@ -27,7 +27,7 @@ def escalations(found: list[Delivery]) -> list[Delivery]:
 
 
 async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_members_who_may_answer_it(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         # dev may not answer (approvers only) and viewer is an auditor: of the three, only lead is told.
@@ -45,10 +45,10 @@ async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_memb
         assert await send_due(console, timedelta(minutes=29)) == 0
         declined = await console.answer(first["pending"][0]["id"], "decline")
         assert declined.status_code == 200, declined.text
-        before = len(received(sink_folder))
+        before = len(received(mailbox))
 
         await send_due(console, timedelta(minutes=30, seconds=5))
-        escalated = [(to, m) for to, m in received(sink_folder)[before:] if m["Subject"] == SUBJECT]
+        escalated = [(to, m) for to, m in received(mailbox)[before:] if m["Subject"] == SUBJECT]
         assert [to for to, _ in escalated] == [[ADDRESSES["lead"]]]
         body, _ = parts(escalated[0][1])
         assert body.startswith("Nobody has answered this yet, so the team's policy sends it to you too.")
@@ -59,7 +59,7 @@ async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_memb
             (second["pending"][0]["id"], "sent")
         ]
         await send_due(console, timedelta(minutes=31))
-        assert [m["Subject"] for _, m in received(sink_folder)].count(SUBJECT) == 1
+        assert [m["Subject"] for _, m in received(mailbox)].count(SUBJECT) == 1
 
         async with signed_in(console, "lead") as lead:  # the question page says so
             page = await lead.client.get(f"/elicitations/{second['pending'][0]['id']}")
@@ -67,7 +67,7 @@ async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_memb
 
 
 async def test_a_role_is_escalated_to_only_where_the_question_still_waits_then(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await promote(console, "lead", role="admin")
@@ -80,9 +80,9 @@ async def test_a_role_is_escalated_to_only_where_the_question_still_waits_then(
         )
         waits = await console.call("mrtr", "two_rounds", {"topic": "beta"})
         await send_due(console)
-        before = len(received(sink_folder))
+        before = len(received(mailbox))
         await send_due(console, timedelta(minutes=30, seconds=5))
-        escalated = [(to, parts(m)[0]) for to, m in received(sink_folder)[before:] if m["Subject"] == SUBJECT]
+        escalated = [(to, parts(m)[0]) for to, m in received(mailbox)[before:] if m["Subject"] == SUBJECT]
         # Only the question that outlives its escalation gets one, and only the admin: lead2 (an approver
         # who turned email off anyway) and dev (the owner, not an admin) are not in the group.
         assert [to for to, _ in escalated] == [[ADDRESSES["lead"]]]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -20,6 +19,7 @@ from console.identity.teams import add_member, change_role, remove_member
 from console.notify.mail import Mailer
 from console.notify.sender import deliver_due
 from tests.harness import TEAM, Console, Mrtr, user_id
+from tests.notify.kept import Kept
 from tests.notify.mail import ADDRESSES, SENDER, deliveries, mailing, parts, received, send_due
 from tests.notify.test_email import closed_port
 from tests.policies.setup import set_policy
@@ -30,12 +30,12 @@ pytestmark = pytest.mark.anyio
 MOVED = "dev.moved@example.test"  # dev's address once it changed
 
 
-def mail_about(folder: Path, question_id: str, since: int = 0) -> list[tuple[str, str]]:
+def mail_about(mailbox: Kept, question_id: str, since: int = 0) -> list[tuple[str, str]]:
     """(recipient, subject) of each email about the question the SMTP server accepted, after the first
     `since` it had."""
     return [
         (to[0], str(message["Subject"]))
-        for to, message in received(folder)[since:]
+        for to, message in received(mailbox)[since:]
         if f"/elicitations/{question_id}" in parts(message)[0]
     ]
 
@@ -54,7 +54,7 @@ async def membership_changes(console: Console) -> None:
 
 
 async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent_at_their_address_then(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         await set_policy(
@@ -63,11 +63,11 @@ async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         question = call["pending"][0]["id"]
         assert await send_due(console) == 2
-        assert sorted(mail_about(sink_folder, question)) == [
+        assert sorted(mail_about(mailbox, question)) == [
             (ADDRESSES["dev"], "mrtr: a question for dev's call to two_rounds"),
             (ADDRESSES["lead"], "mrtr: a question for dev's call to two_rounds"),
         ]
-        asked = len(received(sink_folder))
+        asked = len(received(mailbox))
 
         await membership_changes(console)
         await send_due(console, timedelta(minutes=30, seconds=5))
@@ -77,7 +77,7 @@ async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent
         escalated = "Escalated: mrtr: a question for dev's call to two_rounds"
         # dev (the owner) at the new address; outsider, an approver now, is reminded and gets the
         # escalation to the team's approvers; lead, gone, and lead2, no longer an approver, get nothing.
-        assert sorted(mail_about(sink_folder, question, since=asked)) == sorted(
+        assert sorted(mail_about(mailbox, question, since=asked)) == sorted(
             [
                 (MOVED, reminder),
                 (ADDRESSES["outsider"], reminder),
@@ -89,19 +89,19 @@ async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent
 
 
 async def test_the_first_notice_goes_to_who_may_answer_when_it_is_sent(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     async with mailing(database_url, mrtr_stdio, smtp.url) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         await membership_changes(console)  # before the notifier's pass
         assert await send_due(console) == 2
-        assert sorted(to for to, _ in mail_about(sink_folder, call["pending"][0]["id"])) == sorted(
+        assert sorted(to for to, _ in mail_about(mailbox, call["pending"][0]["id"])) == sorted(
             [ADDRESSES["outsider"], MOVED]
         )
 
 
 async def test_an_email_waiting_to_be_tried_again_goes_to_the_address_then_and_not_to_someone_who_left(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, sink_folder: Path
+    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     down = f"smtp://127.0.0.1:{closed_port()}"
     async with mailing(database_url, mrtr_stdio, down) as console:
@@ -116,7 +116,7 @@ async def test_an_email_waiting_to_be_tried_again_goes_to_the_address_then_and_n
         carriers = replace(carriers_for(console.app.state.settings), mailer=working)
         later = utcnow() + timedelta(seconds=31)
         assert await deliver_due(factory=console.app.state.factory, carriers=carriers, now=later) == 1
-        assert mail_about(sink_folder, call["pending"][0]["id"]) == [
+        assert mail_about(mailbox, call["pending"][0]["id"]) == [
             (MOVED, "mrtr: a question for dev's call to two_rounds")
         ]
         done = {(d.recipient, d.status) for d in await deliveries(console)}

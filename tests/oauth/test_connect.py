@@ -1,6 +1,7 @@
 """People connect their own accounts at a server behind MCP authorization, through the console's pages.
 
-The server is tests/servers/oauth_server.py as its own process: an MCP server built on the `mcp` SDK's
+The server is tests/servers/oauth_server.py as its own process (one per session and set of knobs, shared
+by the tests: tests/oauth/notes.py): an MCP server built on the `mcp` SDK's
 server-side auth that verifies every bearer token, with its own authorization server (dynamic client
 registration, PKCE, refresh tokens, revocation, RFC 9207 `iss`) and a sign-in page where a person types
 their name. The console's browser (an in-process client with its own cookies) presses Connect; the
@@ -10,13 +11,10 @@ into the console's callback.
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -41,33 +39,13 @@ from tests.harness import (
     signed_in,
     text,
 )
-from tests.processes import ServerProcess, start_http_server
+from tests.oauth.notes import Notes, NotesServers
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
-OAUTH_SERVER = str(REPO / "tests" / "servers" / "oauth_server.py")
-
-
-@pytest.fixture
-def oauth_log(tmp_path: Path) -> Path:
-    return tmp_path / "oauth-log.jsonl"
-
-
-def notes_server(tmp_path: Path, oauth_log: Path, **env: str) -> Any:
-    return start_http_server(
-        [sys.executable, OAUTH_SERVER], {"OAUTH_LOG": str(oauth_log), **env}, tmp_path / "oauth-stderr.txt"
-    )
-
-
-@pytest.fixture
-def notes(tmp_path: Path, oauth_log: Path) -> Iterator[ServerProcess]:
-    with notes_server(tmp_path, oauth_log) as server:
-        yield server
-
 
 @asynccontextmanager
-async def console_with(database_url: str, server: ServerProcess) -> AsyncIterator[Console]:
+async def console_with(database_url: str, server: Notes) -> AsyncIterator[Console]:
     async with running_console(database_url, {"notes": ServerSpec(url=server.url, oauth=True)}) as console:
         yield console
 
@@ -139,12 +117,8 @@ async def whoami(console: Console, who: str) -> dict[str, Any]:
     return await console.call("notes", "whoami", {}, who=who)
 
 
-def events(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
 async def test_a_person_connects_and_their_calls_carry_their_own_token(
-    database_url: str, notes: ServerProcess, oauth_log: Path
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         server = await server_id(console, dev)
@@ -164,14 +138,14 @@ async def test_a_person_connects_and_their_calls_carry_their_own_token(
         shown = text(one(html(page), f"#connection-{server}"))
         assert "connected at 127.0.0.1" in shown
         assert "notes:read" in shown
-        assert [e["event"] for e in events(oauth_log)] == ["issued"]
-        assert [e["resource"] for e in events(oauth_log)] == [notes.url]
+        assert [e["event"] for e in notes.events()] == ["issued"]
+        assert [e["resource"] for e in notes.events()] == [notes.url]
         connected = await console.audit_payloads("oauth_connected")
         assert [p["scope"] for p in connected] == ["notes:read offline_access"]
 
 
 async def test_a_call_waits_for_its_owner_to_connect_and_then_completes(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         call = await whoami(console, "dev")
@@ -199,9 +173,7 @@ async def test_a_call_waits_for_its_owner_to_connect_and_then_completes(
         ]
 
 
-async def test_only_the_owner_sees_and_answers_a_connect_question(
-    database_url: str, notes: ServerProcess
-) -> None:
+async def test_only_the_owner_sees_and_answers_a_connect_question(database_url: str, notes: Notes) -> None:
     async with console_with(database_url, notes) as console:
         call = await whoami(console, "dev")
         question = connect_question(call)
@@ -239,7 +211,7 @@ async def test_only_the_owner_sees_and_answers_a_connect_question(
 
 
 async def test_a_connect_question_is_accepted_only_once_connected_and_a_decline_ends_the_call(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console:
         call = await whoami(console, "dev")
@@ -254,7 +226,7 @@ async def test_a_connect_question_is_accepted_only_once_connected_and_a_decline_
         )
 
 
-async def test_a_teammate_cannot_use_anothers_token(database_url: str, notes: ServerProcess) -> None:
+async def test_a_teammate_cannot_use_anothers_token(database_url: str, notes: Notes) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         await connect(dev, await server_id(console, dev), "dana")
         assert (await whoami(console, "dev"))["status"] == "completed"
@@ -264,21 +236,21 @@ async def test_a_teammate_cannot_use_anothers_token(database_url: str, notes: Se
 
 
 async def test_an_expired_token_is_refreshed_without_the_person(
-    database_url: str, tmp_path: Path, oauth_log: Path
+    database_url: str, notes_servers: NotesServers
 ) -> None:
     # Tokens live 30 s: within the console's refresh margin, so each use renews the grant first.
-    with notes_server(tmp_path, oauth_log, OAUTH_TOKEN_SECONDS="30") as short:  # noqa: S106  # seconds
-        async with console_with(database_url, short) as console, signed_in(console, "dev") as dev:
-            await connect(dev, await server_id(console, dev), "dana")
-            for _ in range(2):
-                call = await whoami(console, "dev")
-                assert call["result"]["content"][0]["text"] == "signed in as dana", call
-            assert [e["event"] for e in events(oauth_log)] == ["issued", "refreshed", "refreshed"]
-            assert len(await console.audit_payloads("oauth_refreshed")) == 2
+    short = notes_servers(OAUTH_TOKEN_SECONDS="30")  # noqa: S106  # seconds
+    async with console_with(database_url, short) as console, signed_in(console, "dev") as dev:
+        await connect(dev, await server_id(console, dev), "dana")
+        for _ in range(2):
+            call = await whoami(console, "dev")
+            assert call["result"]["content"][0]["text"] == "signed in as dana", call
+        assert [e["event"] for e in short.events()] == ["issued", "refreshed", "refreshed"]
+        assert len(await console.audit_payloads("oauth_refreshed")) == 2
 
 
 async def test_a_token_the_server_refuses_is_refreshed_once_and_the_call_sent_again(
-    database_url: str, notes: ServerProcess, oauth_log: Path
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         await connect(dev, await server_id(console, dev), "dana")
@@ -289,11 +261,11 @@ async def test_a_token_the_server_refuses_is_refreshed_once_and_the_call_sent_ag
         call = await whoami(console, "dev")
         assert call["status"] == "completed", call
         assert call["result"]["content"][0]["text"] == "signed in as dana"
-        assert [e["event"] for e in events(oauth_log)] == ["issued", "refreshed"]
+        assert [e["event"] for e in notes.events()] == ["issued", "refreshed"]
 
 
 async def test_disconnect_revokes_and_the_next_call_asks_to_connect_again(
-    database_url: str, notes: ServerProcess, oauth_log: Path
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         server = await server_id(console, dev)
@@ -301,7 +273,7 @@ async def test_disconnect_revokes_and_the_next_call_asks_to_connect_again(
         assert (await whoami(console, "dev"))["status"] == "completed"
         response = await dev.client.post(f"/connections/{server}/disconnect", data={"csrf_token": dev.csrf})
         assert response.status_code == 303
-        assert [e["event"] for e in events(oauth_log)] == ["issued", "revoked"]
+        assert [e["event"] for e in notes.events()] == ["issued", "revoked"]
         assert [p["revoked"] for p in await console.audit_payloads("oauth_disconnected")] == [True]
         connect_question(await whoami(console, "dev"))
         page = await dev.client.get("/connections")
@@ -309,7 +281,7 @@ async def test_disconnect_revokes_and_the_next_call_asks_to_connect_again(
 
 
 async def test_a_forged_or_replayed_state_is_refused_with_a_page_and_an_audit_event(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         forged = await dev.client.get("/oauth/callback?" + urlencode({"state": "forged", "code": "x"}))
@@ -326,7 +298,7 @@ async def test_a_forged_or_replayed_state_is_refused_with_a_page_and_an_audit_ev
 
 
 async def test_a_forged_state_while_a_real_sign_in_is_pending_is_refused_and_the_real_one_completes(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         call = await whoami(console, "dev")
@@ -354,7 +326,7 @@ async def test_a_forged_state_while_a_real_sign_in_is_pending_is_refused_and_the
 
 
 async def test_an_auditor_or_another_team_cannot_finish_someones_sign_in_nor_a_teammates_connect_their_call(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     """A sign-in is its starter's: an auditor's or another team's browser bringing it back is refused and
     leaves it for its owner; another team cannot start or end a connection to this team's server; a
@@ -388,9 +360,7 @@ async def test_an_auditor_or_another_team_cannot_finish_someones_sign_in_nor_a_t
         assert len(await console.audit_payloads("oauth_connected")) == 2  # lead's own, then dev's
 
 
-async def test_someone_elses_or_another_browsers_sign_in_is_refused(
-    database_url: str, notes: ServerProcess
-) -> None:
+async def test_someone_elses_or_another_browsers_sign_in_is_refused(database_url: str, notes: Notes) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         server = await server_id(console, dev)
         callback = await sign_in_there(await press_connect(dev, server), "dana")
@@ -407,7 +377,7 @@ async def test_someone_elses_or_another_browsers_sign_in_is_refused(
         connect_question(await whoami(console, "dev"))
 
 
-async def test_an_answer_from_another_issuer_is_refused(database_url: str, notes: ServerProcess) -> None:
+async def test_an_answer_from_another_issuer_is_refused(database_url: str, notes: Notes) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         callback = await sign_in_there(await press_connect(dev, await server_id(console, dev)), "dana")
         parts = urlsplit(callback)
@@ -421,40 +391,40 @@ async def test_an_answer_from_another_issuer_is_refused(database_url: str, notes
 
 
 async def test_an_authorization_server_without_pkce_is_refused(
-    database_url: str, tmp_path: Path, oauth_log: Path
+    database_url: str, notes_servers: NotesServers
 ) -> None:
-    with notes_server(tmp_path, oauth_log, OAUTH_HIDE_PKCE="1") as no_pkce:
-        async with console_with(database_url, no_pkce) as console, signed_in(console, "dev") as dev:
-            refused = await dev.client.post(
-                f"/connections/{await server_id(console, dev)}/oauth", data={"csrf_token": dev.csrf}
-            )
-            assert refused.status_code == 400
-            assert "does not support PKCE with S256" in text(one(html(refused), "main"))
-            assert events(oauth_log) == []
-            reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
-            assert reasons == ["pkce_unsupported"]
+    no_pkce = notes_servers(OAUTH_HIDE_PKCE="1")
+    async with console_with(database_url, no_pkce) as console, signed_in(console, "dev") as dev:
+        refused = await dev.client.post(
+            f"/connections/{await server_id(console, dev)}/oauth", data={"csrf_token": dev.csrf}
+        )
+        assert refused.status_code == 400
+        assert "does not support PKCE with S256" in text(one(html(refused), "main"))
+        assert no_pkce.events() == []
+        reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+        assert reasons == ["pkce_unsupported"]
 
 
 async def test_metadata_for_another_resource_is_refused_with_a_page_and_an_audit_event(
-    database_url: str, tmp_path: Path, oauth_log: Path
+    database_url: str, notes_servers: NotesServers
 ) -> None:
-    with notes_server(tmp_path, oauth_log, OAUTH_OTHER_RESOURCE="1") as elsewhere:
-        async with console_with(database_url, elsewhere) as console, signed_in(console, "dev") as dev:
-            question = connect_question(await whoami(console, "dev"))
-            refused = await dev.client.post(
-                f"/elicitations/{question['id']}/connect", data={"csrf_token": dev.csrf}
-            )
-            assert refused.status_code == 400
-            assert "is for https://other-notes.example/mcp, not for this server" in text(
-                one(html(refused), "main")
-            )
-            assert events(oauth_log) == []  # nothing was asked of its authorization server
-            reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
-            assert reasons == ["resource_mismatch"]
+    elsewhere = notes_servers(OAUTH_OTHER_RESOURCE="1")
+    async with console_with(database_url, elsewhere) as console, signed_in(console, "dev") as dev:
+        question = connect_question(await whoami(console, "dev"))
+        refused = await dev.client.post(
+            f"/elicitations/{question['id']}/connect", data={"csrf_token": dev.csrf}
+        )
+        assert refused.status_code == 400
+        assert "is for https://other-notes.example/mcp, not for this server" in text(
+            one(html(refused), "main")
+        )
+        assert elsewhere.events() == []  # nothing was asked of its authorization server
+        reasons = [p["reason"] for p in await console.audit_payloads("oauth_refused")]
+        assert reasons == ["resource_mismatch"]
 
 
 async def test_a_grant_is_never_sent_as_a_typed_in_credential_after_the_server_changes_mode(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         await connect(dev, await server_id(console, dev), "dana")
@@ -475,7 +445,7 @@ async def test_a_grant_is_never_sent_as_a_typed_in_credential_after_the_server_c
 
 
 async def test_an_unanswered_connect_question_expires_and_cancels_the_call(
-    database_url: str, notes: ServerProcess
+    database_url: str, notes: Notes
 ) -> None:
     async with console_with(database_url, notes) as console:
         call = await whoami(console, "dev")
@@ -494,9 +464,7 @@ async def test_an_unanswered_connect_question_expires_and_cancels_the_call(
         )
 
 
-async def test_an_abandoned_call_never_sends_the_request_it_parked(
-    database_url: str, notes: ServerProcess, oauth_log: Path
-) -> None:
+async def test_an_abandoned_call_never_sends_the_request_it_parked(database_url: str, notes: Notes) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         call = await whoami(console, "dev")
         connect_question(call)

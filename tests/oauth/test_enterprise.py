@@ -6,18 +6,20 @@ exchanges ID tokens for identity assertion grants by RFC 8693 token exchange), T
 server, here taking those grants with the RFC 7523 JWT bearer grant from the one client registered for
 it, console/demo/notes_enterprise.py) and the console in-process. The person's browser is an in-process
 client for the console and an HTTP client with its own cookies at the provider's sign-in pages.
+
+The provider and Team notes start once for the module: each test's console has a fresh database, each
+test's browsers have no cookies at the provider, each test begins with the provider's accounts as
+`ACCOUNTS` says, and reads Team notes' token log from where it ended when the test began.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,17 +50,17 @@ from tests.harness import (
 from tests.harness import (
     test_settings as console_settings,
 )
+from tests.oauth.notes import OAUTH_SERVER, OAuthLog
 from tests.oidc.provider import OpenIdProvider, install, openid_provider
 from tests.processes import ServerProcess, start_http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
-OAUTH_SERVER = str(REPO / "tests" / "servers" / "oauth_server.py")
 CONSOLE_BASE = console_settings("sqlite://").base_url
 SSO_CLIENT, SSO_SECRET = "approval-console", "sso-secret-" + secrets.token_urlsafe(16)
 NOTES_CLIENT, NOTES_SECRET = "console-at-notes", "notes-secret-" + secrets.token_urlsafe(16)
 ADA = {"preferred_username": "ada", "email": "ada@example.com", "groups": [f"{TEAM}:member"]}
+ACCOUNTS = {"ada": ADA}
 MAX_HOPS = 10
 
 
@@ -66,14 +68,16 @@ MAX_HOPS = 10
 class Site:
     provider: OpenIdProvider
     notes: ServerProcess
-    log: Path
+    log: OAuthLog
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
+@pytest.fixture(scope="module")
+def processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The provider and Team notes, for the module."""
     install()
-    log = tmp_path / "oauth-log.jsonl"
-    with openid_provider(tmp_path / "provider.txt") as provider:
+    folder = tmp_path_factory.mktemp("enterprise")
+    log = folder / "oauth-log.jsonl"
+    with openid_provider(folder / "provider.txt") as provider:
         provider.configure(
             clients=[
                 {
@@ -82,17 +86,25 @@ def site(tmp_path: Path) -> Iterator[Site]:
                     "redirect_uris": [f"{CONSOLE_BASE}/login/oidc/callback"],
                 }
             ],
-            accounts={"ada": ADA},
+            accounts=ACCOUNTS,
         )
         env = {
             "OAUTH_LOG": str(log),
             "OAUTH_ENTERPRISE_IDP": provider.issuer,
             "OAUTH_ENTERPRISE_CLIENT": f"{NOTES_CLIENT}:{NOTES_SECRET}",
         }
-        with start_http_server([sys.executable, OAUTH_SERVER], env, tmp_path / "notes.txt") as notes:
+        with start_http_server([sys.executable, OAUTH_SERVER], env, folder / "notes.txt") as notes:
             # The provider's policy: the console may ask for grants to Team notes, as its client there.
             provider.configure(assertion_clients={issuer_of(notes): NOTES_CLIENT})
-            yield Site(provider, notes, log)
+            yield Site(provider, notes, OAuthLog(log))
+
+
+@pytest.fixture
+def site(processes: Site) -> Site:
+    """The module's processes as this test needs them: the provider's accounts as `ACCOUNTS` says (a test
+    may have removed one), and Team notes' log from now on."""
+    processes.provider.configure(accounts=ACCOUNTS)
+    return replace(processes, log=OAuthLog.from_now(processes.log.path))
 
 
 def issuer_of(notes: ServerProcess) -> str:
@@ -187,10 +199,6 @@ async def whoami(console: Console, who: str) -> dict[str, Any]:
     return await console.call("notes", "whoami", {}, who=who)
 
 
-def events(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
 def connect_question(call: dict[str, Any]) -> dict[str, Any]:
     assert call["status"] == "awaiting_input", call
     [question] = call["pending"]
@@ -208,7 +216,7 @@ async def test_a_person_signed_in_through_sso_calls_under_their_own_identity_wit
         assert call["result"]["content"][0]["text"] == "signed in as ada"
         # One grant from the assertion, for Team notes' resource, and no refresh token: the identity
         # provider decides how long the person keeps access.
-        assert events(site.log) == [
+        assert site.log.events() == [
             {"event": "asserted", "subject": "ada", "scopes": ["notes:read"], "resource": site.notes.url}
         ]
         connected = await console.audit_payloads("oauth_connected")
@@ -220,7 +228,7 @@ async def test_a_person_signed_in_through_sso_calls_under_their_own_identity_wit
 
         again = await whoami(console, "ada")
         assert again["result"]["content"][0]["text"] == "signed in as ada"
-        assert len(events(site.log)) == 1  # the grant is reused while it lasts
+        assert len(site.log.events()) == 1  # the grant is reused while it lasts
 
 
 async def test_a_teammate_without_a_single_sign_on_never_gets_anothers_grant(
@@ -235,7 +243,7 @@ async def test_a_teammate_without_a_single_sign_on_never_gets_anothers_grant(
             )
             assert pressed.status_code == 409, pressed.text
             assert "come from single sign-on: sign out, then sign in through" in pressed.text
-        assert [e["subject"] for e in events(site.log)] == ["ada"]
+        assert [e["subject"] for e in site.log.events()] == ["ada"]
 
 
 async def test_once_the_id_token_expired_the_call_waits_until_the_person_signs_in_again(
@@ -247,7 +255,7 @@ async def test_once_the_id_token_expired_the_call_waits_until_the_person_signs_i
             await session.commit()
         call = await whoami(console, "ada")
         question = connect_question(call)
-        assert events(site.log) == []  # nothing was exchanged with a stale ID token
+        assert site.log.events() == []  # nothing was exchanged with a stale ID token
 
         shown = html(await ada.client.get(f"/elicitations/{question['id']}"))
         assert text(one(shown, "#connect-form button")) == "Connect notes through Corp SSO"
@@ -267,7 +275,7 @@ async def test_once_the_id_token_expired_the_call_waits_until_the_person_signs_i
         done = await console.settle(call["id"], who="ada", after_round=call["round"])
         assert done["status"] == "completed", done
         assert done["result"]["content"][0]["text"] == "signed in as ada"
-        assert [e["event"] for e in events(site.log)] == ["asserted"]
+        assert [e["event"] for e in site.log.events()] == ["asserted"]
 
 
 async def test_a_person_the_provider_removed_gets_no_grant_and_the_refusal_is_audited(
@@ -280,7 +288,7 @@ async def test_a_person_the_provider_removed_gets_no_grant_and_the_refusal_is_au
         assert [(p["account"], p["reason"]) for p in refused] == [
             ("enterprise", "token_exchange_refused:invalid_grant")
         ]
-        assert events(site.log) == []
+        assert site.log.events() == []
 
 
 async def test_an_admin_cannot_turn_it_on_without_what_it_needs(database_url: str, site: Site) -> None:

@@ -35,6 +35,7 @@ from tests.harness import (
     signed_in,
 )
 from tests.harness import text as text_of
+from tests.notify.kept import Kept
 from tests.notify.receivers import posts, sink
 from tests.processes import ServerProcess
 from tests.web.test_admin_servers import stored
@@ -198,7 +199,7 @@ def shown_form(page: BeautifulSoup) -> dict[str, str]:
 
 def requests_seen(folder: Path) -> Iterator[str]:
     """Every request the token endpoint's server got, as text: path, headers and body."""
-    for kept in posts(folder):
+    for kept in posts(Kept(folder)):
         yield json.dumps(kept)
 
 
