@@ -9,6 +9,7 @@ from functools import partial
 import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from console import __version__
@@ -24,10 +25,12 @@ from console.dispatch.worker import Dispatcher
 from console.gateway.endpoint import METHODS, PATH, Gateway
 from console.identity.attester import attester_from
 from console.identity.credentials import CredentialCipher
+from console.identity.oidc_client import OidcClient, ProviderConfig
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
 from console.notify.sender import Notifier
 from console.resources import STATIC
+from console.runtime import Lifecycle, Mailbox, Runtime, Stopping, store
 from console.web import (
     admin,
     admin_notify,
@@ -55,7 +58,7 @@ from console.web import (
 from console.web.front import ServedFirst
 from console.web.limits import BodyLimits, limits
 from console.web.security import SecurityHeaders
-from console.web.stopping import EndedWhenStopping, Stopping
+from console.web.stopping import EndedWhenStopping
 from console.web.templating import make_templates
 
 WEB_ROUTERS = (
@@ -79,72 +82,110 @@ WEB_ROUTERS = (
 )
 
 
-def _stop_waiting(app: FastAPI, gateway: Gateway) -> None:
+def _stop_waiting(gateway: Gateway, signals: Signals) -> None:
     """The server begins to stop: the gateway withdraws no call from now on, and every request waiting
     on a call (an agent's held request, a long-poll) answers with the call as it stands."""
     gateway.stop()
-    signals = getattr(app.state, "signals", None)  # set as the app starts
-    if signals is not None:
-        signals.stop_waiting()
+    signals.stop_waiting()
+
+
+def build_runtime(
+    settings: Settings,
+    gateway: Gateway,
+    *,
+    dispatcher: bool,
+    notifier: bool,
+    demo: bool,
+    demo_mailbox: Mailbox | None,
+) -> Runtime:
+    """Every object the app keeps; nothing here opens a connection or starts a task (the lifespan does)."""
+    attester = attester_from(settings)  # before anything starts: an unreadable key stops the app here
+    engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
+    factory = session_factory(engine, info=session_info(settings))
+    signals = Signals()
+    pool = ConnectionPool.of(settings)
+    # `serve_app` ends when a background loop ends (health); the stop is told to the gateway and waiters.
+    life = Lifecycle(health=Health(), stopping=Stopping(on_stop=partial(_stop_waiting, gateway, signals)))
+    provider = ProviderConfig.of(settings)
+    return Runtime(
+        settings=settings,
+        engine=engine,
+        factory=factory,
+        signals=signals,
+        pool=pool,
+        sequencer=Sequencer(factory),
+        dispatcher=Dispatcher(
+            factory=factory,
+            pool=pool,
+            settings=settings,
+            signals=signals,
+            attester=attester,
+            health=life.health,
+        )
+        if dispatcher
+        else None,
+        notifier=_notifier(settings, factory, signals) if notifier else None,
+        attester=attester,
+        jwks_body=jwks.key_set_body(attester),
+        templates=make_templates(),
+        oidc_client=OidcClient(provider) if provider is not None else None,
+        demo=demo,
+        demo_mailbox=demo_mailbox,
+        life=life,
+    )
+
+
+def _notifier(settings: Settings, factory: async_sessionmaker[AsyncSession], signals: Signals) -> Notifier:
+    return Notifier(
+        factory=factory,
+        carriers=carriers_for(settings),
+        wait_for_change=signals.wait_for_change,
+        changed=signals.something_changed,
+    )
 
 
 def create_app(
-    settings: Settings | None = None, *, dispatcher: bool = True, notifier: bool = True, demo: bool = False
+    settings: Settings | None = None,
+    *,
+    dispatcher: bool = True,
+    notifier: bool = True,
+    demo: bool = False,
+    demo_mailbox: Mailbox | None = None,
 ) -> FastAPI:
     """The console's ASGI app; with `dispatcher`, resumes are sent from this process too, and with
     `notifier` the notifications (when an SMTP server is set); `demo` tells the sign-in page to name the
-    demo's users."""
+    demo's users, and `demo_mailbox` reads the demo's mail for its mailbox page."""
     settings = settings or get_settings()
-    attester = attester_from(settings)  # before anything starts: an unreadable key stops the app here
     gateway = Gateway(settings)
+    runtime = build_runtime(
+        settings, gateway, dispatcher=dispatcher, notifier=notifier, demo=demo, demo_mailbox=demo_mailbox
+    )
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
-        app.state.factory = session_factory(engine, info=session_info(settings))
-        app.state.signals = Signals()
-        health = app.state.health
-        kept = partial(keep_going, health=health, factory=app.state.factory)
-        async with app.state.factory() as session:
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        factory, life = runtime.factory, runtime.life
+        kept = partial(keep_going, health=life.health, factory=factory)
+        async with factory() as session:
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
-            await hold_if_restored(app.state.factory, settings)  # before anything is sent
-            async with ConnectionPool.of(settings) as pool:
-                app.state.pool = pool
-                async with (
-                    across_processes(settings.database_url, app.state.signals),
-                    anyio.create_task_group() as tg,
-                ):
-                    app.state.sequencer = Sequencer(app.state.factory)
-                    tg.start_soon(kept, "audit sequencer", app.state.sequencer.run)
-                    app.state.dispatcher = None
-                    if dispatcher:
-                        worker = Dispatcher(
-                            factory=app.state.factory,
-                            pool=pool,
-                            # as served: `console serve` fills in the base URL its attestations name
-                            settings=app.state.settings,
-                            signals=app.state.signals,
-                            attester=attester,
-                            health=health,
-                        )
-                        app.state.dispatcher = worker
-                        tg.start_soon(kept, "dispatcher", worker.run)
-                    if notifier:
-                        sender = Notifier(
-                            factory=app.state.factory,
-                            carriers=carriers_for(app.state.settings),  # as served, like the dispatcher's
-                            wait_for_change=app.state.signals.wait_for_change,
-                            changed=app.state.signals.something_changed,
-                        )
-                        tg.start_soon(kept, "notifier", sender.run)
-                    async with gateway.running():
-                        app.state.ready = True
-                        yield
-                        app.state.ready = False
-                    tg.cancel_scope.cancel()
+            await hold_if_restored(factory, settings)  # before anything is sent
+            async with (
+                runtime.pool,
+                across_processes(settings.database_url, runtime.signals),
+                anyio.create_task_group() as tg,
+            ):
+                tg.start_soon(kept, "audit sequencer", runtime.sequencer.run)
+                if runtime.dispatcher is not None:
+                    tg.start_soon(kept, "dispatcher", runtime.dispatcher.run)
+                if runtime.notifier is not None:
+                    tg.start_soon(kept, "notifier", runtime.notifier.run)
+                async with gateway.running(runtime):
+                    life.ready = True
+                    yield
+                    life.ready = False
+                tg.cancel_scope.cancel()
         finally:
-            await engine.dispose()
+            await runtime.engine.dispose()
 
     app = FastAPI(
         title="Approval console",
@@ -154,14 +195,7 @@ def create_app(
         docs_url=None,  # console/web/api_docs.py serves it with vendored assets
         redoc_url=None,
     )
-    app.state.settings = settings
-    app.state.attester = attester
-    app.state.jwks_body = jwks.key_set_body(attester)
-    app.state.gateway = gateway
-    app.state.ready = False
-    app.state.health = Health()  # of the lifespan's background loops; `serve_app` ends when one ends
-    app.state.demo = demo
-    app.state.templates = make_templates()
+    store(app, runtime)
     errors.install(app)
     app.include_router(health.router)
     app.include_router(jwks.router)
@@ -175,8 +209,7 @@ def create_app(
     app.add_middleware(SecurityHeaders, https=settings.base_url.startswith("https://"))
     app.add_middleware(BodyLimits, limit_for=limits(max_params_bytes=settings.max_params_bytes))
     # Outside the caps, so that the requests still open when `console serve` stops end at once.
-    app.state.stopping = Stopping(on_stop=partial(_stop_waiting, app, gateway))
-    app.add_middleware(EndedWhenStopping, stopping=app.state.stopping)
+    app.add_middleware(EndedWhenStopping, stopping=runtime.life.stopping)
     if settings.trusted_proxy_list:
         # Outermost, so everything inside sees the client the trusted proxy names (right-most untrusted
         # X-Forwarded-For address); requests from anyone else keep their own address.

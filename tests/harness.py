@@ -29,6 +29,7 @@ from console.identity.models import Membership, User
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
+from console.runtime import Runtime, runtime_of
 
 REPO = Path(__file__).resolve().parent.parent
 MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
@@ -127,17 +128,21 @@ class Console:
     client: httpx.AsyncClient
     tokens: dict[str, str]
 
+    @property
+    def runtime(self) -> Runtime:
+        return runtime_of(self.app)
+
     def auth(self, who: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[who]}"}
 
     def new_dispatcher(self, **options: Any) -> Dispatcher:
         """A dispatcher (not started) on this console's database, MCP pool, settings and signals."""
-        state = self.app.state
+        runtime = self.runtime
         return Dispatcher(
-            factory=state.factory,
-            pool=state.pool,
-            settings=state.settings,
-            signals=state.signals,
+            factory=runtime.factory,
+            pool=runtime.pool,
+            settings=runtime.settings,
+            signals=runtime.signals,
             attester=None,
             **options,
         )
@@ -237,7 +242,7 @@ class Console:
 
     async def audit_payloads(self, action: str) -> list[dict[str, Any]]:
         """The payloads of the audit events of one action, oldest first."""
-        async with self.app.state.factory() as session:
+        async with self.runtime.factory() as session:
             query = select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)
             return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
 
@@ -290,7 +295,7 @@ async def running_console(
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url=app.state.settings.base_url, timeout=60
+            transport=transport, base_url=runtime_of(app).settings.base_url, timeout=60
         ) as client:
             yield Console(app, client, tokens)
 
@@ -378,14 +383,14 @@ async def signed_in(console: Console, name: str, *, address: str = "127.0.0.1") 
 
 async def user_id(console: Console, name: str) -> str:
     """The id of a seeded person."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         found: str = (await session.execute(select(User.id).where(User.name == name))).scalar_one()
         return found
 
 
 async def promote(console: Console, name: str, *, role: str | None = None, site_admin: bool = False) -> None:
     """Give a seeded person another role in the platform team, or make them a site admin."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         user = (await session.execute(select(User).where(User.name == name))).scalar_one()
         if site_admin:
             user.site_admin = True

@@ -91,7 +91,7 @@ async def test_readyz_names_the_loop_kept_from_its_work_and_is_ready_once_it_wor
 
 
 async def _execute(console: Console, statement: str) -> None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await session.execute(text(statement))
         await session.commit()
 

@@ -102,12 +102,13 @@ def test_the_newest_revision_follows_merges_and_refuses_a_branch(tmp_path: Path)
     assert newest_revision(tmp_path) == "d"
 
 
-def test_a_serving_process_does_not_load_alembic() -> None:
+def test_a_serving_process_does_not_load_alembic(tmp_path: Path) -> None:
     probe = (
         "import sys; from console.app import create_app; from console.migrate import head_revision; "
         "create_app(); head_revision(); print(sorted(m for m in sys.modules if m.startswith('alembic')))"
     )
+    # In a folder of its own: the app's engine creates the default SQLite file in the working directory.
     loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True, cwd=tmp_path
     )
     assert loaded.stdout.strip() == "[]"

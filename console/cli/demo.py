@@ -56,6 +56,7 @@ def add_demo_commands(sub: Subcommands) -> None:
 
 def _demo(settings: Settings, args: Any) -> int:
     from console.app import create_app  # slow to import, so only here (see console.cli.serve)
+    from console.runtime import runtime_of
 
     sock = bind(args.host, args.port)
     if args.reset:
@@ -85,9 +86,9 @@ def _demo(settings: Settings, args: Any) -> int:
         if own_mailbox:
             updates |= {"smtp_url": SecretStr(mailbox_url), "mail_from": DEMO_SENDER}
         settings = settings.model_copy(update=updates)
-        app = create_app(settings, demo=True)
-        if own_mailbox:
-            app.state.demo_mailbox = partial(kept_messages, mail_folder)
+        mailbox = partial(kept_messages, mail_folder) if own_mailbox else None
+        app = create_app(settings, demo=True, demo_mailbox=mailbox)
+        runtime = runtime_of(app)
         host, port = sock.getsockname()[:2]
         if host in ("0.0.0.0", "::"):  # noqa: S104  # bound to every address: the deployer asks on loopback
             host = "127.0.0.1"
@@ -107,10 +108,10 @@ def _demo(settings: Settings, args: Any) -> int:
         keep_token(Path.cwd() / DEMO_TOKEN_FILE, seeded.dev_token)
 
         async def announce(url: str) -> None:
-            page = await question_page(app.state.factory, app.state.signals, seeded.call_id)
-            gate = await question_page(app.state.factory, app.state.signals, seeded.gated_call_id)
+            page = await question_page(runtime.factory, runtime.signals, seeded.call_id)
+            gate = await question_page(runtime.factory, runtime.signals, seeded.gated_call_id)
             notes = seeded.notes_call_id and await question_page(
-                app.state.factory, app.state.signals, seeded.notes_call_id
+                runtime.factory, runtime.signals, seeded.notes_call_id
             )
             for line in seeded.describe(
                 url, page, gate, notes or None, mailbox=settings.smtp_url is not None

@@ -143,11 +143,13 @@ def serve_app(
     """Serve on the bound socket and, with `announce`, print the address once listening; the exit code:
     1 when a background loop of the app could not go on (console/background.py), which stops serving
     too, so that a supervisor starts another process; 0 when stopped."""
+    from console.runtime import runtime_of  # with the app it serves (see `_serve`)
+
     url = address_of(sock)
-    app.state.settings = served_at(app.state.settings, sock)
+    runtime = runtime_of(app)  # made with the settings `served_at` gave, by each caller
     # uvicorn would believe X-Forwarded-For from loopback; the app believes only CONSOLE_TRUSTED_PROXIES.
     # In JSON, uvicorn's own lines go through the root logger's handlers like every other.
-    plain = app.state.settings.log_format == "text"
+    plain = runtime.settings.log_format == "text"
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -166,7 +168,7 @@ def serve_app(
         # held request would keep it waiting (for ever), so those end as soon as it begins to stop.
         while not server.should_exit:  # noqa: ASYNC110  # uvicorn offers a flag, not an event
             await anyio.sleep(0.05)
-        await app.state.stopping.stop_after(STOP_GRACE_SECONDS)
+        await runtime.life.stopping.stop_after(STOP_GRACE_SECONDS)
 
     async def ready(then: Callable[[str], Awaitable[None]]) -> None:
         await then(url)
@@ -190,7 +192,7 @@ def serve_app(
             await health.ended.wait()
             server.should_exit = True
 
-    health = app.state.health
+    health = runtime.life.health
     anyio.run(run)
     if signal.SIGINT in server.signalled:
         # uvicorn raises the signal again once it stopped, and asyncio's handler turns it into a

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from console.errors import ConsoleError, Forbidden, InvalidInput, NotFound, Payl
 from console.gateway.attendance import EXCHANGE, Exchange
 from console.gateway.auth import PRINCIPAL, still_valid
 from console.gateway.forwarding import CloseStream, Report, RunKey, Services
-from console.gateway.subscribed import SessionSubscriptions
+from console.gateway.subscribed import SessionSubscriptions, Subscriptions
 from console.identity import Principal
 from console.mcp.endpoint import LOG_LEVELS
 
@@ -29,6 +30,18 @@ SESSION_HEADER = "mcp-session-id"
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"  # a 2026-07-28 request's self-reported client
 MAX_CLIENT_TITLE = 60  # characters of the client's name in a run's title
 LOG_DATA_CHARS = 16_384  # a server's log entry longer than this (as JSON) reaches the agent as a note
+SHARED = "console_gateway"  # key of the request's state the handlers find what their gateway shares under
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every request to one gateway shares: the console's services (from its Runtime), its
+    sessions' resource subscriptions, the agents' roots, and whether the console is stopping."""
+
+    services: Services
+    subscriptions: Subscriptions
+    session_of_call: Callable[[Context], Awaitable[str | None]]
+    stopping: Callable[[], bool]
 
 
 def request_of(ctx: Context) -> Request:
@@ -38,17 +51,20 @@ def request_of(ctx: Context) -> Request:
     return request
 
 
+def shared(ctx: Context) -> Shared:
+    found = getattr(request_of(ctx).state, SHARED, None)
+    if not isinstance(found, Shared):
+        raise RuntimeError("a gateway request reached the SDK without passing through the gateway")
+    return found
+
+
 def services(ctx: Context) -> Services:
-    state = request_of(ctx).app.state
-    gateway = state.gateway
-    return Services(
-        state.factory, state.pool, state.signals, state.dispatcher, state.settings, gateway.memo, gateway.seal
-    )
+    return shared(ctx).services
 
 
 def console_stopping(ctx: Context) -> bool:
     """Whether the console is stopping (and so cancels the requests it still serves)."""
-    return bool(request_of(ctx).app.state.gateway.stopping)
+    return shared(ctx).stopping()
 
 
 def caller(ctx: Context) -> Principal:
@@ -135,17 +151,13 @@ def exchange(ctx: Context) -> Exchange | None:
 
 def subscriptions(ctx: Context) -> SessionSubscriptions:
     """The resource subscriptions of the caller's 2025-11-25 session."""
-    gateway = request_of(ctx).app.state.gateway
-    found: SessionSubscriptions = gateway.subscriptions.of(
-        ctx.session, services(ctx).pool, still_allowed(ctx)
-    )
-    return found
+    parts = shared(ctx)
+    return parts.subscriptions.of(ctx.session, parts.services.pool, still_allowed(ctx))
 
 
 def still_allowed(ctx: Context) -> Callable[[], Awaitable[bool]]:
     """Whether the caller's token still lets them in, asked anew on each call (for streams that last)."""
-    request = request_of(ctx)
-    return still_valid(request.scope, request.app.state.factory)
+    return still_valid(request_of(ctx).scope, services(ctx).factory)
 
 
 def session_key(ctx: Context) -> tuple[str, str] | None:

@@ -21,8 +21,9 @@ from console.errors import Conflict, NotFound
 from console.gateway.agent_roots import AgentRootsKeeper
 from console.gateway.attendance import EXCHANGE, Attendances
 from console.gateway.auth import Refusal, authenticate
-from console.gateway.context import SESSION_HEADER
+from console.gateway.context import SESSION_HEADER, SHARED, Shared
 from console.gateway.events import RETRY_MS, RecentEvents
+from console.gateway.forwarding import Services
 from console.gateway.memo import CALLER, Memo
 from console.gateway.origins import refused_site
 from console.gateway.request_state import StateSeal
@@ -30,6 +31,7 @@ from console.gateway.server import build_server
 from console.gateway.subscribed import Subscriptions
 from console.mcp.registry import server_by_name
 from console.outage import unavailable
+from console.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class Gateway:
         self.roots = AgentRootsKeeper()
         self.attendances = Attendances()
         self.stopping = False  # set before the sessions' requests are cancelled as the console stops
+        self._shared: Shared | None = None  # while running
         self._manager = Sessions(
             build_server(self.memo, self.roots),
             RecentEvents(),
@@ -71,7 +74,14 @@ class Gateway:
         )
 
     @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    async def running(self, runtime: Runtime) -> AsyncIterator[None]:
+        """Serve with the console's `runtime` for as long as the app runs."""
+        self._shared = Shared(
+            services=Services.of(runtime, memo=self.memo, seal=self.seal),
+            subscriptions=self.subscriptions,
+            session_of_call=self.roots.session_of_call,
+            stopping=lambda: self.stopping,
+        )
         async with self.subscriptions.running(), self.roots.running(), self._manager.run():
             try:
                 yield
@@ -83,7 +93,10 @@ class Gateway:
         self.stopping = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        factory = scope["app"].state.factory
+        shared = self._shared
+        if shared is None:
+            raise RuntimeError("the gateway serves only while its app runs")
+        factory = shared.services.factory
         refused = refused_site(scope, self._base_url)
         if refused is not None:
             await Refusal(403, refused)(scope, receive, send)
@@ -112,6 +125,7 @@ class Gateway:
                 self.roots.missed(session_id)
             await Refusal(503, outage.message, retry_after=outage.retry_after)(scope, receive, send)
             return
+        scope.setdefault("state", {})[SHARED] = shared
         caller = CALLER.set((principal.token_id or "", only))
         try:
             session_id = Headers(scope=scope).get(SESSION_HEADER)

@@ -33,6 +33,7 @@ from console.gateway.memo import Memo
 from console.gateway.request_state import StateSeal
 from console.identity import Principal
 from console.mcp.pool import ConnectionPool
+from console.runtime import Runtime
 
 HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
 NOTICE_BUFFER = 64  # the server's progress and log notifications waiting for a slow agent
@@ -56,6 +57,13 @@ class Services:
     settings: Settings
     memo: Memo
     seal: StateSeal
+
+    @classmethod
+    def of(cls, runtime: Runtime, *, memo: Memo, seal: StateSeal) -> Services:
+        """The console's runtime as the gateway's handlers use it, with the gateway's own memo and seal."""
+        return cls(
+            runtime.factory, runtime.pool, runtime.signals, runtime.dispatcher, runtime.settings, memo, seal
+        )
 
 
 @dataclass(frozen=True)

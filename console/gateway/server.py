@@ -283,7 +283,7 @@ async def _forwarded(
     """The request as a console call, held while people decide; `as_task`: only until it waits for
     anyone (or `TASK_AFTER_SECONDS`), since the agent then follows it as a task."""
     services, principal = context.services(ctx), context.caller(ctx)
-    gateway_session = await context.request_of(ctx).app.state.gateway.roots.session_of_call(ctx)
+    gateway_session = await context.shared(ctx).session_of_call(ctx)
 
     async def held(stop: forwarding.Stop) -> forwarding.Outcome:
         return await forwarding.forward(

@@ -14,7 +14,7 @@ from console.notify.admin import send_again, team_deliveries
 from console.notify.channels import EVENTS, KINDS, add_channel, remove_channel, team_channels
 from console.web.admin import team_url
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession, form_fields
+from console.web.deps import DbSession, RuntimeDep, SettingsDep, form_fields
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -51,7 +51,9 @@ async def notifications(team_name: str, request: Request, session: DbSession, us
 
 
 @router.post("/admin/teams/{team_name}/channels")
-async def add(team_name: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def add(
+    team_name: str, request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep
+) -> Response:
     fields = await form_fields(request, kind=20, url=2000)
     kind, url = fields.get("kind", ""), fields.get("url", "")
     # A webhook's ticked events (none ticked: all of them); a chat channel's are fixed.
@@ -61,7 +63,7 @@ async def add(team_name: str, request: Request, session: DbSession, user: CsrfUs
     try:
         added = await add_channel(
             session=session,
-            cipher=Outbound.of(request.app.state.settings).cipher,
+            cipher=Outbound.of(settings).cipher,
             by=user.viewer,
             team_name=team_name,
             kind=kind,
@@ -85,14 +87,19 @@ async def remove(team_name: str, channel_id: str, session: DbSession, user: Csrf
 
 @router.post("/admin/teams/{team_name}/notifications/{delivery_id}/resend")
 async def resend(
-    team_name: str, delivery_id: str, request: Request, session: DbSession, user: CsrfUser
+    team_name: str,
+    delivery_id: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    runtime: RuntimeDep,
 ) -> Response:
     await send_again(
         session=session,
         by=user.viewer,
         team_name=team_name,
         delivery_id=delivery_id,
-        give_up_hours=request.app.state.settings.notify_give_up_hours,
+        give_up_hours=runtime.settings.notify_give_up_hours,
     )
-    request.app.state.signals.something_changed()  # the notifier looks again
+    runtime.signals.something_changed()  # the notifier looks again
     return RedirectResponse(team_url(team_name, f"{PAGE}#delivery-{delivery_id}"), status_code=303)

@@ -28,7 +28,7 @@ from console.mcp.sealed import Outbound
 from console.web.admin import team_url
 from console.web.admin_roots import roots_context, save_roots_form
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, RuntimeDep, SettingsDep
 from console.web.htmx import is_htmx
 from console.web.templating import render
 
@@ -142,7 +142,9 @@ async def new(team_name: str, request: Request, session: DbSession, user: WebUse
 
 
 @router.post("/admin/teams/{team_name}/servers")
-async def create(team_name: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def create(
+    team_name: str, request: Request, session: DbSession, user: CsrfUser, runtime: RuntimeDep
+) -> Response:
     form = await request.form()
     settings, name = settings_from(form), _one(form, "name")
     try:
@@ -152,7 +154,7 @@ async def create(team_name: str, request: Request, session: DbSession, user: Csr
             team_name=team_name,
             name=name,
             settings=settings,
-            outbound=Outbound.of(request.app.state.settings),
+            outbound=Outbound.of(runtime.settings),
         )
     except (InvalidInput, Conflict) as exc:
         # A taken name is shown next to the name field, like any other mistake in the form.
@@ -192,7 +194,12 @@ async def roots(
 
 @router.post("/admin/teams/{team_name}/servers/{server_name}")
 async def edit(
-    team_name: str, server_name: str, request: Request, session: DbSession, user: CsrfUser
+    team_name: str,
+    server_name: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    runtime: RuntimeDep,
 ) -> Response:
     settings = settings_from(await request.form())
     try:
@@ -202,7 +209,7 @@ async def edit(
             team_name=team_name,
             name=server_name,
             settings=settings,
-            outbound=Outbound.of(request.app.state.settings),
+            outbound=Outbound.of(runtime.settings),
         )
     except InvalidInput as exc:
         server = await server_for_admin(
@@ -235,21 +242,26 @@ async def enable(team_name: str, server_name: str, session: DbSession, user: Csr
 
 @router.post("/admin/teams/{team_name}/servers/{server_name}/test")
 async def test_connection(
-    team_name: str, server_name: str, request: Request, session: DbSession, user: CsrfUser
+    team_name: str,
+    server_name: str,
+    request: Request,
+    session: DbSession,
+    user: CsrfUser,
+    settings: SettingsDep,
 ) -> Response:
     server, outcome = await probe_server(
         session=session,
         by=user.viewer,
         team_name=team_name,
         name=server_name,
-        outbound=Outbound.of(request.app.state.settings),
+        outbound=Outbound.of(settings),
     )
     outcome = await with_pin_advice(
         session=session,
         server=server,
         team_name=team_name,
         outcome=outcome,
-        outbound=Outbound.of(request.app.state.settings),
+        outbound=Outbound.of(settings),
     )
     context = _context(user, team_name, settings_of(server), server=server, outcome=outcome)
     if is_htmx(request):

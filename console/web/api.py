@@ -21,7 +21,17 @@ from console.mcp.admin import pin_protocol
 from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
-from console.web.deps import API_TOKEN, DbSession, PrincipalDep, SettingsDep, json_body, read_body, read_model
+from console.runtime import runtime_of
+from console.web.deps import (
+    API_TOKEN,
+    DbSession,
+    PrincipalDep,
+    RuntimeDep,
+    SettingsDep,
+    json_body,
+    read_body,
+    read_model,
+)
 from console.web.schemas import (
     AnswerIn,
     CallIn,
@@ -121,6 +131,7 @@ async def start_call(
     session: DbSession,
     principal: PrincipalDep,
     settings: SettingsDep,
+    runtime: RuntimeDep,
     wait: WaitSeconds = 0,
 ) -> CallOut:
     """Records the call and sends it, then waits up to `wait` seconds: 200 when it finished; 202 while it
@@ -135,9 +146,9 @@ async def start_call(
             session=session,
             principal=principal,
             settings=settings,
-            pool=request.app.state.pool,
-            signals=request.app.state.signals,
-            dispatcher=request.app.state.dispatcher,
+            pool=runtime.pool,
+            signals=runtime.signals,
+            dispatcher=runtime.dispatcher,
             run_id=run_id,
             body_text=body,
             idempotency=key,
@@ -171,6 +182,7 @@ async def get_call(
     response: Response,
     session: DbSession,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
     wait: WaitSeconds = 0,
     after_round: Annotated[
         int | None,
@@ -184,7 +196,7 @@ async def get_call(
     """200 once the call finished, else 202; with `wait`, blocks until it changes (with `after_round`:
     until it finished or asks a later round)."""
     seen = await follow.look(
-        session=session, viewer=principal.viewer, signals=request.app.state.signals, call_id=call_id
+        session=session, viewer=principal.viewer, signals=runtime.signals, call_id=call_id
     )
     start = (seen.view.call.status, seen.view.call.round)
 
@@ -202,27 +214,25 @@ async def get_call(
 
 @router.post("/calls/{call_id}/abandon", summary="Abandon a call", response_model=CallOut)
 async def abandon_call(
-    call_id: str, request: Request, session: DbSession, principal: PrincipalDep
+    call_id: str, request: Request, session: DbSession, principal: PrincipalDep, settings: SettingsDep
 ) -> CallOut:
     """Stops a call that waits for people, was interrupted, or runs as a task: its open questions are
     withdrawn and nothing more is sent."""
     await calls.abandon_call(session=session, viewer=principal.viewer, call_id=call_id)
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
-    return CallOut.of(
-        view.call, server=view.server, pending=view.pending, base_url=request.app.state.settings.base_url
-    )
+    return CallOut.of(view.call, server=view.server, pending=view.pending, base_url=settings.base_url)
 
 
 @router.post("/calls/{call_id}/resend", summary="Send an interrupted call again", response_model=CallOut)
-async def resend_call(call_id: str, request: Request, session: DbSession, principal: PrincipalDep) -> CallOut:
+async def resend_call(
+    call_id: str, request: Request, session: DbSession, principal: PrincipalDep, runtime: RuntimeDep
+) -> CallOut:
     """Sends again the request whose outcome was lost when a console process died; a request people
     approved goes only with its first approval, until that expires."""
     await calls.resend_interrupted(session=session, viewer=principal.viewer, call_id=call_id)
-    request.app.state.signals.work_available()
+    runtime.signals.work_available()
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
-    return CallOut.of(
-        view.call, server=view.server, pending=view.pending, base_url=request.app.state.settings.base_url
-    )
+    return CallOut.of(view.call, server=view.server, pending=view.pending, base_url=runtime.settings.base_url)
 
 
 async def _call_response(
@@ -238,10 +248,11 @@ async def _call_response(
     seen: follow.Seen | None = None,
 ) -> CallOut:
     """The call once `settled` holds or `wait` runs out (200 when finished, else 202)."""
+    runtime = runtime_of(request.app)
     view = await follow.follow_call(
         session=session,
         viewer=principal.viewer,
-        signals=request.app.state.signals,
+        signals=runtime.signals,
         call_id=call_id,
         wait=wait,
         settled=settled,
@@ -250,7 +261,10 @@ async def _call_response(
     )
     response.status_code = 200 if calls.is_terminal(view.call.status) else 202
     return CallOut.of(
-        view.call, server=view.server, pending=view.pending, base_url=request.app.state.settings.base_url
+        view.call,
+        server=view.server,
+        pending=view.pending,
+        base_url=runtime.settings.base_url,
     )
 
 
@@ -259,6 +273,7 @@ async def list_elicitations(
     request: Request,
     session: DbSession,
     principal: PrincipalDep,
+    settings: SettingsDep,
     status: Annotated[
         str, Query(pattern="^(pending|accepted|declined|cancelled|expired|superseded|interrupted)$")
     ] = "pending",
@@ -269,20 +284,20 @@ async def list_elicitations(
     views = await questions.list_questions(
         session=session, viewer=principal.viewer, status=status, before=before, limit=limit
     )
-    base = request.app.state.settings.base_url
+    base = settings.base_url
     items = [QuestionOut.of(v, base_url=base) for v in views]
     return QuestionPage(items=items, next_before=items[-1].id if len(items) == limit else None)
 
 
 @router.get("/elicitations/{elicitation_id}", summary="Look at a question", response_model=QuestionOut)
 async def get_elicitation(
-    elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
+    elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep, settings: SettingsDep
 ) -> QuestionOut:
     """One question with its form (or link), its policy and the answers given so far."""
     view = await questions.read_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
-    return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
+    return QuestionOut.of(view, base_url=settings.base_url)
 
 
 @router.post(
@@ -292,13 +307,13 @@ async def get_elicitation(
     openapi_extra=json_body(AnswerIn) | IDEMPOTENT,
 )
 async def answer_elicitation(
-    elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep
+    elicitation_id: str, request: Request, session: DbSession, principal: PrincipalDep, runtime: RuntimeDep
 ) -> QuestionOut:
     """Accept (with content that fits the form), decline or cancel; the call resumes once the policy's
     approvals are in."""
     body = await read_model(request, AnswerIn, "answer")
     key = await _key_of(request, principal)
-    resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
+    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
 
     async def create() -> str:
         decision = await decisions.answer(
@@ -313,7 +328,7 @@ async def answer_elicitation(
             idempotency=key,
             take_resume=resume.take,
         )
-        request.app.state.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
+        runtime.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
         resume.send(decision.resume_queued)
         return elicitation_id
 
@@ -321,7 +336,7 @@ async def answer_elicitation(
     view = await questions.look_at_question(
         session=session, viewer=principal.viewer, elicitation_id=elicitation_id
     )
-    return QuestionOut.of(view, base_url=request.app.state.settings.base_url)
+    return QuestionOut.of(view, base_url=runtime.settings.base_url)
 
 
 @router.get("/servers", summary="List the team's MCP servers", response_model=list[ServerOut])
@@ -364,13 +379,13 @@ def _server_out(server: McpServer) -> ServerOut:
 
 @router.get("/servers/{name}/tools", summary="List a server's tools", response_model=list[ToolOut])
 async def server_tools(
-    name: str, request: Request, session: DbSession, principal: PrincipalDep
+    name: str, request: Request, session: DbSession, principal: PrincipalDep, runtime: RuntimeDep
 ) -> list[ToolOut]:
     """The server's tools as it lists them."""
     server = await server_by_name(session=session, team_id=principal.team_id, name=name)
     await session.commit()  # asking the server may start it: hold no transaction meanwhile
-    endpoint = endpoint_for(server, Outbound.of(request.app.state.settings))
-    tools = await request.app.state.pool.list_tools(endpoint)
+    endpoint = endpoint_for(server, Outbound.of(runtime.settings))
+    tools = await runtime.pool.list_tools(endpoint)
     return [ToolOut.model_validate(t) for t in tools]
 
 

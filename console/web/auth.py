@@ -13,6 +13,7 @@ from fastapi.responses import RedirectResponse, Response
 from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.sessions import SessionPolicy, SignedIn, resolve
+from console.runtime import runtime_of
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
 
@@ -30,11 +31,11 @@ def session_cookie_name(request: Request) -> str:
 
 
 def _https(request: Request) -> bool:
-    return str(request.app.state.settings.base_url).startswith("https://")
+    return str(runtime_of(request.app).settings.base_url).startswith("https://")
 
 
 def policy(request: Request) -> SessionPolicy:
-    settings = request.app.state.settings
+    settings = runtime_of(request.app).settings
     return SessionPolicy(
         idle=timedelta(minutes=settings.session_idle_minutes),
         absolute=timedelta(hours=settings.session_absolute_hours),
@@ -70,7 +71,7 @@ def check_origin(request: Request) -> None:
     # Sec-Fetch-Site and the CSRF token still decide those.
     if origin is None or origin == "null":
         return
-    ours = {_origin(str(request.base_url)), _origin(str(request.app.state.settings.base_url))}
+    ours = {_origin(str(request.base_url)), _origin(str(runtime_of(request.app).settings.base_url))}
     if origin not in ours:
         raise Forbidden("cross-origin request refused")
 
@@ -104,7 +105,7 @@ async def csrf_protected(request: Request, user: Annotated[SignedIn, Depends(sig
 
 async def _record_csrf_failure(request: Request, user: SignedIn, reason: str) -> None:
     """An audit event of its own (the refused request changes nothing); never the token sent."""
-    async with request.app.state.factory() as session:
+    async with runtime_of(request.app).factory() as session:
         record_event(
             session=session,
             actor=user.viewer.actor,

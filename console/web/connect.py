@@ -12,8 +12,9 @@ from console.elicitations.links import LinkReport, inspect_link
 from console.elicitations.service import QuestionView
 from console.errors import Conflict, InvalidInput, StepUpRequired
 from console.identity.sessions import SignedIn
+from console.runtime import runtime_of
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession, form_fields
+from console.web.deps import DbSession, RuntimeDep, form_fields
 from console.web.htmx import redirect_to_reauthentication
 from console.web.templating import render
 
@@ -21,7 +22,7 @@ router = APIRouter(include_in_schema=False)
 
 
 def link_of(request: Request, view: QuestionView) -> LinkReport:
-    settings = request.app.state.settings
+    settings = runtime_of(request.app).settings
     return inspect_link(view.elicitation.url or "", allow_http_loopback=settings.env == "dev")
 
 
@@ -50,6 +51,7 @@ async def open_link(
     request: Request,
     session: DbSession,
     user: CsrfUser,
+    runtime: RuntimeDep,
 ) -> Response:
     view = await _owner_view(request, session, user, elicitation_id)
     digest = (await form_fields(request, digest=200)).get("digest", "")
@@ -59,7 +61,7 @@ async def open_link(
     if await questions.reopen_link(session=session, viewer=user.viewer, elicitation=view.elicitation):
         # The server asked again for a link the owner already agreed to open: open it, answer nothing yet.
         return _leaving(request, link)
-    resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
+    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
     try:
         await decisions.answer(
             session=session,

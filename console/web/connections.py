@@ -13,17 +13,17 @@ from console.mcp.sealed import Outbound
 from console.oauth.enterprise import enterprise_client
 from console.oauth.grants import grant_facts
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession, form_fields
+from console.web.deps import DbSession, SettingsDep, form_fields
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/connections")
-async def connections(request: Request, session: DbSession, user: WebUser) -> Response:
+async def connections(request: Request, session: DbSession, user: WebUser, settings: SettingsDep) -> Response:
     servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
     saved = await saved_servers(session=session, user_id=user.viewer.user_id)
-    outbound = Outbound.of(request.app.state.settings)
+    outbound = Outbound.of(settings)
     rows = [
         {
             "server": s,
@@ -35,7 +35,7 @@ async def connections(request: Request, session: DbSession, user: WebUser) -> Re
         }
         for s in servers
     ]
-    provider = request.app.state.settings.oidc_provider_name
+    provider = settings.oidc_provider_name
     return render(request, "connections/index.html", {"user": user, "rows": rows, "provider": provider})
 
 
@@ -45,6 +45,7 @@ async def save(
     request: Request,
     session: DbSession,
     user: CsrfUser,
+    settings: SettingsDep,
 ) -> Response:
     fields = await form_fields(request, secret=8192, action=20)
     secret, action = fields.get("secret", ""), fields.get("action", "save")
@@ -56,7 +57,7 @@ async def save(
             session=session, actor=user.viewer.actor, user_id=user.viewer.user_id, server_id=server_id
         )
     else:
-        cipher = CredentialCipher(secret_text(request.app.state.settings))
+        cipher = CredentialCipher(secret_text(settings))
         await save_credential(
             session=session,
             cipher=cipher,

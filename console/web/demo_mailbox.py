@@ -4,8 +4,6 @@ own SMTP server keeps them, console/demo/mailbox.py). Only `console demo` has on
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -13,7 +11,7 @@ from fastapi.responses import Response
 from console.errors import NotFound
 from console.identity.emails import email_choice
 from console.web.auth import WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, RuntimeDep
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -22,8 +20,8 @@ QUESTION_PATH = re.compile(r"https?://[^\s/]+(/elicitations/[0-9a-f]{32})\b")
 
 
 @router.get("/demo/mailbox")
-async def mailbox(request: Request, session: DbSession, user: WebUser) -> Response:
-    read: Callable[[str], list[Any]] | None = getattr(request.app.state, "demo_mailbox", None)
+async def mailbox(request: Request, session: DbSession, user: WebUser, runtime: RuntimeDep) -> Response:
+    read = runtime.demo_mailbox
     if read is None:
         raise NotFound("only the demo has a mailbox")
     choice = await email_choice(session=session, user_id=user.viewer.user_id)

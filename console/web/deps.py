@@ -1,4 +1,5 @@
-"""Request-scoped dependencies: the DB session, settings, the bearer principal; reading bodies."""
+"""Request-scoped dependencies: the console's runtime, the DB session, settings, the bearer principal;
+reading bodies."""
 
 from __future__ import annotations
 
@@ -14,19 +15,24 @@ from console.calls.wellformed import parse_json
 from console.config import Settings
 from console.errors import InvalidInput, Unauthorized
 from console.identity import Principal, authenticate_token
+from console.runtime import Runtime, runtime_of
 
 M = TypeVar("M", bound=BaseModel)
 
 
+# async: FastAPI runs a plain function dependency on a worker thread, a thread hop per request
+async def runtime(request: Request) -> Runtime:
+    """What the app keeps (console/runtime.py), for the route that asks for `RuntimeDep`."""
+    return runtime_of(request.app)
+
+
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    async with request.app.state.factory() as session:
+    async with runtime_of(request.app).factory() as session:
         yield session
 
 
 async def get_settings(request: Request) -> Settings:
-    # async: FastAPI runs a plain function dependency on a worker thread, a thread hop per request
-    settings: Settings = request.app.state.settings
-    return settings
+    return runtime_of(request.app).settings
 
 
 async def get_principal(
@@ -95,6 +101,7 @@ API_TOKEN = HTTPBearer(
     "`Authorization: Bearer <token>`.",
 )
 
+RuntimeDep = Annotated[Runtime, Depends(runtime)]
 DbSession = Annotated[AsyncSession, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -19,6 +19,7 @@ from console.audit.witnessing import restore_problem
 from console.metrics import Readings, kept_here
 from console.migrate import head_revision
 from console.reports.operations import read_into
+from console.web.deps import RuntimeDep
 
 logger = logging.getLogger(__name__)
 
@@ -35,39 +36,39 @@ async def healthz() -> JSONResponse:
 
 
 @router.get("/readyz", include_in_schema=False)
-async def readyz(request: Request) -> JSONResponse:
-    if not getattr(request.app.state, "ready", False):
+async def readyz(runtime: RuntimeDep) -> JSONResponse:
+    if not runtime.life.ready:
         return JSONResponse({"status": "starting"}, status_code=503)
     try:
         with anyio.fail_after(READY_DATABASE_SECONDS):
-            async with request.app.state.factory() as session:
+            async with runtime.factory() as session:
                 schema = (await session.execute(text("SELECT version_num FROM alembic_version"))).scalar()
     except (SQLAlchemyError, OSError, TimeoutError):
         return JSONResponse({"status": "database unavailable"}, status_code=503)
     if schema != head_revision():
         body = {"status": "migrations pending", "database": schema, "newest": head_revision()}
         return JSONResponse(body, status_code=503)
-    troubles = request.app.state.health.troubles()
+    troubles = runtime.life.health.troubles()
     if troubles:  # each loop that waits out a database error, or stopped: the work it does is not done
         return JSONResponse({"status": "background work stalled", "loops": troubles}, status_code=503)
     try:
         with anyio.fail_after(READY_DATABASE_SECONDS):
-            async with request.app.state.factory() as session:
-                witnessed = await restore_problem(session=session, settings=request.app.state.settings)
+            async with runtime.factory() as session:
+                witnessed = await restore_problem(session=session, settings=runtime.settings)
     except (SQLAlchemyError, OSError, TimeoutError):
         return JSONResponse({"status": "database unavailable"}, status_code=503)
     if witnessed is not None:  # restored from an older backup, or the witness cannot be written
         # /readyz is anonymous: the reason names the witness file's place on the host only in the log.
         logger.warning("not ready: %s", witnessed)
-        path = request.app.state.settings.audit_witness_file
+        path = runtime.settings.audit_witness_file
         shown = witnessed.replace(str(Path(path)), "file").replace(path, "file") if path else witnessed
         return JSONResponse({"status": "audit witness", "reason": shown}, status_code=503)
     return JSONResponse({"status": "ready"})
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request) -> Response:
-    token = request.app.state.settings.metrics_token
+async def metrics(request: Request, runtime: RuntimeDep) -> Response:
+    token = runtime.settings.metrics_token
     if token is None:
         return JSONResponse({"error": {"code": "not_found", "message": "not found"}}, status_code=404)
     sent = request.headers.get("Authorization", "")
@@ -78,7 +79,7 @@ async def metrics(request: Request) -> Response:
             headers={"WWW-Authenticate": "Bearer"},
         )
     readings = Readings()
-    async with request.app.state.factory() as session:
+    async with runtime.factory() as session:
         await read_into(readings, session)
     scraped = CollectorRegistry()
     scraped.register(readings)

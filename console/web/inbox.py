@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.elicitations import service as questions
 from console.identity.sessions import SignedIn
 from console.web.auth import WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, RuntimeDep
 from console.web.htmx import is_htmx
 from console.web.templating import render
 
@@ -109,10 +109,12 @@ async def decided(
 
 
 @router.get("/inbox/events")
-async def inbox_events(request: Request, user: WebUser, seen: Seen = None) -> StreamingResponse:
+async def inbox_events(
+    request: Request, user: WebUser, runtime: RuntimeDep, seen: Seen = None
+) -> StreamingResponse:
     """`changed` whenever the viewer's questions change; `seen` is what the page showed (its `_token`)."""
-    factory = request.app.state.factory
-    signals = request.app.state.signals
+    factory = runtime.factory
+    signals = runtime.signals
 
     async def fingerprint() -> tuple[object, ...]:
         with anyio.CancelScope(shield=True):  # never abandon a SQLite transaction half-way

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import Response
 
 from console.attestation import Attester, jwks
+from console.web.deps import RuntimeDep
 
 router = APIRouter()
 
@@ -21,9 +22,9 @@ def key_set_body(attester: Attester | None) -> bytes:
 
 
 @router.get("/.well-known/jwks.json", include_in_schema=False)
-async def key_set(request: Request) -> Response:
+async def key_set(runtime: RuntimeDep) -> Response:
     return Response(
-        request.app.state.jwks_body,
+        runtime.jwks_body,
         media_type="application/json",
         headers={"Cache-Control": f"public, max-age={CACHE_SECONDS}"},
     )

@@ -12,6 +12,7 @@ from fastapi.responses import RedirectResponse, Response
 from console.errors import Forbidden, Unauthorized
 from console.identity.sessions import SignedIn, sign_in, sign_out
 from console.identity.throttle import TooManyAttempts
+from console.runtime import runtime_of
 from console.web.auth import (
     LOGIN_CSRF_COOKIE,
     CsrfUser,
@@ -23,7 +24,7 @@ from console.web.auth import (
     session_cookie_name,
     set_session_cookie,
 )
-from console.web.deps import DbSession
+from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -33,7 +34,8 @@ def _login_page(
     request: Request, *, next_path: str, error: str | None = None, name: str | None = None, status: int = 200
 ) -> Response:
     token = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
-    settings = request.app.state.settings
+    runtime = runtime_of(request.app)
+    settings = runtime.settings
     context = {
         "user": None,
         "login_csrf": token,
@@ -42,7 +44,7 @@ def _login_page(
         "name": name,
         "local_sign_in": settings.local_sign_in,
         "provider_name": settings.oidc_provider_name if settings.oidc_enabled else None,
-        "demo": request.app.state.demo,
+        "demo": runtime.demo,
     }
     response = render(request, "auth/login.html", context, status=status)
     response.set_cookie(
@@ -51,7 +53,7 @@ def _login_page(
         httponly=True,
         samesite="strict",
         max_age=3600,
-        secure=str(request.app.state.settings.base_url).startswith("https://"),
+        secure=str(settings.base_url).startswith("https://"),
     )
     return response
 
@@ -71,10 +73,11 @@ async def login(
     session: DbSession,
     name: Annotated[str, Form(max_length=100)],
     password: Annotated[str, Form(max_length=1000)],
+    settings: SettingsDep,
     csrf_token: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/",
 ) -> Response:
-    if not request.app.state.settings.local_sign_in:
+    if not settings.local_sign_in:
         raise Forbidden("Signing in with a password is turned off here; use single sign-on.")
     check_origin(request)
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
@@ -101,7 +104,7 @@ async def login(
 
 
 @router.post("/logout")
-async def logout(request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def logout(request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep) -> Response:
     await sign_out(session=session, token=user.token)
     response = RedirectResponse("/login", status_code=303)
     # Browsers drop a __Host- cookie deletion that lacks Secure, so it mirrors how the cookie was set.
@@ -110,6 +113,6 @@ async def logout(request: Request, session: DbSession, user: CsrfUser) -> Respon
         path="/",
         httponly=True,
         samesite="lax",
-        secure=str(request.app.state.settings.base_url).startswith("https://"),
+        secure=str(settings.base_url).startswith("https://"),
     )
     return response

@@ -7,16 +7,18 @@ from fastapi.responses import RedirectResponse, Response
 
 from console.identity.emails import email_choice, set_email_notifications
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession, form_fields
+from console.web.deps import DbSession, SettingsDep, form_fields
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/notifications")
-async def settings_page(request: Request, session: DbSession, user: WebUser) -> Response:
+async def settings_page(
+    request: Request, session: DbSession, user: WebUser, settings: SettingsDep
+) -> Response:
     choice = await email_choice(session=session, user_id=user.viewer.user_id)
-    mail_on = request.app.state.settings.smtp_url is not None
+    mail_on = settings.smtp_url is not None
     return render(request, "notifications/index.html", {"user": user, "choice": choice, "mail_on": mail_on})
 
 

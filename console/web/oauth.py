@@ -28,8 +28,9 @@ from console.oauth.enterprise import enterprise_client, enterprise_grant
 from console.oauth.flow import ATTEMPT_MINUTES, Returned, begin, finish
 from console.oauth.grants import disconnect
 from console.oauth.http import Reach
+from console.runtime import runtime_of
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession
+from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -39,9 +40,9 @@ MAX_QUERY_VALUE = 4096
 
 
 @router.get(METADATA_PATH)
-async def client_metadata(request: Request) -> Response:
+async def client_metadata(request: Request, settings: SettingsDep) -> Response:
     """The console's Client ID Metadata Document, where authorization servers fetch it."""
-    document = metadata_document(ClientSite.of(request.app.state.settings))
+    document = metadata_document(ClientSite.of(settings))
     if document is None:
         raise NotFound("this console has no client metadata document (its base URL is not https)")
     return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
@@ -57,9 +58,11 @@ async def _own_server(session: DbSession, user: WebUser | CsrfUser, server_id: s
 
 
 @router.post("/connections/{server_id}/oauth")
-async def connect(server_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def connect(
+    server_id: str, request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep
+) -> Response:
     server = await _own_server(session, user, server_id)
-    if enterprise_client(Outbound.of(request.app.state.settings), server) is not None:
+    if enterprise_client(Outbound.of(settings), server) is not None:
         return await _through_single_sign_on(
             request, session, user, server, f"/connections#connection-{server.id}"
         )
@@ -68,7 +71,7 @@ async def connect(server_id: str, request: Request, session: DbSession, user: Cs
 
 @router.post("/elicitations/{elicitation_id}/connect")
 async def connect_for_call(
-    elicitation_id: str, request: Request, session: DbSession, user: CsrfUser
+    elicitation_id: str, request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep
 ) -> Response:
     """Connect from the question a call waits on: the scopes its server's challenge asked for."""
     view = await questions.read_question(
@@ -82,7 +85,7 @@ async def connect_for_call(
     if question.status != "pending":
         raise Conflict(f"this question was already answered ({question.status})")
     server = await _own_server(session, user, await server_of(session, question))
-    if enterprise_client(Outbound.of(request.app.state.settings), server) is not None:
+    if enterprise_client(Outbound.of(settings), server) is not None:
         return await _through_single_sign_on(request, session, user, server, f"/elicitations/{question.id}")
     return await _to_authorization_server(request, session, user, server, kept_challenge(view.asked))
 
@@ -92,11 +95,13 @@ async def _through_single_sign_on(
 ) -> Response:
     """An enterprise-managed server: the grant comes from the person's single sign-on, now if its ID token
     is current, else after they sign in again at the identity provider (whose callback connects)."""
-    settings = request.app.state.settings
+    settings = runtime_of(request.app).settings
     outbound = Outbound.of(settings)
     viewer = user.viewer
+    if outbound.sso is None:  # an enterprise-managed server is one only while single sign-on is set
+        raise NotFound("single sign-on is not configured")
     kept = await current_assertion(
-        session=session, cipher=outbound.cipher, user_id=viewer.user_id, issuer=settings.oidc_issuer
+        session=session, cipher=outbound.cipher, user_id=viewer.user_id, issuer=outbound.sso.issuer
     )
     if kept is None:
         method = await reauthentication_method(
@@ -129,7 +134,7 @@ async def _to_authorization_server(
 ) -> Response:
     """Begin the authorization and send the browser on, through a page of our own: a form's post may
     not redirect to another site (the pages' form-action is 'self')."""
-    settings = request.app.state.settings
+    settings = runtime_of(request.app).settings
     authorization = await begin(
         session=session,
         outbound=Outbound.of(settings),
@@ -156,8 +161,7 @@ async def _to_authorization_server(
 
 
 @router.get(CALLBACK_PATH)
-async def callback(request: Request, session: DbSession, user: WebUser) -> Response:
-    settings = request.app.state.settings
+async def callback(request: Request, session: DbSession, user: WebUser, settings: SettingsDep) -> Response:
     outbound = Outbound.of(settings)
     query = request.query_params
     returned = Returned(**{name: _one(query.get(name)) for name in ("state", "code", "iss", "error")})
@@ -180,9 +184,11 @@ async def callback(request: Request, session: DbSession, user: WebUser) -> Respo
 
 
 @router.post("/connections/{server_id}/disconnect")
-async def disconnect_server(server_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def disconnect_server(
+    server_id: str, request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep
+) -> Response:
     server = await _own_server(session, user, server_id)
-    outbound = Outbound.of(request.app.state.settings)
+    outbound = Outbound.of(settings)
     await disconnect(
         session=session,
         cipher=outbound.cipher,
@@ -196,10 +202,11 @@ async def disconnect_server(server_id: str, request: Request, session: DbSession
 
 def resume_accepted(request: Request, accepted: list[Decision]) -> None:
     """Wake the dispatcher and the pages watching the calls whose connect questions were accepted."""
+    signals = runtime_of(request.app).signals
     for decision in accepted:
-        request.app.state.signals.call_changed(decision.call_id)
+        signals.call_changed(decision.call_id)
     if accepted:
-        request.app.state.signals.work_available()
+        signals.work_available()
 
 
 def _one(value: str | None) -> str | None:

@@ -7,15 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from console.config import Settings
 from console.elicitations.connected import connect_enterprise_waiting
 from console.errors import NotFound
 from console.identity.oidc import Callback, Started, finish_login, start_login
-from console.identity.oidc_client import CALLBACK_PATH, OidcClient, OidcError, ProviderConfig
+from console.identity.oidc_client import CALLBACK_PATH, OidcClient, OidcError
 from console.identity.sessions import SignedIn
 from console.mcp.sealed import Outbound
+from console.runtime import Runtime, runtime_of
 from console.web.auth import client_address, current_session, safe_next, set_session_cookie
-from console.web.deps import DbSession
+from console.web.deps import DbSession, RuntimeDep, SettingsDep
 from console.web.oauth import resume_accepted
 from console.web.templating import render
 
@@ -27,17 +27,19 @@ STATE_COOKIE_SECONDS = 600
 MAX_PARAM_LENGTH = 4096
 
 
-def oidc_client(request: Request) -> OidcClient:
-    """The app's provider client, made on first use (`serve --port 0` settles the base URL late)."""
-    settings: Settings = request.app.state.settings
-    config = ProviderConfig.of(settings)
-    if config is None:
+def provider_client(runtime: Runtime) -> OidcClient:
+    """The app's provider client.
+
+    Raises:
+        NotFound: single sign-on is not configured.
+    """
+    if runtime.oidc_client is None:
         raise NotFound("single sign-on is not configured")
-    client: OidcClient | None = getattr(request.app.state, "oidc_client", None)
-    if client is None:
-        client = OidcClient(config)
-        request.app.state.oidc_client = client
-    return client
+    return runtime.oidc_client
+
+
+async def oidc_client(runtime: RuntimeDep) -> OidcClient:
+    return provider_client(runtime)
 
 
 OidcDep = Annotated[OidcClient, Depends(oidc_client)]
@@ -81,8 +83,9 @@ async def callback(
     session: DbSession,
     client: OidcDep,
     current: Annotated[SignedIn | None, Depends(current_session)],
+    settings: SettingsDep,
 ) -> Response:
-    outbound = Outbound.of(request.app.state.settings)
+    outbound = Outbound.of(settings)
     try:
         finished = await finish_login(
             session=session,
@@ -90,7 +93,7 @@ async def callback(
             callback=Callback(*(_param(request, name) for name in ("state", "code", "iss", "error"))),
             bound_state=request.cookies.get(STATE_COOKIE),
             current_web_session_id=current.viewer.web_session_id if current else None,
-            teams_claim=request.app.state.settings.oidc_teams_claim,
+            teams_claim=settings.oidc_teams_claim,
             client_address=client_address(request),
             cipher=outbound.cipher,
         )
@@ -123,4 +126,4 @@ def _forget_state(request: Request, response: Response) -> None:
 
 
 def _https(request: Request) -> bool:
-    return str(request.app.state.settings.base_url).startswith("https://")
+    return str(runtime_of(request.app).settings.base_url).startswith("https://")

@@ -37,10 +37,11 @@ from console.policies.rules import (
     policy_summary,
     step_up_refusal,
 )
+from console.runtime import runtime_of
 from console.web.annotations import annotation_badges
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
-from console.web.deps import DbSession
+from console.web.deps import DbSession, RuntimeDep
 from console.web.htmx import is_htmx, redirect_to_reauthentication
 from console.web.question_summary import (
     FORM_BUTTONS,
@@ -118,12 +119,14 @@ def _waits_for_owner(user: SignedIn, view: QuestionView) -> bool:
 
 
 @router.post("/elicitations/{elicitation_id}")
-async def decide(elicitation_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def decide(
+    elicitation_id: str, request: Request, session: DbSession, user: CsrfUser, runtime: RuntimeDep
+) -> Response:
     # Anyone who may see the question gets this far; who may not answer is refused (403, audited) there and
     # again inside the decision's transaction.
     form = await request.form()
     posted = {key: [str(v) for v in form.getlist(key)] for key in form}
-    resume = ResumeHandOver(request.app.state.signals, request.app.state.dispatcher)
+    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
     try:
         done = await page_answers.answer_from_page(
             session=session,
@@ -145,7 +148,7 @@ async def decide(elicitation_id: str, request: Request, session: DbSession, user
             request, session, user, view, fields, posted, done.errors, message=done.message
         )
     # A declined gate or sampling request ends the call here; anything else may have queued a resume.
-    request.app.state.signals.call_changed(view.elicitation.call_id)
+    runtime.signals.call_changed(view.elicitation.call_id)
     resume.send(queued=True)
     if not is_htmx(request):
         return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
@@ -343,7 +346,7 @@ async def _single_sign_on_for(request: Request, session: DbSession, view: Questi
     """The identity provider a connect question's server takes its grants from, or None when the person
     signs in at the server's own authorization server."""
     server = await session.get(McpServer, await server_of(session, view.elicitation))
-    settings = request.app.state.settings
+    settings = runtime_of(request.app).settings
     if server is None or enterprise_client(Outbound.of(settings), server) is None:
         return None
     name: str = settings.oidc_provider_name

@@ -11,8 +11,8 @@ from console.identity.oidc_client import OidcError
 from console.identity.sessions import SignedIn, reauthenticate, reauthentication_method
 from console.identity.throttle import TooManyAttempts
 from console.web.auth import CsrfUser, WebUser, client_address, policy, safe_next
-from console.web.deps import DbSession, form_fields
-from console.web.oidc import failure_page, oidc_client, to_provider
+from console.web.deps import DbSession, RuntimeDep, SettingsDep, form_fields
+from console.web.oidc import failure_page, provider_client, to_provider
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -34,8 +34,10 @@ def _page(
 
 
 @router.get("/reauth")
-async def reauth_page(request: Request, session: DbSession, user: WebUser, next: str = "/") -> Response:
-    settings = request.app.state.settings
+async def reauth_page(
+    request: Request, session: DbSession, user: WebUser, runtime: RuntimeDep, next: str = "/"
+) -> Response:
+    settings = runtime.settings
     web_session_id = _session_id(user)
     issuer = settings.oidc_issuer if settings.oidc_enabled else None
     method = await reauthentication_method(session=session, web_session_id=web_session_id, oidc_issuer=issuer)
@@ -43,7 +45,7 @@ async def reauth_page(request: Request, session: DbSession, user: WebUser, next:
         try:
             started = await start_login(
                 session=session,
-                client=oidc_client(request),
+                client=provider_client(runtime),
                 next_path=safe_next(next),
                 client_address=client_address(request),
                 web_session_id=web_session_id,
@@ -61,10 +63,11 @@ async def reauth(
     request: Request,
     session: DbSession,
     user: CsrfUser,
+    settings: SettingsDep,
 ) -> Response:
     fields = await form_fields(request, password=1000, next=2000)
     password, next = fields.get("password", ""), fields.get("next", "/")
-    if not request.app.state.settings.local_sign_in:
+    if not settings.local_sign_in:
         raise Forbidden(PASSWORD_OFF)
     try:
         await reauthenticate(

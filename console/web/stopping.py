@@ -10,44 +10,15 @@ withdrawing anything).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from console.runtime import Stopping
 from console.web.errors import error_body
 
 # The API's error shape, so that an agent reads it like any other refusal.
 STOPPING_BODY = json.dumps(error_body("stopping", "The console is stopping; try again in a moment.")).encode()
-
-
-class Stopping:
-    """The open requests' cancel scopes; `on_stop` runs before the grace they are given."""
-
-    def __init__(self, on_stop: Callable[[], None]) -> None:
-        self.stopped = False
-        self._on_stop = on_stop
-        self._open: set[anyio.CancelScope] = set()
-
-    async def stop_after(self, grace: float) -> None:
-        """Run `on_stop` (waiters answer as things stand), give the open requests `grace` seconds to end
-        by themselves, then end the rest."""
-        if not self.stopped:
-            self._on_stop()
-        self.stopped = True
-        with anyio.move_on_after(grace):
-            while self._open:  # noqa: ASYNC110  # requests end in the server's tasks, and tell no one
-                await anyio.sleep(0.05)
-        for scope in self._open:
-            scope.cancel()
-
-    def opened(self, scope: anyio.CancelScope) -> None:
-        if self.stopped:
-            scope.cancel()
-        self._open.add(scope)
-
-    def closed(self, scope: anyio.CancelScope) -> None:
-        self._open.discard(scope)
 
 
 class EndedWhenStopping:

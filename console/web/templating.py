@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 
 from console.db import utcnow
 from console.resources import TEMPLATES
+from console.runtime import runtime_of
 from console.web.invisible import reveal
 
 
@@ -114,7 +115,7 @@ def render(
 ) -> Response:
     """A page, or with `block` just that named fragment of it; hidden characters in its text are shown as
     markers (console/web/invisible.py)."""
-    templates: Jinja2Blocks = request.app.state.templates
+    templates: Jinja2Blocks = runtime_of(request.app).templates
     response: Response = templates.TemplateResponse(
         request, name, context, status_code=status, block_name=block
     )

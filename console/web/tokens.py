@@ -11,8 +11,9 @@ from fastapi.responses import RedirectResponse, Response
 from console.errors import InvalidInput
 from console.identity.tokens import IssuedToken, issue_token, list_tokens, revoke_token, rotate_webhook_secret
 from console.mcp.sealed import Outbound
+from console.runtime import runtime_of
 from console.web.auth import CsrfUser, WebUser
-from console.web.deps import DbSession, form_fields
+from console.web.deps import DbSession, SettingsDep, form_fields
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -31,7 +32,7 @@ async def _page(
     teams = sorted(user.viewer.team_names.items(), key=lambda item: item[1])
     context = {"user": user, "tokens": tokens, "teams": teams, "new": new, "error": error}
     if new is not None and new.token:
-        context |= connect_agent(request.app.state.settings.base_url, new.token)
+        context |= connect_agent(runtime_of(request.app).settings.base_url, new.token)
     return render(request, "tokens/index.html", context, status=status)
 
 
@@ -45,6 +46,7 @@ async def create(
     request: Request,
     session: DbSession,
     user: CsrfUser,
+    settings: SettingsDep,
 ) -> Response:
     fields = await form_fields(request, name=200, team=100)
     name, team = fields.get("name", ""), fields.get("team", "")
@@ -57,7 +59,7 @@ async def create(
             user_id=user.viewer.user_id,
             team_id=team,
             name=name,
-            cipher=Outbound.of(request.app.state.settings).cipher,
+            cipher=Outbound.of(settings).cipher,
         )
     except InvalidInput as exc:
         return await _page(
@@ -68,11 +70,13 @@ async def create(
 
 
 @router.post("/tokens/{token_id}/webhook-secret")
-async def new_webhook_secret(token_id: str, request: Request, session: DbSession, user: CsrfUser) -> Response:
+async def new_webhook_secret(
+    token_id: str, request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep
+) -> Response:
     secret = await rotate_webhook_secret(
         session=session,
         actor=user.viewer.actor,
-        cipher=Outbound.of(request.app.state.settings).cipher,
+        cipher=Outbound.of(settings).cipher,
         token_id=token_id,
         owner_id=user.viewer.user_id,
     )

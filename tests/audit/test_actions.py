@@ -60,7 +60,7 @@ def test_every_action_recorded_by_name_is_listed_and_every_listed_one_is_recorde
 
 
 async def test_an_unlisted_action_is_refused_before_anything_is_written(sqlite_url: str) -> None:
-    async with running_console(sqlite_url, {}) as console, console.app.state.factory() as session:
+    async with running_console(sqlite_url, {}) as console, console.runtime.factory() as session:
         before = await session.scalar(select(func.count()).select_from(AuditEvent))
         with pytest.raises(UnknownAuditAction, match="no audit action 'made_up'"):
             record_event(
@@ -73,7 +73,7 @@ async def test_an_unlisted_action_is_refused_before_anything_is_written(sqlite_u
 async def _record_both(console: Console) -> dict[str, int]:
     """A site-only and a team action, both recorded with the platform team (as a hostile or mistaken
     code path might): their seq numbers by action."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
         for action in ("signed_in", "server_tested"):
             record_event(

@@ -28,7 +28,7 @@ async def test_call_completed_carries_the_results_digest_and_size_never_the_resu
         asked = await console.call("bulky", "bulky", {"size": 5000, "ask_first": True})
         done = await console.answer_and_settle(asked, "accept", {"ok": True}, who="dev")
         assert done["status"] == "completed", done
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             found = await session.execute(select(AuditEvent).where(AuditEvent.call_id == asked["id"]))
             events = list(found.scalars())
             report = await verify_database(session=session, public_key=None)

@@ -214,7 +214,7 @@ def complete_now(arguments: str) -> str:
 
 
 async def calls_in(console: Console, run_id: str) -> list[str]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return list((await session.execute(select(Call.status).where(Call.run_id == run_id))).scalars())
 
 

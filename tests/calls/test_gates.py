@@ -35,7 +35,7 @@ async def gate(console: Console, *, condition: str | None = None, **values: Any)
 
 
 async def audit_events(console: Console, call_id: str, action: str) -> list[dict[str, Any]]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         rows = (
             await session.execute(
                 select(AuditEvent.payload_json)
@@ -203,7 +203,7 @@ async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         await gate(console, expiry_minutes=5)
         call = await console.call("mrtr", "complete_now", {"x": topic})
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=6)) == [call["id"]]
         ended = await console.get_call(call["id"])
         assert ended["status"] == "cancelled"
@@ -353,17 +353,17 @@ async def test_a_call_recorded_before_its_tool_was_listed_is_checked_before_its_
                 "params": {"name": "complete_now", "arguments": {"x": 7, "t": topic}},
             }
         )
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             principal = await authenticate_token(session=session, token=console.tokens["dev"])
             started = await start_call(
                 session=session,
                 principal=principal,
-                settings=console.app.state.settings,
+                settings=console.runtime.settings,
                 pool=None,
                 run_id=run_id,
                 body_text=body,
             )
-        console.app.state.signals.work_available()
+        console.runtime.signals.work_available()
         ended = await console.settle(started.call.id)
         assert ended["status"] == "failed"
         assert ended["error"]["message"].startswith(

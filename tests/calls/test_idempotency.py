@@ -30,7 +30,7 @@ def keyed(console: Console, key: str, who: str = "dev") -> dict[str, str]:
 
 
 async def calls_in(console: Console, run_id: str) -> list[str]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return list((await session.execute(select(Call.id).where(Call.run_id == run_id))).scalars())
 
 
@@ -129,7 +129,7 @@ async def test_runs_and_answers_take_keys_too_and_keys_lapse_after_a_day(
         again = await console.client.post("/api/v1/runs", json=body, headers=keyed(console, "run-1"))
         assert (first.status_code, again.status_code) == (201, 201), again.text
         assert again.json() == first.json()
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             assert len((await session.execute(select(Run.id))).scalars().all()) == 1
 
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
@@ -151,7 +151,7 @@ async def test_runs_and_answers_take_keys_too_and_keys_lapse_after_a_day(
         long = await console.client.post("/api/v1/runs", json=body, headers=keyed(console, "k" * 256))
         assert long.status_code == 422
 
-        async with console.app.state.factory() as session:  # a day and an hour later
+        async with console.runtime.factory() as session:  # a day and an hour later
             for kept in (await session.execute(select(IdempotentRequest))).scalars():
                 kept.created_at -= timedelta(hours=25)
             await session.commit()
@@ -186,6 +186,6 @@ async def test_two_people_sending_the_same_body_with_the_same_key_each_get_their
         assert first.status_code == 200, first.text
         assert second.status_code == 409, second.text  # lead answered first; lead2 is told so
         assert "lead" in second.json()["error"]["message"]
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             owners = (await session.execute(select(Run.owner_id).where(Run.title == "release"))).scalars()
             assert len(set(owners)) == 2

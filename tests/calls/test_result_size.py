@@ -20,14 +20,14 @@ NAMED = f"larger than CONSOLE_MAX_RESULT_BYTES ({LIMIT} bytes)"
 
 
 async def stored(console: Console, call_id: str) -> Call:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         call: Call | None = await session.get(Call, call_id)
         assert call is not None
         return call
 
 
 async def events_of(console: Console, call_id: str) -> list[AuditEvent]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         found = await session.execute(
             select(AuditEvent).where(AuditEvent.call_id == call_id).order_by(AuditEvent.seq)
         )

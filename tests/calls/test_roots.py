@@ -23,7 +23,7 @@ DATA = Root("file:///srv/data%20sets")
 
 
 async def set_server_roots(console: Console, server: str | None, roots: list[Root] | None) -> None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await set_roots(session=session, by=None, team_name=TEAM, server_name=server, roots=roots)
 
 

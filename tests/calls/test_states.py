@@ -91,7 +91,7 @@ async def test_a_completed_call_cannot_be_moved_back_by_an_object_or_a_statement
     async with running_console(sqlite_url, {"mrtr": mrtr_stdio.spec}) as console:
         done = await console.call("mrtr", "complete_now", {"x": "once"})
         assert done["status"] == "completed"
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             call = (await session.execute(select(Call).where(Call.id == done["id"]))).scalar_one()
             with pytest.raises(IllegalMove, match="may not move from completed to resuming"):
                 move_call(call, CallStatus.RESUMING)

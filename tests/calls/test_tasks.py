@@ -133,7 +133,7 @@ async def test_abandoning_a_working_task_sends_tasks_cancel_once_and_an_auditor_
         assert abandoned.json()["status"] == "abandoned"
         with anyio.fail_after(WAIT):
             while not await console.audit_payloads("task_cancel_sent"):
-                await console.app.state.signals.wait_for_change(0.5)  # the dispatcher sent it
+                await console.runtime.signals.wait_for_change(0.5)  # the dispatcher sent it
         sent = await console.audit_payloads("task_cancel_sent")
         after = await console.get_call(call["id"])
     cancels = [r for r in read_log(log) if r["method"] == "tasks/cancel"]
@@ -161,7 +161,7 @@ async def test_a_server_that_reports_another_task_fails_the_call_and_its_task_is
         call = await console.call("tasks", "confused", {})
         with anyio.fail_after(WAIT):
             while not await console.audit_payloads("task_cancel_sent"):
-                await console.app.state.signals.wait_for_change(0.5)  # the dispatcher sends it
+                await console.runtime.signals.wait_for_change(0.5)  # the dispatcher sends it
     assert call["status"] == "failed", call
     assert call["error"]["message"] == "the server answered about another task"
     assert [r["method"] for r in read_log(log)][-1] == "tasks/cancel"

@@ -55,7 +55,7 @@ async def _resume_out(console: Console) -> tuple[str, str]:
 
 async def _sending(console: Console, call_id: str, kind: str) -> str:
     """The call's queued job of `kind`, marked as being sent by WORKER."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         job_id: str = (
             await session.execute(
                 select(DispatchJob.id).where(
@@ -76,7 +76,7 @@ SENDS = {"initial": _first_send_out, "resume": _resume_out}
 
 
 async def _record(console: Console, kind: str, call_id: str, job_id: str) -> CallView | None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return await record_completed(
             session,
             job_id=job_id,
@@ -98,7 +98,7 @@ class _State:
 
 
 async def _state(console: Console, call_id: str, job_id: str) -> _State:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         call = await session.get(Call, call_id)
         job = await session.get(DispatchJob, job_id)
         rounds = (
@@ -125,7 +125,7 @@ async def test_a_send_that_completes_is_recorded_as_the_general_path_records_it(
     ) as console:
         call_id, job_id = await SENDS[kind](console)
         view = await _record(console, kind, call_id, job_id)
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             event = (
                 await session.execute(select(AuditEvent).where(AuditEvent.action == "call_completed"))
             ).scalar_one()
@@ -181,7 +181,7 @@ async def test_a_send_whose_job_or_call_changed_meanwhile_is_left_to_the_general
     ) as console:
         call_id, job_id = await SENDS[kind](console)
         before = await _state(console, call_id, job_id)
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             await session.execute(MEANWHILE[meanwhile](call_id, job_id))
             await session.commit()
         changed = await _state(console, call_id, job_id)

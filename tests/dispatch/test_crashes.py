@@ -103,7 +103,7 @@ async def test_console_killed_after_taking_its_own_new_call_leaves_it_interrupte
             },
             console.auth("dev"),
         )
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             call_id, status = (
                 await session.execute(select(Call.id, Call.status).where(Call.run_id == run_id))
             ).one()
@@ -139,7 +139,7 @@ async def test_console_killed_after_taking_the_resume_its_answer_completed_leave
             {"action": "accept", "content": {"ok": True}},
             console.auth("lead"),
         )
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             status = (await session.execute(select(Call.status).where(Call.id == call["id"]))).scalar_one()
         assert status == "resuming"
         assert len(_calls_of(log, "answered")) == 1  # the first send; the resume was taken, then it died
@@ -164,7 +164,7 @@ async def test_worker_killed_after_send_marks_the_call_interrupted_without_resen
         assert interrupted["status"] == "interrupted"
         assert "outcome is unknown" in interrupted["error"]["message"]
         assert len(_calls_of(log, "sent")) == 1
-        async with console.app.state.factory() as session:  # its requester is told (console/calls/fanout.py)
+        async with console.runtime.factory() as session:  # its requester is told (console/calls/fanout.py)
             told = await session.execute(select(Notice.event).where(Notice.call_id == call["id"]))
             assert told.scalars().all() == ["call.interrupted"]
 

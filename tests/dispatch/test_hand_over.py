@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -15,6 +16,7 @@ from sqlalchemy import select
 
 from console.audit.models import AuditEvent
 from console.calls.models import DispatchJob
+from console.runtime import store
 from tests.harness import WAIT, Console, result_text, running_console, stdio_mrtr
 from tests.processes import read_log, requests_with
 
@@ -25,14 +27,13 @@ pytestmark = pytest.mark.anyio
 async def without_sending_slots(console: Console) -> AsyncIterator[None]:
     """The console's dispatcher is one whose claimer never takes a job from the queue: only what is
     handed over to it is sent."""
-    state = console.app.state
     no_slots = console.new_dispatcher(concurrency=0)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(no_slots.run)
         with anyio.fail_after(WAIT):
             await wait_all_tasks_blocked()  # its claimer waits for a slot that never comes
         assert no_slots.accepting
-        state.dispatcher = no_slots
+        store(console.app, replace(console.runtime, dispatcher=no_slots))
         yield
         tasks.cancel_scope.cancel()
 
@@ -64,7 +65,7 @@ async def test_the_resume_an_answer_completes_is_sent_while_every_sending_slot_i
         second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
         assert second["status"] == "awaiting_input", second
         done = await console.answer_and_settle(second, "accept", {"amount": 1.5, "count": 2})
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             jobs = (await session.execute(select(DispatchJob.kind, DispatchJob.status))).all()
             sent = (
                 await session.execute(select(AuditEvent.action).where(AuditEvent.action == "request_sent"))

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def _mark_idempotent(console: Console) -> None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await session.execute(update(McpServer).where(McpServer.name == "mrtr").values(idempotent=True))
         await session.commit()
 

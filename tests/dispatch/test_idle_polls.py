@@ -24,7 +24,7 @@ BOUND = 10  # seconds: well below SQLite's lock wait (console/inline_sqlite.py),
 
 async def test_polls_that_find_nothing_neither_wait_for_nor_hold_sqlites_write_lock(sqlite_url: str) -> None:
     async with running_console(sqlite_url, {}, dispatcher=False) as console:
-        state = console.app.state
+        runtime = console.runtime
         dispatcher = console.new_dispatcher()
         # Never waits for a lock: locked, it fails at once.
         other = sqlite3.connect(
@@ -37,12 +37,12 @@ async def test_polls_that_find_nothing_neither_wait_for_nor_hold_sqlites_write_l
                 assert await dispatcher._claim() is None  # the claimer's poll
                 assert (
                     await deliver_due(
-                        factory=state.factory, carriers=carriers_for(state.settings), now=utcnow()
+                        factory=runtime.factory, carriers=carriers_for(runtime.settings), now=utcnow()
                     )
                     == 0
                 )
             other.execute("COMMIT")
-            async with state.factory() as session:
+            async with runtime.factory() as session:
                 assert await expire_due(session=session, now=utcnow() + timedelta(days=1)) == []
                 other.execute("BEGIN IMMEDIATE")  # the poll ended its read: the lock is free
                 other.execute("COMMIT")

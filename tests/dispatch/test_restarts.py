@@ -60,9 +60,9 @@ async def test_mcp_server_killed_between_rounds_is_restarted_and_completes(
         first_pid = int(result_text(await console.call("mrtr", "pid", {})))
         call = await console.call("mrtr", "signed", {"item": "doc"})
         assert call["status"] == "awaiting_input"
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             server = (await session.execute(select(McpServer).where(McpServer.name == "mrtr"))).scalar_one()
-        ended = console.app.state.pool.ended(endpoint_for(server, Outbound.of(console.app.state.settings)))
+        ended = console.runtime.pool.ended(endpoint_for(server, Outbound.of(console.runtime.settings)))
         os.kill(first_pid, signal.SIGKILL)
         with anyio.fail_after(WAIT):
             await ended.wait()  # the console noticed its child is gone

@@ -96,7 +96,7 @@ async def test_a_refused_request_state_still_restarts_from_round_one(
     log = tmp_path / "requests.jsonl"
     async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
         call = await console.call("mrtr", "signed", {"item": "doc"})
-        async with console.app.state.factory() as session:  # a state the server will not recognise
+        async with console.runtime.factory() as session:  # a state the server will not recognise
             await session.execute(
                 update(CallRound).where(CallRound.call_id == call["id"]).values(request_state_json='"forged"')
             )

@@ -31,7 +31,7 @@ async def test_expired_question_is_answered_cancel_and_the_call_resumes(
         finally:
             await engine.dispose()
         assert expired == [call["id"]]
-        console.app.state.signals.work_available()
+        console.runtime.signals.work_available()
         done = await console.settle(call["id"])
         late = await console.answer(question, "accept", {"name": "Ada"})
     assert result_text(done) == "stopped at first: cancel"

@@ -25,7 +25,7 @@ READ_BOUND = 10  # seconds: well below SQLite's lock wait (console/inline_sqlite
 
 
 async def _fingerprint(console: Console, viewer: Viewer) -> tuple[object, ...]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return await inbox_fingerprint(session=session, viewer=viewer)
 
 
@@ -33,7 +33,7 @@ async def test_the_fingerprint_moves_with_arrivals_and_decisions_even_late_ones_
     database_url: str, tmp_path: Path
 ) -> None:
     async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}) as console:
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             team_id = (await session.execute(select(Team.id).where(Team.name == TEAM))).scalar_one()
         viewer = Viewer(user_id=await user_id(console, "lead"), user_name="lead", roles={team_id: "approver"})
         empty = await _fingerprint(console, viewer)
@@ -51,8 +51,9 @@ async def test_the_fingerprint_moves_with_arrivals_and_decisions_even_late_ones_
 
         # The first question decided with a stamp older than the newest decision, as when its
         # transaction commits after a later-stamped one: neither newest stamp moves.
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             newest = (await session.execute(select(func.max(Elicitation.decided_at)))).scalar_one()
+            assert newest is not None
             await session.execute(
                 update(Elicitation)
                 .where(Elicitation.id == first["pending"][0]["id"])
@@ -65,7 +66,7 @@ async def test_the_fingerprint_moves_with_arrivals_and_decisions_even_late_ones_
 async def test_on_sqlite_the_inbox_reads_wait_for_no_write_lock(sqlite_url: str, tmp_path: Path) -> None:
     async with running_console(sqlite_url, {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}) as console:
         asked = await console.call("mrtr", "two_rounds", {"topic": "locked"})
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             team_id = (await session.execute(select(Team.id).where(Team.name == TEAM))).scalar_one()
         viewer = Viewer(user_id=await user_id(console, "lead"), user_name="lead", roles={team_id: "approver"})
     engine = create_engine(sqlite_url)  # as another process would read while a third one writes

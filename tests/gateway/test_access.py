@@ -69,7 +69,7 @@ async def test_a_page_of_another_site_or_a_rebound_host_name_is_refused_though_t
         assert "deploy" not in refused.text
     hidden = await mcp(console, "tools/list", who="dev", extra_headers={"Origin": "null"})
     assert "(Origin: null)" in payload(hidden)["error"]["message"]
-    own = console.app.state.settings.base_url
+    own = console.runtime.settings.base_url
     for fine in ({"Origin": own}, {"Host": "localhost:3000"}):
         assert "deployer__deploy" in tool_names(
             await mcp(console, "tools/list", who="dev", extra_headers=fine)
@@ -79,7 +79,7 @@ async def test_a_page_of_another_site_or_a_rebound_host_name_is_refused_though_t
 async def test_a_revoked_token_and_a_removed_members_token_are_refused(console: Console) -> None:
     for who in ("dev", "lead"):
         assert "deployer__deploy" in tool_names(await mcp(console, "tools/list", who=who))
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         (token,) = await list_tokens(session=session, user_name="dev")
         await revoke_token(session=session, actor=SYSTEM, token_id=token.id)
         await remove_member(session=session, by=None, team_name=TEAM, user_name="lead")

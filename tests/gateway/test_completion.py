@@ -71,7 +71,7 @@ async def test_an_auditor_gets_no_completion_and_the_refusal_is_recorded_with_th
         assert "paris" not in refused.text
         assert "123" not in refused.text
     viewer = await user_id(everything_console, "viewer")
-    async with everything_console.app.state.factory() as session:
+    async with everything_console.runtime.factory() as session:
         query = select(AuditEvent).where(AuditEvent.action == "access_refused").order_by(AuditEvent.seq)
         recorded = [
             (e.actor_id, e.subject_type, json.loads(e.payload_json))

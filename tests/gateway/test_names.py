@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 async def rename(console: Console, old: str, new: str) -> None:
     """Give a server a name refused today, as one registered before."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await session.execute(update(McpServer).where(McpServer.name == old).values(name=new))
         await session.commit()
 

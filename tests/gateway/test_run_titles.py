@@ -18,7 +18,7 @@ CLIENT = "io.modelcontextprotocol/clientInfo"
 
 
 async def run_titles(console: Console) -> list[tuple[str, str]]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         runs = (await session.execute(select(Run.title, Run.agent).order_by(Run.created_at))).all()
     return [(title, agent) for title, agent in runs]
 

@@ -316,7 +316,7 @@ async def test_each_users_calls_carry_their_own_credential(
         message = refused.json()["error"]["message"]
         assert "lead2 has no credential for server 'tracker'" in message
         assert "Connections page" in message
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             recorded = (await session.execute(select(Call.id).where(Call.run_id == run_id))).all()
         assert recorded == []
 

@@ -100,7 +100,7 @@ async def test_two_questions_pushed_at_once_keep_the_call_waiting_until_both_are
         call = await console.call("old", "two_at_once", {"item": "ship"})
         with anyio.fail_after(WAIT):
             while len(call["pending"]) < 2:
-                await console.app.state.signals.wait_for_change(0.5)
+                await console.runtime.signals.wait_for_change(0.5)
                 call = await console.get_call(call["id"])
         first = next(p for p in call["pending"] if p["message"] == "First ship?")
         answered = await console.answer(first["id"], "accept", {"ok": True})
@@ -284,7 +284,7 @@ async def test_a_call_abandoned_while_held_stays_abandoned_when_the_server_answe
         assert abandoned.status_code == 200, abandoned.text
         with anyio.fail_after(WAIT):  # the holder tells the server no, and the server ends its request
             while await job_status(console, call["id"]) != "done":
-                await console.app.state.signals.wait_for_change(0.5)
+                await console.runtime.signals.wait_for_change(0.5)
         after = await console.get_call(call["id"])
         question = await console.question(call["pending"][0]["id"])
     assert after["status"] == "abandoned", after
@@ -292,7 +292,7 @@ async def test_a_call_abandoned_while_held_stays_abandoned_when_the_server_answe
 
 
 async def job_status(console: Console, call_id: str) -> str:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = select(DispatchJob.status).where(DispatchJob.call_id == call_id)
         return str((await session.execute(query)).scalar_one())
 
@@ -316,7 +316,7 @@ async def test_the_latest_progress_shows_in_the_api_and_on_the_run_page_while_th
         # The last notification may come after the push that holds the call; it is kept while it waits.
         with anyio.fail_after(WAIT):
             while ((waiting := await console.get_call(call["id"]))["progress"] or {}).get("progress") != 2:
-                await console.app.state.signals.wait_for_change(0.5)
+                await console.runtime.signals.wait_for_change(0.5)
         async with signed_in(console, "dev") as dev:
             page = html(await dev.client.get(f"/runs/{call['run_id']}"))
         done = await console.answer_and_settle(call, "accept", {"ok": True})

@@ -63,7 +63,7 @@ async def test_every_input_required_tool_of_the_sdks_everything_server_completes
 ) -> None:
     async with running_console(sqlite_url, {"example": ServerSpec(url=example_url)}, round_cap=4) as console:
         await set_policy(console, "server", server="example", sampling=True)
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             roots = [Root("file:///srv/app", "App"), Root("file:///srv/data")]
             await set_roots(session=session, by=None, team_name=TEAM, server_name="example", roots=roots)
         results = {}

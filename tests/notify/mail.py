@@ -45,7 +45,7 @@ def parts(message: EmailMessage) -> tuple[str, str]:
 
 
 async def with_addresses(console: Console) -> None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         for name, address in ADDRESSES.items():
             await set_email(session=session, name=name, email=address)
         lead2 = (await session.execute(select(User).where(User.name == "lead2"))).scalar_one()
@@ -54,13 +54,13 @@ async def with_addresses(console: Console) -> None:
 
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
-    settings = console.app.state.settings
+    settings = console.runtime.settings
     carriers = carriers_for(settings)
-    return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
+    return await deliver_due(factory=console.runtime.factory, carriers=carriers, now=utcnow() + when)
 
 
 async def deliveries(console: Console) -> list[Delivery]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return list((await session.execute(select(Delivery).order_by(Delivery.created_at))).scalars())
 
 

@@ -36,10 +36,10 @@ def posts(inbox: Kept) -> list[dict[str, Any]]:
 async def add(console: Console, kind: str, url: str, *, team: str = TEAM, **kw: Any) -> str | None:
     """An operator registers the team's channel (on this machine, so internal); its secret, for a
     webhook."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         added = await add_channel(
             session=session,
-            cipher=Outbound.of(console.app.state.settings).cipher,
+            cipher=Outbound.of(console.runtime.settings).cipher,
             by=None,
             team_name=team,
             kind=kind,

@@ -100,7 +100,7 @@ async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_no
         assert plain["status"] == "completed"
         broken = await console.call("mrtr", "ask_sampling", {})  # sampling it was never offered: failed
         assert broken["status"] == "failed"
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             assert (await session.execute(select(Notice))).scalars().all() == []
 
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})

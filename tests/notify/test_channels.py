@@ -44,9 +44,9 @@ def requests(inbox: Kept) -> dict[str, list[dict[str, Any]]]:
 
 
 async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
-    settings = console.app.state.settings
+    settings = console.runtime.settings
     carriers = carriers_for(settings)
-    return await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow() + when)
+    return await deliver_due(factory=console.runtime.factory, carriers=carriers, now=utcnow() + when)
 
 
 def texts(node: Any) -> list[str]:
@@ -137,7 +137,7 @@ async def test_a_receiver_that_fails_gets_the_same_message_again_later(
             assert secret is not None
             await console.call("mrtr", "two_rounds", {"topic": "alpha"})
             assert await send_due(console) == 0
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 [delivery] = (await session.execute(select(Delivery))).scalars().all()
             assert (delivery.status, delivery.attempts) == ("pending", 1)
             assert delivery.last_error == f"{failing.url.removeprefix('http://')} answered HTTP 503"
@@ -154,9 +154,9 @@ async def test_a_channel_url_must_be_https_on_a_public_address_unless_a_site_adm
 ) -> None:
     async with running_console(database_url, {}, notifier=False) as console:
         await promote(console, "lead", role="admin")
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             admin = (await authenticate_token(session=session, token=console.tokens["lead"])).viewer
-            cipher = Outbound.of(console.app.state.settings).cipher
+            cipher = Outbound.of(console.runtime.settings).cipher
 
             async def refused(url: str, **kw: Any) -> dict[str, str]:
                 with pytest.raises(InvalidInput) as caught:
@@ -257,7 +257,7 @@ async def test_another_teams_channel_hears_nothing_of_this_teams_questions(
 
 async def run_elsewhere(console: Console, name: str) -> None:
     """Make `name` the admin of the other team, "elsewhere"."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         user = (await session.execute(select(User).where(User.name == name))).scalar_one()
         team = await team_by_name(session=session, name="elsewhere")
         await session.execute(
@@ -281,7 +281,7 @@ async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_au
             await console.call("mrtr", "two_rounds", {"topic": "alpha"})
             await send_due(console)
             await send_due(console, timedelta(hours=25))  # past its time to give up: failed
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 [delivery] = (await session.execute(select(Delivery))).scalars().all()
                 [channel] = (await session.execute(select(Channel))).scalars().all()
             assert delivery.status == "failed"
@@ -307,7 +307,7 @@ async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_au
                     ):
                         tried = await person.client.post(url, data={"csrf_token": person.csrf})
                         assert tried.status_code == 404, url
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 kept = await session.get(Delivery, delivery.id)
                 assert kept is not None
                 assert kept.status == "failed"

@@ -186,8 +186,8 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
             assert again.status_code == 409  # it is queued already
         # The mail server is back (here: at another address); the queued delivery goes out.
         working = Mailer(host="127.0.0.1", port=urlsplit(smtp.url).port or 0, tls=False, sender=SENDER)
-        carriers = Carriers(working, Outbound.of(console.app.state.settings), still_pending)
-        sent = await deliver_due(factory=console.app.state.factory, carriers=carriers, now=utcnow())
+        carriers = Carriers(working, Outbound.of(console.runtime.settings), still_pending)
+        sent = await deliver_due(factory=console.runtime.factory, carriers=carriers, now=utcnow())
         assert sent >= 1
         assert ADDRESSES["lead"] in [to[0] for to, _ in received(mailbox)]
         resent = await console.audit_payloads("notification_resent")
@@ -202,7 +202,7 @@ async def test_the_console_sends_by_itself_when_a_question_arrives(
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         with anyio.fail_after(WAIT_SECONDS):
             while len(received(mailbox)) < 2:  # dev (the owner) and lead
-                await console.app.state.signals.wait_for_change(1.0)  # the notifier says when it sent
+                await console.runtime.signals.wait_for_change(1.0)  # the notifier says when it sent
         assert sorted(to[0] for to, _ in received(mailbox)) == [ADDRESSES["dev"], ADDRESSES["lead"]]
 
 
@@ -251,7 +251,7 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
         second = await console.call("mrtr", "two_rounds", {"topic": "beta"})
         assert await send_due(console) == 4  # dev (the owner) and lead, for each question
         assert await send_due(console, timedelta(minutes=29)) == 0
-        async with console.app.state.factory() as session:  # dev turns email off: the rest of dev's stops
+        async with console.runtime.factory() as session:  # dev turns email off: the rest of dev's stops
             dev = (await session.execute(select(User).where(User.name == "dev"))).scalar_one()
             await set_email_notifications(session=session, actor=SYSTEM, user_id=dev.id, on=False)
 

@@ -43,7 +43,7 @@ def mail_about(mailbox: Kept, question_id: str, since: int = 0) -> list[tuple[st
 async def membership_changes(console: Console) -> None:
     """lead leaves the team, lead2 (who turns email on) becomes a plain member, dev's address changes and
     outsider joins as an approver."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await remove_member(session=session, by=None, team_name=TEAM, user_name="lead")
         await set_email_notifications(
             session=session, actor=SYSTEM, user_id=await user_id(console, "lead2"), on=True
@@ -113,9 +113,9 @@ async def test_an_email_waiting_to_be_tried_again_goes_to_the_address_then_and_n
         await membership_changes(console)
         # The mail server is back (here: at another address) when the attempts come due again.
         working = Mailer(host="127.0.0.1", port=urlsplit(smtp.url).port or 0, tls=False, sender=SENDER)
-        carriers = replace(carriers_for(console.app.state.settings), mailer=working)
+        carriers = replace(carriers_for(console.runtime.settings), mailer=working)
         later = utcnow() + timedelta(seconds=31)
-        assert await deliver_due(factory=console.app.state.factory, carriers=carriers, now=later) == 1
+        assert await deliver_due(factory=console.runtime.factory, carriers=carriers, now=later) == 1
         assert mail_about(mailbox, call["pending"][0]["id"]) == [
             (MOVED, "mrtr: a question for dev's call to two_rounds")
         ]

@@ -25,7 +25,7 @@ async def set_policy(
     **values: Any,
 ) -> None:
     """Create or replace one rule of the platform team's policy (only for calls meeting `condition`)."""
-    await _save(console.app.state.factory, scope, server, tool, condition, values)
+    await _save(console.runtime.factory, scope, server, tool, condition, values)
 
 
 async def set_policy_at(
@@ -73,13 +73,13 @@ async def _save(
 
 async def add_person(console: Console, name: str, role: str) -> None:
     """Another person in the platform team with an API token; signs in with `<name>-pw-1` like the others."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await create_user(session=session, name=name, team_name=TEAM, role=role, password=f"{name}-pw-1")
         console.tokens[name] = (await create_token(session=session, user_name=name, team_name=TEAM)).token
 
 
 async def set_server_trust(console: Console, server: str, trusted: bool) -> None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         found = (await session.execute(select(McpServer).where(McpServer.name == server))).scalar_one()
         found.trusted = trusted
         await session.commit()

@@ -37,7 +37,7 @@ def resumes(log: Path, tool: str = "two_rounds") -> list[dict[str, Any]]:
 
 
 async def resume_jobs(console: Console, call_id: str) -> int:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = select(func.count()).where(DispatchJob.call_id == call_id, DispatchJob.kind == "resume")
         return int((await session.execute(query)).scalar_one())
 
@@ -166,11 +166,11 @@ async def test_expired_question_gets_the_policys_answer_exactly_once(
         question = await console.question(call["pending"][0]["id"])
         assert question["policy"]["expiry_action"] == action
         asked_for = question["expires_at"], question["created_at"]
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=29)) == []
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=31)) == [call["id"]]
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=32)) == []
-        console.app.state.signals.work_available()
+        console.runtime.signals.work_available()
         done = await console.settle(call["id"])
         late = await console.answer(question["id"], "accept", {"name": "Ada"})
     assert asked_for[0] > asked_for[1]
@@ -225,7 +225,7 @@ async def test_declining_never_needs_step_up(database_url: str, tmp_path: Path) 
 
 async def _age_sign_in(console: Console, name: str, *, minutes: int) -> None:
     """Pretend the person's browser sign-in happened `minutes` ago."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         user_id = (await session.execute(select(User.id).where(User.name == name))).scalar_one()
         await session.execute(
             update(WebSession)

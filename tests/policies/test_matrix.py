@@ -95,7 +95,7 @@ async def web_attempt(who: Browser, elicitation_id: str, *, link: bool) -> str |
 
 
 async def refusals_recorded(console: Console, elicitation_id: str) -> int:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = select(AuditEvent).where(
             AuditEvent.action == "access_refused", AuditEvent.subject_id == elicitation_id
         )

@@ -97,7 +97,7 @@ async def test_an_admin_sets_edits_and_removes_rules_on_the_page(database_url: s
             # The deploy question now carries the combined policy and names where each part came from.
             call = await console.call("deployer", "deploy", {"service": "auth-service"})
             question = await console.question(call["pending"][0]["id"], who="lead")
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             changes = (
                 (
                     await session.execute(

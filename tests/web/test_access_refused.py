@@ -21,7 +21,7 @@ LINK = "https://connect.example.com/start?flow=abc"  # what the test server asks
 async def refusals(console: Console, who: str) -> list[dict[str, Any]]:
     """`access_refused` events of one person, oldest first: subject, attempt, how they came, payload."""
     actor = await user_id(console, who)
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         rows = (
             await session.execute(
                 select(AuditEvent)

@@ -26,7 +26,7 @@ def members(page: BeautifulSoup) -> dict[str, str]:
 
 
 async def events(console: Console, action: str) -> list[dict[str, object]]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         rows = (await session.execute(select(AuditEvent).where(AuditEvent.action == action))).scalars()
         return [{"actor": e.actor_id, **json.loads(e.payload_json)} for e in rows]
 

@@ -51,7 +51,7 @@ def tools(page: BeautifulSoup) -> dict[str, list[str]]:
 
 
 async def stored(console: Console, name: str) -> McpServer:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         server: McpServer = (
             await session.execute(select(McpServer).where(McpServer.name == name))
         ).scalar_one()
@@ -60,11 +60,11 @@ async def stored(console: Console, name: str) -> McpServer:
 
 def opened_headers(console: Console, server: McpServer) -> dict[str, str]:
     """The server's header values, opened with the console's key as a connection would."""
-    return dict(endpoint_for(server, Outbound.of(console.app.state.settings)).headers)
+    return dict(endpoint_for(server, Outbound.of(console.runtime.settings)).headers)
 
 
 async def audit_text(console: Console) -> str:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return "\n".join(e.payload_json for e in (await session.execute(select(AuditEvent))).scalars())
 
 
@@ -213,7 +213,7 @@ async def test_a_server_name_that_could_make_gateway_names_ambiguous_is_refused_
             assert "no '__'" in error
             assert "/mcp" in error
             assert one(html(refused), "#server-name").get("value") == "hostile__b"  # kept, to correct it
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 assert (await session.execute(select(McpServer))).scalars().all() == []
 
 

@@ -51,7 +51,7 @@ async def connect_call(console: Console) -> tuple[str, dict[str, str]]:
 async def record_as_an_older_version_did(console: Console, call_id: str) -> None:
     """A round_received event with the whole link in it, as versions before this one wrote them."""
     request = {"method": "elicitation/create", "params": {"mode": "url", "message": "Connect", "url": LINK}}
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         record_event(
             session=session,
             actor=SYSTEM,

@@ -20,7 +20,7 @@ OURS = PAGE_SIZE * 2 + 7  # three pages of probes, the last one short
 
 
 async def write_probes(console: Console, team: str, count: int) -> None:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await record_probes(session, team, count)
 
 

@@ -68,7 +68,7 @@ async def mixed_call(console: Console, **arguments: Any) -> dict[str, str]:
 
 async def url_question_like(console: Console, template_id: str, url: str) -> str:
     """A pending URL question in the same call and round as `template_id`, asking for `url`."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         template = await session.get(Elicitation, template_id)
         assert template is not None
         assert (template.mode, template.status) == ("url", "pending")
@@ -86,7 +86,7 @@ async def status_of(console: Console, elicitation_id: str) -> str:
 
 async def refusals(console: Console, elicitation_id: str) -> list[tuple[str | None, dict[str, Any]]]:
     """The `access_refused` audit events of a question: (actor user id, payload), oldest first."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         rows = (
             await session.execute(
                 select(AuditEvent)
@@ -363,7 +363,7 @@ async def test_the_owner_can_open_a_re_asked_link_again_and_teammates_never_see_
                 "Cancel",
             ]
 
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             reopened = (
                 (await session.execute(select(AuditEvent).where(AuditEvent.action == "link_reopened")))
                 .scalars()

@@ -137,7 +137,7 @@ async def test_decided_pages_most_recent_first_with_a_keyset(database_url: str, 
         call = await console.call("mrtr", "two_rounds", {"topic": "many"})
         original_id = call["pending"][0]["id"]
         assert (await console.answer(original_id, "decline")).status_code == 200
-        async with console.app.state.factory() as session:  # 54 more decisions, a second apart
+        async with console.runtime.factory() as session:  # 54 more decisions, a second apart
             original = await session.get(Elicitation, original_id)
             assert original is not None
             assert original.decided_at is not None

@@ -121,7 +121,7 @@ ATTEMPTS = {
 
 async def host_state(console: Console) -> dict[str, Any]:
     """Everything of the team that may name something on the console's host, as stored."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         servers = {
             s.name: (
                 s.transport,
@@ -140,8 +140,8 @@ async def host_state(console: Console) -> dict[str, Any]:
 
 
 async def add_as_operator(console: Console, name: str, settings: ServerSettings) -> None:
-    async with console.app.state.factory() as session:
-        outbound = Outbound.of(console.app.state.settings)
+    async with console.runtime.factory() as session:
+        outbound = Outbound.of(console.runtime.settings)
         await create_server(
             session=session, by=None, team_name=TEAM, name=name, settings=settings, outbound=outbound
         )

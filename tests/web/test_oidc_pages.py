@@ -21,7 +21,7 @@ UNREACHABLE: dict[str, Any] = {"oidc_issuer": "http://127.0.0.1:9", "oidc_client
 
 
 async def last_failure(console: Console) -> dict[str, Any]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = (
             select(AuditEvent).where(AuditEvent.action == "sign_in_failed").order_by(AuditEvent.seq.desc())
         )
@@ -52,7 +52,7 @@ async def test_an_unreachable_provider_is_a_failure_page_and_starts_nothing(data
         assert response.status_code == 400
         assert "console_oidc_state" not in who.client.cookies
         assert (await last_failure(console))["reason"] == "discovery_unavailable"
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             assert (await session.execute(select(func.count()).select_from(OidcLogin))).scalar_one() == 0
 
 

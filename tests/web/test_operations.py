@@ -43,7 +43,7 @@ async def test_healthz_is_alive_and_readyz_says_when_the_schema_is_behind(databa
         assert (await console.client.get("/healthz")).json() == {"status": "ok"}
         ready = await console.client.get("/readyz")
         assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             newest = (await session.execute(sql("SELECT version_num FROM alembic_version"))).scalar_one()
             await session.execute(sql("UPDATE alembic_version SET version_num = '0024'"))
             await session.commit()

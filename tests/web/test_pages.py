@@ -193,7 +193,7 @@ async def test_inbox_pages_with_a_keyset_through_many_questions(database_url: st
         with anyio.fail_after(240):
             for n in range(total):
                 await ask(console, topic=f"bulk-{n}")
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             rows = await session.execute(
                 select(Elicitation.id).order_by(Elicitation.created_at.desc(), Elicitation.id.desc())
             )
@@ -482,7 +482,7 @@ NESTED = {
 async def unsupported_question(console: Console) -> str:
     """A pending question whose schema is outside the form subset: a copy of a real one, made nested."""
     call = await ask(console)
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         original = await session.get(Elicitation, call["pending"][0]["id"])
         assert original is not None
         columns = {c.key: getattr(original, c.key) for c in Elicitation.__table__.columns}

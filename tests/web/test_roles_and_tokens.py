@@ -33,7 +33,7 @@ AUDITOR_ANSWER = "auditors can see this question but not answer it"
 async def refusals(console: Console, who: str) -> list[dict[str, Any]]:
     """The access_refused events of one person: subject and payload."""
     actor = await user_id(console, who)
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = (
             select(AuditEvent)
             .where(AuditEvent.action == "access_refused", AuditEvent.actor_id == actor)
@@ -46,7 +46,7 @@ async def refusals(console: Console, who: str) -> list[dict[str, Any]]:
 
 
 async def token_events(console: Console) -> list[dict[str, Any]]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = select(AuditEvent).where(AuditEvent.action == "token_revoked").order_by(AuditEvent.seq)
         return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
 
@@ -184,7 +184,7 @@ async def test_only_the_teams_own_admins_pin_its_servers_protocol_through_the_ap
     """Another team's admin learns not even that the server exists; the team's auditor and member are
     refused; none of them changes it."""
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             outsider = await user_id(console, "outsider")
             made_admin = update(Membership).where(Membership.user_id == outsider).values(role="admin")
             await session.execute(made_admin)

@@ -74,7 +74,7 @@ async def test_a_team_admin_cannot_save_a_server_on_a_loopback_link_local_or_pri
             status, error = await save(lead, moved, f"{BASE}/servers/public")
             assert status == 403
             assert "a loopback address" in error
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             servers = {s.name: s.url for s in (await session.execute(select(McpServer))).scalars()}
         assert servers == {"public": "https://mcp.example.com/"}
         attempts = [(p["attempt"], p["server"]) for p in await console.audit_payloads("access_refused")]

@@ -23,7 +23,7 @@ PLANTED = "sh -c 'id > planted.txt'"  # a command a team admin must never get to
 
 
 async def refusals(console: Console) -> list[dict[str, object]]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         query = select(AuditEvent).where(AuditEvent.action == "access_refused").order_by(AuditEvent.seq)
         rows = (await session.execute(query)).scalars()
         return [{"actor": e.actor_id, "team": e.team_id, **json.loads(e.payload_json)} for e in rows]
@@ -64,7 +64,7 @@ async def test_a_team_admin_cannot_add_a_stdio_server_and_the_refusal_is_audited
             plain = {"name": "remote", "transport": "http", "url": "https://mcp.example.com/mcp"}
             assert (await post(lead, f"{BASE}/servers", plain)).status_code == 303
 
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             names = set((await session.execute(select(McpServer.name))).scalars())
         assert names == {"remote"}
         seen = await refusals(console)

@@ -40,7 +40,7 @@ API_KEY = "sk-live-4f9c2b7e-never-in-plain"  # a stand-in secret
 
 async def raw_rows(console: Console) -> str:
     """The stored header and environment columns of every server, as the database holds them."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         rows = (await session.execute(sql("SELECT headers_json, env_json FROM mcp_server"))).all()
     return "\n".join(f"{headers} {env}" for headers, env in rows)
 
@@ -158,7 +158,7 @@ async def test_pointing_a_per_user_server_elsewhere_deletes_everyones_saved_cred
 ) -> None:
     tokens = await seed(database_url, {})
     async with running_console(database_url, {}, tokens=tokens) as console:
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             spec = ServerSpec(url="https://tracker.example/mcp", credential_name="Authorization")
             server_id = (await register_server(session, "tracker", spec)).id
         await save_for(database_url, "dev", server_id, raw_token("dev"), console_secret=SECRET_KEY)
@@ -171,12 +171,12 @@ async def test_pointing_a_per_user_server_elsewhere_deletes_everyones_saved_cred
             }
             same |= {"internal_shown": "1", "internal": "on"}
             assert "?" not in await edit(lead, "tracker", same)
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 kept = (await session.execute(sql("SELECT user_id FROM identity_server_credential"))).all()
             assert [row[0] for row in kept] == [await user_id(console, "dev")]
 
             location = await edit(lead, "tracker", {**same, "url": "https://tracker.example.net/mcp"})
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 left = (await session.execute(sql("SELECT user_id FROM identity_server_credential"))).all()
             assert left == []
             assert location == f"{BASE}/servers/tracker?credentials=deleted"
@@ -191,7 +191,7 @@ async def test_values_an_earlier_version_stored_in_plain_text_are_sealed_on_the_
     with recorder() as remote:
         tokens = await seed(database_url, {})
         async with running_console(database_url, {}, tokens=tokens, secret_key=None) as console:
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 await register_server(session, "legacy", ServerSpec(url=remote.url), secret_key=None)
                 # How an earlier version stored it: the value itself.
                 plain = json.dumps({"X-Api-Key": API_KEY})
@@ -214,5 +214,5 @@ async def test_values_an_earlier_version_stored_in_plain_text_are_sealed_on_the_
 
 
 async def audit_names(console: Console) -> set[str]:
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         return set((await session.execute(sql("SELECT action FROM audit_event"))).scalars())

@@ -45,7 +45,7 @@ def session_id(who: Browser) -> str:
 
 async def age_sign_in(console: Console, who: Browser, *, minutes: int) -> None:
     """Pretend this browser's sign-in happened `minutes` ago."""
-    async with console.app.state.factory() as session:
+    async with console.runtime.factory() as session:
         await session.execute(
             update(WebSession)
             .where(WebSession.id == session_id(who))
@@ -157,7 +157,7 @@ async def test_the_kept_answer_ends_with_the_session_and_after_a_while(
 
             await age_sign_in(console, lead, minutes=6)
             await accept_too_late(lead, question_id)
-            async with console.app.state.factory() as session:
+            async with console.runtime.factory() as session:
                 await session.execute(
                     update(WebSession)
                     .where(WebSession.id == session_id(lead))

@@ -10,7 +10,8 @@ import anyio
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from console.web.stopping import EndedWhenStopping, Stopping
+from console.runtime import Stopping
+from console.web.stopping import EndedWhenStopping
 
 pytestmark = pytest.mark.anyio
 BOUND = 5  # seconds; the requests below end within milliseconds once the stop begins

@@ -22,7 +22,7 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
     database_url: str,
 ) -> None:
     async with running_console(database_url, {}) as console:
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             team_id = (await team_by_name(session=session, name=TEAM)).id
         async with signed_in(console, "lead") as lead:
             created = await lead.client.post(
@@ -32,7 +32,7 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
             secret = one(html(created), "#new-token").get_text()
             assert secret.startswith("mcpc_")
             connect = json.loads(one(html(created), "#mcp-servers").get_text())
-            base = console.app.state.settings.base_url
+            base = console.runtime.settings.base_url
             assert connect == {
                 "mcpServers": {
                     "console": {
@@ -81,7 +81,7 @@ async def test_a_token_made_on_the_page_is_shown_once_works_and_stops_at_once_wh
 
 async def test_nobody_can_revoke_someone_elses_token_or_make_one_for_another_team(database_url: str) -> None:
     async with running_console(database_url, {}) as console:
-        async with console.app.state.factory() as session:
+        async with console.runtime.factory() as session:
             elsewhere = (await team_by_name(session=session, name="elsewhere")).id
         dev_token = console.tokens["dev"]
         async with signed_in(console, "lead") as lead, signed_in(console, "dev") as dev:
