@@ -89,7 +89,7 @@ async def _record_both(console: Console) -> dict[str, int]:
         rows = await session.execute(
             select(AuditEvent.action, AuditEvent.seq).where(AuditEvent.subject_id.like("boundary-%"))
         )
-        return {action: seq for action, seq in rows.all() if seq is not None}
+        return {str(action): int(seq) for action, seq in rows.all()}
 
 
 async def test_a_teams_auditor_never_sees_a_site_only_action_even_recorded_with_their_team(

@@ -100,7 +100,7 @@ async def test_a_completed_call_cannot_be_moved_back_by_an_object_or_a_statement
                 moved = await session.execute(
                     update(Call).where(Call.id == done["id"], may_become(target)).values(status=target)
                 )
-                assert moved.rowcount == 0
+                assert moved.rowcount == 0  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             await session.commit()
         again = await console.get_call(done["id"])
         assert again["status"] == "completed"
