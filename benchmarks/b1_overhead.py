@@ -25,6 +25,7 @@ from benchmarks.stats import median, ms, table
 from console.app import create_app
 from console.config import Settings
 from console.db import NO_BEGIN
+from console.runtime import runtime_of
 
 # Wall-clock phases of one call through the console, timed around these coroutines in-process.
 PHASES = (
@@ -154,7 +155,7 @@ async def _profile(
                 run_id = await agent.new_run("b1-profile")
                 for i in range(sizes.warmup):
                     await agent.call(run_id, "bench", "echo", {"x": f"w{i}"})
-                with _timed_phases() as spent, _counted_sql(app.state.factory.kw["bind"]) as sql:
+                with _timed_phases() as spent, _counted_sql(runtime_of(app).engine) as sql:
                     start = time.perf_counter()
                     for i in range(sizes.b1_calls):
                         await agent.call(run_id, "bench", "echo", {"x": str(i)})
