@@ -28,6 +28,7 @@ from console.identity.credentials import CredentialCipher
 from console.identity.oidc_client import OidcClient, ProviderConfig
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import seal_plain_values
+from console.mcp.transports import Transports
 from console.notify.sender import Notifier
 from console.resources import STATIC
 from console.runtime import Lifecycle, Mailbox, Runtime, Stopping, store
@@ -97,13 +98,14 @@ def build_runtime(
     notifier: bool,
     demo: bool,
     demo_mailbox: Mailbox | None,
+    transports: Transports | None = None,
 ) -> Runtime:
     """Every object the app keeps; nothing here opens a connection or starts a task (the lifespan does)."""
     attester = attester_from(settings)  # before anything starts: an unreadable key stops the app here
     engine = create_engine(settings.database_url, pool_size=settings.database_pool_size)
     factory = session_factory(engine, info=session_info(settings))
     signals = Signals()
-    pool = ConnectionPool.of(settings)
+    pool = ConnectionPool.of(settings, transports)
     # `serve_app` ends when a background loop ends (health); the stop is told to the gateway and waiters.
     life = Lifecycle(health=Health(), stopping=Stopping(on_stop=partial(_stop_waiting, gateway, signals)))
     provider = ProviderConfig.of(settings)
@@ -151,14 +153,22 @@ def create_app(
     notifier: bool = True,
     demo: bool = False,
     demo_mailbox: Mailbox | None = None,
+    transports: Transports | None = None,
 ) -> FastAPI:
     """The console's ASGI app; with `dispatcher`, resumes are sent from this process too, and with
     `notifier` the notifications (when an SMTP server is set); `demo` tells the sign-in page to name the
-    demo's users, and `demo_mailbox` reads the demo's mail for its mailbox page."""
+    demo's users, and `demo_mailbox` reads the demo's mail for its mailbox page. `transports` reaches some
+    MCP servers in a way of its own (console/mcp/transports.py: the tests' in-memory servers)."""
     settings = settings or get_settings()
     gateway = Gateway(settings)
     runtime = build_runtime(
-        settings, gateway, dispatcher=dispatcher, notifier=notifier, demo=demo, demo_mailbox=demo_mailbox
+        settings,
+        gateway,
+        dispatcher=dispatcher,
+        notifier=notifier,
+        demo=demo,
+        demo_mailbox=demo_mailbox,
+        transports=transports,
     )
 
     @asynccontextmanager

@@ -15,7 +15,7 @@ from sqlalchemy.engine import make_url
 
 from console.db import postgres_conninfo
 from console.migrate import upgrade
-from tests.harness import Mrtr, ServerSpec, stdio_mrtr
+from tests.harness import Mrtr, ServerSpec, memory_mrtr, stdio_mrtr
 from tests.processes import ServerProcess, start_http_server
 from tests.tracker import Tracker, start_tracker
 
@@ -166,9 +166,18 @@ def mrtr_stdio(tmp_path: Path) -> Mrtr:
     return Mrtr(stdio_mrtr(log), log)
 
 
-@pytest.fixture(params=["stdio", "http"])
+@pytest.fixture
+def mrtr_memory(tmp_path: Path) -> Mrtr:
+    """The MRTR test server in the console's own event loop (tests/memory.py), for a console that
+    `running_console` runs: a server of its own per connection, its log per test."""
+    log = tmp_path / "log.jsonl"
+    return Mrtr(memory_mrtr(log), log)
+
+
+@pytest.fixture(params=[pytest.param(kind, marks=pytest.mark.transport) for kind in ("stdio", "http")])
 def mrtr(request: pytest.FixtureRequest, mrtr_stdio: Mrtr, mrtr_http: ServerProcess) -> Mrtr:
-    """The MRTR test server over stdio and over HTTP (whose log the whole session shares)."""
+    """The MRTR test server over stdio and over HTTP (whose log the whole session shares): for the tests
+    that guard both transports; the others take `mrtr_memory`."""
     if request.param == "stdio":
         return mrtr_stdio
     assert mrtr_http.log_path is not None

@@ -30,12 +30,16 @@ from console.mcp.admin import ServerSettings, create_server
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.runtime import Runtime, runtime_of
+from tests.memory import in_memory, memory_command
 
 REPO = Path(__file__).resolve().parent.parent
 MRTR_SERVER = str(REPO / "tests/servers/mrtr_server.py")
 # Our everything-style test server: the conformance suite's tools, prompts and resources.
 EVERYTHING = [sys.executable, str(REPO / "tests" / "servers" / "everything_server.py")]
 BULKY = [sys.executable, str(REPO / "tests" / "servers" / "bulky_server.py")]  # results of any size
+# The same servers in the console's own event loop (tests/memory.py), for a console `running_console` runs.
+MEMORY_EVERYTHING = memory_command("everything")
+MEMORY_BULKY = memory_command("bulky")
 TEAM = "platform"
 # (name, team, role): dev's agent makes the calls; lead and lead2 approve; outsider is in another team.
 PEOPLE = (
@@ -74,6 +78,12 @@ class Mrtr:
 
 def stdio_mrtr(log: Path, **env: str) -> ServerSpec:
     return ServerSpec(command=[sys.executable, MRTR_SERVER], env={"MRTR_LOG": str(log), **env})
+
+
+def memory_mrtr(log: Path, **env: str) -> ServerSpec:
+    """The MRTR test server in the console's own event loop (tests/memory.py): only for a console that
+    `running_console` runs."""
+    return ServerSpec(command=memory_command("mrtr"), env={"MRTR_LOG": str(log), **env})
 
 
 async def seed(
@@ -288,10 +298,12 @@ async def running_console(
     notifier: bool = True,
     **overrides: Any,
 ) -> AsyncIterator[Console]:
-    """The app with its lifespan (pool and dispatcher) running, reachable through an in-process client."""
+    """The app with its lifespan (pool and dispatcher) running, reachable through an in-process client; it
+    reaches the servers registered to run in memory (tests/memory.py) in its own event loop."""
     if tokens is None:
         tokens = await seed(database_url, servers, secret_key=overrides.get("secret_key", SECRET_KEY))
-    app = create_app(test_settings(database_url, **overrides), dispatcher=dispatcher, notifier=notifier)
+    settings = test_settings(database_url, **overrides)
+    app = create_app(settings, dispatcher=dispatcher, notifier=notifier, transports=in_memory)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(

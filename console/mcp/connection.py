@@ -48,6 +48,7 @@ from console.mcp.replies import invalid_result, told
 from console.mcp.roots import Root, roots_result
 from console.mcp.stdio import stdio_transport
 from console.mcp.tasks import TASK_METHODS, CreatedTask, send_task_request, session_options, task_of
+from console.mcp.transports import Transports
 from console.mcp.watch import WatchedReadStream
 
 logger = logging.getLogger(__name__)
@@ -91,8 +92,10 @@ class Connection:
         max_result_bytes: int = MAX_RESULT_BYTES,
         connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
         on_link_done: LinkDone | None = None,
+        transports: Transports | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self._transports = transports  # reaches some endpoints itself (see console/mcp/transports.py)
         self._on_link_done = on_link_done  # a link's flow is done, said outside any request held here
         self._connect_timeout = connect_timeout  # the TCP connection (or the process) and the handshake
         self.max_result_bytes = max_result_bytes  # no message from the server is read past this
@@ -214,6 +217,9 @@ class Connection:
         logger.warning("connection to %s ended", self.endpoint.describe())
 
     def _transport(self, stack: AsyncExitStack) -> Any:
+        handed = self._transports(self.endpoint) if self._transports is not None else None
+        if handed is not None:
+            return handed
         if self.endpoint.transport == "stdio":
             program, *args = self.endpoint.command
             return stdio_transport(

@@ -19,6 +19,7 @@ from console.errors import McpUnavailable
 from console.mcp.connection import Connection, LinkDone, ListedTool, Listing
 from console.mcp.endpoint import Endpoint, McpRequest, Reply
 from console.mcp.roots import Root
+from console.mcp.transports import Transports
 
 # The endpoint without its roots, what it relays, whether it listens, and whether it has roots: a change
 # of roots is told to the live connection (Connection.change_roots), which keeps serving.
@@ -43,7 +44,9 @@ class ConnectionPool:
         connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
         session_idle_seconds: float = SESSION_IDLE_SECONDS,
         max_agent_connections: int = MAX_AGENT_CONNECTIONS,
+        transports: Transports | None = None,
     ) -> None:
+        self._transports = transports  # reaches some endpoints itself; the rest by their own transport
         self._request_timeout = request_timeout
         self._session_idle_seconds = session_idle_seconds
         self._max_agent_connections = max_agent_connections
@@ -59,12 +62,13 @@ class ConnectionPool:
         self.link_done: LinkDone | None = None
 
     @classmethod
-    def of(cls, settings: Settings) -> ConnectionPool:
-        """A pool with the process's configured timeouts and result limit."""
+    def of(cls, settings: Settings, transports: Transports | None = None) -> ConnectionPool:
+        """A pool with the process's configured timeouts and result limit (and `transports`, if any)."""
         return cls(
             request_timeout=settings.request_timeout_seconds,
             max_result_bytes=settings.max_result_bytes,
             connect_timeout=settings.connect_timeout_seconds,
+            transports=transports,
         )
 
     async def __aenter__(self) -> ConnectionPool:
@@ -113,6 +117,7 @@ class ConnectionPool:
             max_result_bytes=self._max_result_bytes,
             connect_timeout=self._connect_timeout,
             on_link_done=self._link_done,
+            transports=self._transports,
         )
         await self._task_group.start(connection.run)
         try:
@@ -250,6 +255,7 @@ class ConnectionPool:
                 max_result_bytes=self._max_result_bytes,
                 connect_timeout=self._connect_timeout,
                 on_link_done=self._link_done,
+                transports=self._transports,
             )
             await self._task_group.start(connection.run)
             self._connections[key] = connection

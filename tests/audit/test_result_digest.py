@@ -14,7 +14,7 @@ from sqlalchemy import select
 from console.audit.checking import verify_database
 from console.audit.models import AuditEvent
 from console.canonical import canonical_bytes
-from tests.harness import BULKY, ServerSpec, html, one, running_console, signed_in, text
+from tests.harness import MEMORY_BULKY, ServerSpec, html, one, running_console, signed_in, text
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +24,7 @@ def _sha256(value: Any) -> str:
 
 
 async def test_call_completed_carries_the_results_digest_and_size_never_the_result(database_url: str) -> None:
-    async with running_console(database_url, {"bulky": ServerSpec(command=BULKY)}) as console:
+    async with running_console(database_url, {"bulky": ServerSpec(command=MEMORY_BULKY)}) as console:
         asked = await console.call("bulky", "bulky", {"size": 5000, "ask_first": True})
         done = await console.answer_and_settle(asked, "accept", {"ok": True}, who="dev")
         assert done["status"] == "completed", done

@@ -13,7 +13,7 @@ import pytest
 
 from console.audit.witness import read_whole
 from console.cli.backup import sqlite_database
-from tests.harness import running_console, stdio_mrtr
+from tests.harness import memory_mrtr, running_console
 from tests.processes import read_log
 from tests.small_filesystem import fill, small_filesystem
 
@@ -33,7 +33,7 @@ async def test_a_full_disk_under_the_witness_fails_readiness_and_its_gap_holds_u
     sqlite_url: str, small: Path, tmp_path: Path
 ) -> None:
     witness, log = small / "audit-witness.jsonl", tmp_path / "requests.jsonl"
-    servers = {"mrtr": stdio_mrtr(log)}
+    servers = {"mrtr": memory_mrtr(log)}
     async with running_console(sqlite_url, servers, audit_witness_file=str(witness)) as console:
         waiting = await console.call("mrtr", "signed", {"item": "answered while full"})
         assert (await console.client.get("/readyz")).status_code == 200

@@ -49,10 +49,10 @@ def content_for(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_an_answer_that_breaks_the_form_is_refused_and_nothing_is_stored(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": topic})
         first_id = call["pending"][0]["id"]
 
@@ -65,7 +65,7 @@ async def test_an_answer_that_breaks_the_form_is_refused_and_nothing_is_stored(
         unchanged = await console.get_call(call["id"])
         assert (unchanged["status"], unchanged["round"]) == ("awaiting_input", 1)
         assert [p["id"] for p in unchanged["pending"]] == [first_id]
-        assert len(requests_with(mrtr_stdio.log, "topic", topic)) == 1  # no resume went out
+        assert len(requests_with(mrtr_memory.log, "topic", topic)) == 1  # no resume went out
 
         second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
         assert [p["key"] for p in second["pending"]] == ["second"]
@@ -77,7 +77,7 @@ async def test_an_answer_that_breaks_the_form_is_refused_and_nothing_is_stored(
 
         done = await console.answer_and_settle(second, "accept", {"amount": 50, "count": 1})
         assert result_text(done) == "Ada 50 1"
-    assert len(requests_with(mrtr_stdio.log, "topic", topic)) == 3
+    assert len(requests_with(mrtr_memory.log, "topic", topic)) == 3
 
 
 BAD_ANSWERS: list[tuple[dict[str, Any], str]] = [
@@ -89,8 +89,8 @@ BAD_ANSWERS: list[tuple[dict[str, Any], str]] = [
 ]
 
 
-async def test_an_answer_body_that_is_not_an_answer_is_refused(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_an_answer_body_that_is_not_an_answer_is_refused(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "x"})
         first_id = call["pending"][0]["id"]
         for body, field in BAD_ANSWERS:
@@ -101,11 +101,11 @@ async def test_an_answer_body_that_is_not_an_answer_is_refused(database_url: str
             assert any(name.startswith(field) for name in error["fields"]), (body, error)
         assert (await console.question(first_id))["status"] == "pending"
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
-    assert len(read_log(mrtr_stdio.log)) == 1
+    assert len(read_log(mrtr_memory.log)) == 1
 
 
-async def test_a_url_question_is_accepted_without_content(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_a_url_question_is_accepted_without_content(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "form_and_url", {})
         connect_id = next(p["id"] for p in call["pending"] if p["key"] == "connect")
         error = error_of(await console.answer(connect_id, "accept", {"ok": True}, who="dev"), 422)
@@ -117,23 +117,23 @@ async def test_a_url_question_is_accepted_without_content(database_url: str, mrt
 
 
 async def test_a_call_to_an_unknown_server_or_tool_is_refused_with_404(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         no_server = await console.start("nowhere", "tools/call", {"name": "complete_now", "arguments": {}})
         assert "nowhere" in error_of(no_server, 404)["message"]
         no_tool = await console.start("mrtr", "tools/call", {"name": "no_such_tool", "arguments": {}})
         assert "no_such_tool" in error_of(no_tool, 404)["message"]
         known = await console.call("mrtr", "complete_now", {"x": "there"})
         assert result_text(known) == "hello there"
-    assert [r["name"] for r in read_log(mrtr_stdio.log)] == [
+    assert [r["name"] for r in read_log(mrtr_memory.log)] == [
         "complete_now"
     ]  # the unknown tool was never sent
 
 
-async def test_unknown_runs_calls_and_questions_are_404(database_url: str, mrtr_stdio: Mrtr) -> None:
+async def test_unknown_runs_calls_and_questions_are_404(database_url: str, mrtr_memory: Mrtr) -> None:
     missing = "0" * 32
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         headers = console.auth("dev")
         body = {"server": "mrtr", "method": "tools/call", "params": {"name": "complete_now"}}
         responses = {
@@ -159,10 +159,10 @@ async def _chunks(data: bytes) -> AsyncIterator[bytes]:
 
 @pytest.mark.parametrize("framing", ["content-length", "chunked"])
 async def test_a_call_body_over_the_size_cap_is_refused_with_413(
-    database_url: str, mrtr_stdio: Mrtr, framing: str
+    database_url: str, mrtr_memory: Mrtr, framing: str
 ) -> None:
     big = secrets.token_hex(600)  # 1200 characters: the body is over the 1000-byte cap
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, max_params_bytes=1000) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, max_params_bytes=1000) as console:
         run_id = await console.new_run()
         body = json.dumps(
             {
@@ -178,16 +178,16 @@ async def test_a_call_body_over_the_size_cap_is_refused_with_413(
 
         small = await console.call("mrtr", "complete_now", {"x": "small"}, run_id=run_id)
         assert result_text(small) == "hello small"
-    assert [r["arguments"] for r in read_log(mrtr_stdio.log)] == [{"x": "small"}]
+    assert [r["arguments"] for r in read_log(mrtr_memory.log)] == [{"x": "small"}]
 
 
 @pytest.mark.parametrize("reserved", ["requestState", "_meta", "inputResponses"])
 async def test_params_may_not_carry_what_the_console_sets(
-    database_url: str, mrtr_stdio: Mrtr, reserved: str
+    database_url: str, mrtr_memory: Mrtr, reserved: str
 ) -> None:
     values = {"requestState": "forged", "_meta": {"progressToken": 1}, "inputResponses": {"go": {}}}
     params = {"name": "complete_now", "arguments": {"x": "y"}, reserved: values[reserved]}
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         error = error_of(await console.start("mrtr", "tools/call", params), 422)
         assert f"params.{reserved}" in error["fields"]
         resource = {"uri": "secret://vault", reserved: values[reserved]}
@@ -195,7 +195,7 @@ async def test_params_may_not_carry_what_the_console_sets(
             f"params.{reserved}"
             in error_of(await console.start("mrtr", "resources/read", resource), 422)["fields"]
         )
-    assert read_log(mrtr_stdio.log) == []
+    assert read_log(mrtr_memory.log) == []
 
 
 async def post_call(console: Console, run_id: str, body: str, *, who: str = "dev") -> httpx.Response:
@@ -236,9 +236,9 @@ DEEP = 100_000
     ids=["100k deep", "100 deep", "100k open", "NaN", "Infinity", "1e400", "array", "cut short"],
 )
 async def test_a_call_body_that_is_not_plain_json_is_refused_with_422_naming_the_field(
-    database_url: str, mrtr_stdio: Mrtr, body: str, field: str
+    database_url: str, mrtr_memory: Mrtr, body: str, field: str
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         run_id = await console.new_run()
         error = error_of(await post_call(console, run_id, body), 422)
         assert error["code"] == "invalid"
@@ -247,7 +247,7 @@ async def test_a_call_body_that_is_not_plain_json_is_refused_with_422_naming_the
 
         after = await console.call("mrtr", "complete_now", {"x": "after"}, run_id=run_id)
         assert result_text(after) == "hello after"
-    assert [r["arguments"] for r in read_log(mrtr_stdio.log)] == [{"x": "after"}]
+    assert [r["arguments"] for r in read_log(mrtr_memory.log)] == [{"x": "after"}]
 
 
 @pytest.mark.parametrize(
@@ -289,9 +289,9 @@ async def test_a_lone_surrogate_is_refused_with_422_and_the_shared_connection_ke
     ids=["surrogate", "100k deep", "100 deep", "cut short"],
 )
 async def test_an_answer_that_is_not_plain_json_is_refused_and_the_question_stays_open(
-    database_url: str, mrtr_stdio: Mrtr, body: str, field: str
+    database_url: str, mrtr_memory: Mrtr, body: str, field: str
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "t"})
         question_id = call["pending"][0]["id"]
         response = await console.client.post(
@@ -349,9 +349,9 @@ async def test_a_run_body_that_is_not_json_names_the_body_not_a_character_offset
 
 
 async def test_requests_without_a_valid_token_are_refused_with_401(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         run_id = await console.new_run()
         call = await console.call("mrtr", "two_rounds", {"topic": "t"}, run_id=run_id)
         question_id = call["pending"][0]["id"]
@@ -382,13 +382,13 @@ async def test_requests_without_a_valid_token_are_refused_with_401(
                 assert error_of(response, 401)["code"] == "unauthorized", (what, response.request.url)
                 assert response.headers["www-authenticate"].lower().startswith("bearer")
         assert (await console.question(question_id))["status"] == "pending"
-    assert [r["name"] for r in read_log(mrtr_stdio.log)] == ["two_rounds"]
+    assert [r["name"] for r in read_log(mrtr_memory.log)] == ["two_rounds"]
 
 
 async def test_another_teams_member_can_neither_see_nor_answer_the_question(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         run_id = await console.new_run()
         call = await console.call("mrtr", "two_rounds", {"topic": "t"}, run_id=run_id)
         question_id = call["pending"][0]["id"]
@@ -424,10 +424,10 @@ async def test_another_teams_member_can_neither_see_nor_answer_the_question(
     ],
 )
 async def test_a_server_breaking_the_protocol_fails_the_call_with_a_clear_error(
-    database_url: str, mrtr: Mrtr, tool: str, expected: tuple[str, ...]
+    database_url: str, mrtr_memory: Mrtr, tool: str, expected: tuple[str, ...]
 ) -> None:
     tag = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         response = await console.start("mrtr", "tools/call", {"name": tool, "arguments": {"tag": tag}})
         assert response.status_code == 200, response.text
         call = response.json()
@@ -438,12 +438,12 @@ async def test_a_server_breaking_the_protocol_fails_the_call_with_a_clear_error(
         assert all(part in message for part in expected), message
         assert await console.get_call(call["id"], wait=1) == call  # stays failed
     # The console answered nothing: the server never got a retry.
-    assert [r["has_request_state"] for r in requests_with(mrtr.log, "tag", tag)] == [False]
+    assert [r["has_request_state"] for r in requests_with(mrtr_memory.log, "tag", tag)] == [False]
 
 
-async def test_a_refused_link_is_named_without_its_query(database_url: str, mrtr_stdio: Mrtr) -> None:
+async def test_a_refused_link_is_named_without_its_query(database_url: str, mrtr_memory: Mrtr) -> None:
     """The error reaches the audit log and the run page, which the link's owner does not see alone."""
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "bad_url", {"url": "myapp://callback?code=one-time#state"})
         assert call["status"] == "failed", call
         message = call["error"]["message"]
@@ -452,9 +452,9 @@ async def test_a_refused_link_is_named_without_its_query(database_url: str, mrtr
 
 
 async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, round_cap=3) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, round_cap=3) as console:
         call = await console.call("mrtr", "many_rounds", {})
         asked: list[str] = []
         for _ in range(5):  # bounded: the cap is 3
@@ -471,5 +471,5 @@ async def test_a_call_that_keeps_asking_is_abandoned_at_the_round_cap(
         assert "round cap" in call["error"]["message"]
         assert "3" in call["error"]["message"]
         assert await console.pending_questions("dev") == []  # the fourth question was never parked
-    sent = read_log(mrtr_stdio.log)
+    sent = read_log(mrtr_memory.log)
     assert [r["request_state"] for r in sent] == [None, "many:1", "many:2", "many:3"]

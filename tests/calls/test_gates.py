@@ -47,17 +47,17 @@ async def audit_events(console: Console, call_id: str, action: str) -> list[dict
 
 
 async def test_a_gated_call_reaches_the_server_only_after_approval_and_only_once(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         assert (call["status"], call["round"]) == ("awaiting_input", 0)
         [pending] = call["pending"]
         assert (pending["kind"], pending["mode"]) == ("gate", "gate")
         assert pending["message"] == f"Complete now {topic}?"  # the call in words, from the arguments
-        assert requests_with(mrtr_stdio.log, "x", topic) == []  # nothing reached the server
+        assert requests_with(mrtr_memory.log, "x", topic) == []  # nothing reached the server
 
         question = await console.question(pending["id"])
         assert question["kind"] == "gate"
@@ -68,14 +68,14 @@ async def test_a_gated_call_reaches_the_server_only_after_approval_and_only_once
         assert result_text(done) == f"hello {topic}"
         again = await console.answer(pending["id"], "accept", who="lead2")
         assert again.status_code == 409, again.text
-    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+    assert len(requests_with(mrtr_memory.log, "x", topic)) == 1
 
 
 async def test_a_decline_with_a_reason_ends_the_call_unsent_and_says_who_and_why(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         declined = await console.answer(call["pending"][0]["id"], "decline", reason="not during the freeze")
@@ -87,14 +87,14 @@ async def test_a_decline_with_a_reason_ends_the_call_unsent_and_says_who_and_why
         )
         assert (ended["error"]["decided_by"], ended["error"]["reason"]) == ("lead", "not during the freeze")
         assert ended["pending"] == []
-    assert requests_with(mrtr_stdio.log, "x", topic) == []
+    assert requests_with(mrtr_memory.log, "x", topic) == []
 
 
 async def test_an_edited_approval_sends_the_edited_arguments_and_the_audit_keeps_both(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic, edited = secrets.token_hex(6), secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, allow_edit=True)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         question_id = call["pending"][0]["id"]
@@ -114,14 +114,14 @@ async def test_an_edited_approval_sends_the_edited_arguments_and_the_audit_keeps
             {"x": topic},
             {"x": edited},
         )
-    assert requests_with(mrtr_stdio.log, "x", topic) == []
-    assert len(requests_with(mrtr_stdio.log, "x", edited)) == 1
+    assert requests_with(mrtr_memory.log, "x", topic) == []
+    assert len(requests_with(mrtr_memory.log, "x", edited)) == 1
 
 
 async def test_without_allow_edit_approvers_approve_the_arguments_as_sent(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console)
         call = await console.call("mrtr", "complete_now", {"x": "asked"})
         refused = await console.answer(call["pending"][0]["id"], "accept", {"arguments": {"x": "other"}})
@@ -129,9 +129,11 @@ async def test_without_allow_edit_approvers_approve_the_arguments_as_sent(
         assert "not change them" in refused.json()["error"]["fields"]["content.arguments"]
 
 
-async def test_two_approvers_and_no_self_approval_hold_for_gates(database_url: str, mrtr_stdio: Mrtr) -> None:
+async def test_two_approvers_and_no_self_approval_hold_for_gates(
+    database_url: str, mrtr_memory: Mrtr
+) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, required_approvals=2, no_self_approval=True)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         question_id = call["pending"][0]["id"]
@@ -141,7 +143,7 @@ async def test_two_approvers_and_no_self_approval_hold_for_gates(database_url: s
         assert first.status_code == 200, first.text
         assert (first.json()["status"], first.json()["approvals"]) == ("pending", 1)
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
-        assert requests_with(mrtr_stdio.log, "x", topic) == []
+        assert requests_with(mrtr_memory.log, "x", topic) == []
         twice = await console.answer(question_id, "accept", who="lead")
         assert twice.status_code == 409, twice.text
         second = await console.answer(
@@ -149,13 +151,13 @@ async def test_two_approvers_and_no_self_approval_hold_for_gates(database_url: s
         )
         assert second.status_code == 200, second.text
         assert result_text(await console.settle(call["id"])) == f"hello {topic}"
-    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+    assert len(requests_with(mrtr_memory.log, "x", topic)) == 1
 
 
 async def test_the_owners_own_token_cannot_approve_their_gated_call(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console)  # self-approval allowed by policy: still not with the token an agent holds
         call = await console.call("mrtr", "complete_now", {"x": "mine"})
         own = await console.answer(call["pending"][0]["id"], "accept", who="dev")
@@ -171,9 +173,9 @@ async def test_the_owners_own_token_cannot_approve_their_gated_call(
 
 
 async def test_a_condition_on_the_arguments_gates_only_the_calls_that_meet_it(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, condition='x == "production" or amount > 1000')
         staging = await console.call("mrtr", "complete_now", {"x": "staging", "amount": 10})
         assert result_text(staging) == "hello staging"
@@ -188,19 +190,19 @@ async def test_a_condition_on_the_arguments_gates_only_the_calls_that_meet_it(
 
 
 async def test_an_invalid_condition_is_refused_when_saved_with_its_position(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         with pytest.raises(InvalidInput) as refused:
             await gate(console, condition="amount > > 1000")
     assert "column 10" in refused.value.fields["when"]
 
 
 async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, expiry_minutes=5)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         async with console.runtime.factory() as session:
@@ -208,14 +210,14 @@ async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
         ended = await console.get_call(call["id"])
         assert ended["status"] == "cancelled"
         assert "not answered in time" in ended["error"]["message"]
-    assert requests_with(mrtr_stdio.log, "x", topic) == []
+    assert requests_with(mrtr_memory.log, "x", topic) == []
 
 
 async def test_an_agents_retry_joins_the_call_that_waits_at_its_gate(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console)
         run_id = await console.new_run()
         first = await console.call("mrtr", "complete_now", {"x": topic}, run_id=run_id)
@@ -225,12 +227,12 @@ async def test_an_agents_retry_joins_the_call_that_waits_at_its_gate(
         assert result_text(await console.answer_and_settle(first, "accept")) == f"hello {topic}"
         again = await console.call("mrtr", "complete_now", {"x": topic}, run_id=run_id)
         assert (again["id"] != first["id"], again["status"]) == (True, "awaiting_input")  # sent: a new call
-    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+    assert len(requests_with(mrtr_memory.log, "x", topic)) == 1
 
 
-async def test_two_approvers_racing_send_the_call_once(database_url: str, mrtr_stdio: Mrtr) -> None:
+async def test_two_approvers_racing_send_the_call_once(database_url: str, mrtr_memory: Mrtr) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         question_id = call["pending"][0]["id"]
@@ -244,14 +246,14 @@ async def test_two_approvers_racing_send_the_call_once(database_url: str, mrtr_s
             tasks.start_soon(approve, "lead2")
         assert sorted(statuses) == [200, 409]
         assert result_text(await console.settle(call["id"])) == f"hello {topic}"
-    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+    assert len(requests_with(mrtr_memory.log, "x", topic)) == 1
 
 
 async def test_co_signers_sign_the_arguments_the_first_approver_chose(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic, edited = secrets.token_hex(6), secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, allow_edit=True, required_approvals=2)
         call = await console.call("mrtr", "complete_now", {"x": topic})
         question_id = call["pending"][0]["id"]
@@ -264,14 +266,14 @@ async def test_co_signers_sign_the_arguments_the_first_approver_chose(
         )
         assert cosigned.status_code == 200, cosigned.text
         assert result_text(await console.settle(call["id"])) == f"hello {edited}"
-    assert [r["arguments"] for r in requests_with(mrtr_stdio.log, "x", edited)] == [{"x": edited}]
+    assert [r["arguments"] for r in requests_with(mrtr_memory.log, "x", edited)] == [{"x": edited}]
 
 
 async def test_nobody_outside_the_policy_decides_a_gate_or_learns_of_it(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, answerers="approvers")
         call = await console.call("mrtr", "complete_now", {"x": topic})
         question_id = call["pending"][0]["id"]
@@ -284,13 +286,13 @@ async def test_nobody_outside_the_policy_decides_a_gate_or_learns_of_it(
             assert refused.status_code == status, (who, refused.text)
         assert [q["call_id"] for q in await console.pending_questions("outsider")] == []
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
-    assert requests_with(mrtr_stdio.log, "x", topic) == []
+    assert requests_with(mrtr_memory.log, "x", topic) == []
 
 
 async def test_arguments_the_tools_schema_refuses_are_refused_before_anything_is_recorded(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, condition="amount > 1000")
         for arguments in ({"x": 500000}, {"x": ["a"]}, {"amount": 5}):
             refused = await console.start(
@@ -302,17 +304,17 @@ async def test_arguments_the_tools_schema_refuses_are_refused_before_anything_is
             field = "params.arguments.x" if "x" in arguments else "params.arguments"
             assert field in error["fields"], error
         assert await console.audit_payloads("call_started") == []
-    assert requests_with(mrtr_stdio.log, "name", "complete_now") == []
+    assert requests_with(mrtr_memory.log, "name", "complete_now") == []
 
 
 @pytest.mark.parametrize("amount", ["500000", [500000], None])
 async def test_an_amount_the_gate_cannot_read_as_a_number_is_gated_under_the_strictest_rule(
-    database_url: str, mrtr_stdio: Mrtr, amount: Any
+    database_url: str, mrtr_memory: Mrtr, amount: Any
 ) -> None:
     """The issue's reproduction: `amount` is not in the tool's schema, so the server may read "500000" as
     500000; both rules' conditions are undecided, so both apply, and the call needs two approvers."""
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, condition="amount > 1000")
         await set_policy(
             console,
@@ -334,16 +336,16 @@ async def test_an_amount_the_gate_cannot_read_as_a_number_is_gated_under_the_str
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"  # one of two
         small = await console.call("mrtr", "complete_now", {"x": topic, "amount": 50})
         assert result_text(small) == f"hello {topic}"  # a number is decided as written: no gate
-    assert len(requests_with(mrtr_stdio.log, "x", topic)) == 1
+    assert len(requests_with(mrtr_memory.log, "x", topic)) == 1
 
 
 async def test_a_call_recorded_before_its_tool_was_listed_is_checked_before_its_first_send(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """A call the console recorded while it could not ask the server (here: started without the pool) is
     checked by the dispatcher against the listing it holds by then, and fails unsent."""
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         assert result_text(await console.call("mrtr", "complete_now", {"x": topic})) == f"hello {topic}"
         run_id = await console.new_run()
         body = json.dumps(
@@ -370,7 +372,7 @@ async def test_a_call_recorded_before_its_tool_was_listed_is_checked_before_its_
             "the arguments do not match the tool's inputSchema, so the call was not sent"
         )
         assert "x: 7 is not of type 'string'" in ended["error"]["message"]
-    assert requests_with(mrtr_stdio.log, "t", topic) == []
+    assert requests_with(mrtr_memory.log, "t", topic) == []
 
 
 async def payment_gates(console: Console, **large: Any) -> None:
@@ -382,12 +384,12 @@ async def payment_gates(console: Console, **large: Any) -> None:
 
 
 async def test_an_edit_into_a_stricter_rule_needs_what_that_rule_asks_before_anything_is_sent(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """The issue's reproduction: a call gated for one approver, approved with its amount raised from 2,000
     to 500,000 and a new recipient, waits for the second approver the rule for 500,000 asks."""
     topic, recipient = secrets.token_hex(6), secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await payment_gates(console, required_approvals=2)
         call = await console.call("mrtr", "complete_now", {"x": topic, "amount": 2000})
         question_id = call["pending"][0]["id"]
@@ -397,7 +399,7 @@ async def test_an_edit_into_a_stricter_rule_needs_what_that_rule_asks_before_any
         assert signed.status_code == 200, signed.text
         assert (signed.json()["approvals"], signed.json()["policy"]["required_approvals"]) == (1, 2)
         assert (await console.get_call(call["id"]))["status"] == "awaiting_input"
-        assert requests_with(mrtr_stdio.log, "x", recipient) == []  # one approval sent nothing
+        assert requests_with(mrtr_memory.log, "x", recipient) == []  # one approval sent nothing
 
         question = await console.question(question_id)
         assert question["policy"]["required_approvals"] == 2
@@ -418,17 +420,17 @@ async def test_an_edit_into_a_stricter_rule_needs_what_that_rule_asks_before_any
             {"x": topic, "amount": 2000},
             edited,
         )
-    assert len(requests_with(mrtr_stdio.log, "x", recipient)) == 1
-    assert requests_with(mrtr_stdio.log, "x", topic) == []
+    assert len(requests_with(mrtr_memory.log, "x", recipient)) == 1
+    assert requests_with(mrtr_memory.log, "x", topic) == []
 
 
 async def test_an_edit_into_a_rule_the_approver_does_not_meet_is_refused_and_changes_nothing(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """A rule for large amounts asks for a recent sign-in, which an API token never is: the approver who
     may approve 2,000 is refused for 500,000, says why, and the question stays as it was asked."""
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await payment_gates(console, step_up_minutes=5)
         call = await console.call("mrtr", "complete_now", {"x": topic, "amount": 2000})
         question_id = call["pending"][0]["id"]
@@ -455,10 +457,10 @@ async def test_an_edit_into_a_rule_the_approver_does_not_meet_is_refused_and_cha
 
 
 async def test_an_edit_that_falls_under_no_stricter_rule_is_approved_as_before(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await payment_gates(console, required_approvals=2)
         call = await console.call("mrtr", "complete_now", {"x": topic, "amount": 2000})
         done = await console.answer_and_settle(call, "accept", {"arguments": {"x": topic, "amount": 500}})

@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from console.calls.models import Call, Run
 from console.identity.models import IdempotentRequest
-from tests.harness import TEAM, Console, running_console, stdio_mrtr
+from tests.harness import TEAM, Console, memory_mrtr, running_console
 from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +51,7 @@ async def test_a_retried_call_with_its_key_gets_the_first_call_and_the_server_ru
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         run_id = await console.new_run()
         first = await post_call(console, run_id, TOOL, keyed(console, "deploy-1"))
         assert first.status_code == 200, first.text
@@ -82,7 +82,7 @@ async def test_a_retried_call_with_its_key_gets_the_first_call_and_the_server_ru
 
 async def test_two_requests_with_one_key_at_once_make_one_call(database_url: str, tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         run_id = await console.new_run()
         answers: list[httpx.Response] = []
 
@@ -101,7 +101,7 @@ async def test_two_requests_with_one_key_at_once_make_one_call(database_url: str
 async def test_two_answers_with_one_key_at_once_both_get_the_answer(
     database_url: str, tmp_path: Path
 ) -> None:
-    async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(tmp_path / "log.jsonl")}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         url = f"/api/v1/elicitations/{call['pending'][0]['id']}/answer"
         answer = {"action": "accept", "content": {"name": "ada"}}
@@ -123,7 +123,7 @@ async def test_two_answers_with_one_key_at_once_both_get_the_answer(
 async def test_runs_and_answers_take_keys_too_and_keys_lapse_after_a_day(
     database_url: str, tmp_path: Path
 ) -> None:
-    async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(tmp_path / "log.jsonl")}) as console:
         body = {"team": TEAM, "title": "release", "agent": "pytest"}
         first = await console.client.post("/api/v1/runs", json=body, headers=keyed(console, "run-1"))
         again = await console.client.post("/api/v1/runs", json=body, headers=keyed(console, "run-1"))
@@ -166,7 +166,7 @@ async def test_two_people_sending_the_same_body_with_the_same_key_each_get_their
 ) -> None:
     """A key is its person's: another person's identical request (same key, same body, same path) is a
     request of its own, never a replay of the first one's answer; another team's is refused as such."""
-    async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(tmp_path / "log.jsonl")}) as console:
         body = {"team": TEAM, "title": "release", "agent": "pytest"}
         runs = {
             who: await console.client.post("/api/v1/runs", json=body, headers=keyed(console, "same", who))

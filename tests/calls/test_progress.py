@@ -22,9 +22,9 @@ async def test_a_call_keeps_the_last_progress_its_server_reported(
 
 
 async def test_a_resumed_requests_progress_replaces_the_first_requests(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "progress_rounds", {})
         asking = call["progress"]
         done = await console.answer_and_settle(call, "accept", {"ok": True})

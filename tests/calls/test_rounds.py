@@ -1,5 +1,6 @@
 """Multi-round calls through the console: several rounds, state-only rounds, two questions in one round,
-and prompts and resources that ask before they answer (MRTR test server over stdio and HTTP)."""
+and prompts and resources that ask before they answer (the MRTR test server: the walk of two rounds, a
+prompt and a resource over stdio and HTTP, the rest in memory)."""
 
 from __future__ import annotations
 
@@ -63,28 +64,30 @@ async def test_two_rounds_complete_after_two_answers_asked_one_after_the_other(
     ]
 
 
-async def test_declining_the_first_question_stops_the_tool(database_url: str, mrtr: Mrtr) -> None:
+async def test_declining_the_first_question_stops_the_tool(database_url: str, mrtr_memory: Mrtr) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": topic})
         done = await console.answer_and_settle(call, "decline")
         assert result_text(done) == "stopped at first: decline"
         assert done["round"] == 1
         assert done["pending"] == []
-    sent = requests_with(mrtr.log, "topic", topic)
+    sent = requests_with(mrtr_memory.log, "topic", topic)
     assert [r["input_responses"] for r in sent] == [None, {"first": {"action": "decline"}}]
 
 
-async def test_state_only_rounds_complete_without_anyone_answering(database_url: str, mrtr: Mrtr) -> None:
+async def test_state_only_rounds_complete_without_anyone_answering(
+    database_url: str, mrtr_memory: Mrtr
+) -> None:
     tag = secrets.token_hex(6)  # not part of the tool's schema; only marks our requests in a shared log
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         done = await console.call("mrtr", "state_only", {"n": 3, "tag": tag})
         assert result_text(done) == "done after 3 state-only rounds"
         assert done["pending"] == []
         assert await pending_for(console, done["id"], "lead") == []
         assert await pending_for(console, done["id"], "dev") == []
 
-    sent = requests_with(mrtr.log, "tag", tag)
+    sent = requests_with(mrtr_memory.log, "tag", tag)
     assert [r["request_state"] for r in sent] == [None, "s1", "s2", "s3"]
     assert [r["has_request_state"] for r in sent] == [False, True, True, True]
     # Nobody answered anything, so no retry carries inputResponses.
@@ -93,10 +96,10 @@ async def test_state_only_rounds_complete_without_anyone_answering(database_url:
 
 
 async def test_a_form_and_a_url_question_in_one_round_both_need_an_answer(
-    database_url: str, mrtr: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     tag = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "form_and_url", {"tag": tag})
         assert call["status"] == "awaiting_input"
         pending = {p["key"]: p for p in call["pending"]}
@@ -112,21 +115,21 @@ async def test_a_form_and_a_url_question_in_one_round_both_need_an_answer(
         waiting = await console.get_call(call["id"])
         assert waiting["status"] == "awaiting_input"
         assert [p["key"] for p in waiting["pending"]] == ["connect"]
-        assert len(requests_with(mrtr.log, "tag", tag)) == 1  # nothing resumed yet
+        assert len(requests_with(mrtr_memory.log, "tag", tag)) == 1  # nothing resumed yet
 
         done = await console.answer_and_settle(waiting, "accept", who="dev", key="connect")
         assert result_text(done) == "approve=accept ok=True connect=accept"
         assert done["round"] == 1
 
-    sent = requests_with(mrtr.log, "tag", tag)
+    sent = requests_with(mrtr_memory.log, "tag", tag)
     assert [r["input_responses"] for r in sent] == [
         None,
         {"approve": {"action": "accept", "content": {"ok": True}}, "connect": {"action": "accept"}},
     ]
 
 
-async def test_only_the_calls_owner_can_answer_a_url_question(database_url: str, mrtr: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+async def test_only_the_calls_owner_can_answer_a_url_question(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "form_and_url", {})
         connect_id = next(p["id"] for p in call["pending"] if p["key"] == "connect")
 

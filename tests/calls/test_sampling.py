@@ -1,7 +1,7 @@
 """Sampling requests answered by people: declared only where the team's policy allows it; the person's
 reply goes back as the model's answer (model "human"); a declined, cancelled or expired one abandons the
-call; a round that also asks a form and roots completes with all of them (the everything test server over
-stdio and HTTP)."""
+call; a round that also asks a form and roots completes with all of them (the everything test server, in
+memory)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ async def allow_sampling(console: Console, **values: Any) -> None:
 
 
 async def test_a_sampling_request_is_written_by_a_person_only_where_the_policy_allows_it(
-    database_url: str, everything: ServerSpec
+    database_url: str, everything_memory: ServerSpec
 ) -> None:
-    async with running_console(database_url, {"everything": everything}) as console:
+    async with running_console(database_url, {"everything": everything_memory}) as console:
         unoffered = await console.call("everything", SAMPLING_TOOL, {})
         assert unoffered["status"] == "failed", unoffered
         assert unoffered["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}, unoffered
@@ -54,9 +54,9 @@ async def test_a_sampling_request_is_written_by_a_person_only_where_the_policy_a
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_a_declined_or_cancelled_sampling_request_abandons_the_call_and_sends_nothing(
-    database_url: str, everything: ServerSpec, action: str
+    database_url: str, everything_memory: ServerSpec, action: str
 ) -> None:
-    async with running_console(database_url, {"everything": everything}) as console:
+    async with running_console(database_url, {"everything": everything_memory}) as console:
         await allow_sampling(console)
         call = await console.call("everything", SAMPLING_TOOL, {})
         ended = await console.answer_and_settle(call, action)
@@ -71,9 +71,9 @@ async def test_a_declined_or_cancelled_sampling_request_abandons_the_call_and_se
 
 
 async def test_an_unanswered_sampling_request_abandons_the_call_when_it_expires(
-    database_url: str, everything: ServerSpec
+    database_url: str, everything_memory: ServerSpec
 ) -> None:
-    async with running_console(database_url, {"everything": everything}) as console:
+    async with running_console(database_url, {"everything": everything_memory}) as console:
         await allow_sampling(console, expiry_minutes=1)
         call = await console.call("everything", SAMPLING_TOOL, {})
         async with console.runtime.factory() as session:
@@ -86,9 +86,9 @@ async def test_an_unanswered_sampling_request_abandons_the_call_when_it_expires(
 
 
 async def test_a_round_asking_a_form_a_sampling_reply_and_roots_completes_with_all_three(
-    database_url: str, everything: ServerSpec
+    database_url: str, everything_memory: ServerSpec
 ) -> None:
-    async with running_console(database_url, {"everything": everything}) as console:
+    async with running_console(database_url, {"everything": everything_memory}) as console:
         await allow_sampling(console)
         async with console.runtime.factory() as session:
             await set_roots(
@@ -109,9 +109,9 @@ def _answer(pending: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_a_call_keeps_declaring_sampling_after_the_policy_changed_while_it_waits(
-    database_url: str, mrtr: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "server", server="mrtr", sampling=True)
         call = await console.call("mrtr", "sample", {"payload": "weather"})
         assert call["status"] == "awaiting_input", call

@@ -86,9 +86,9 @@ def test_no_code_changes_a_calls_status_but_through_the_table() -> None:
 
 
 async def test_a_completed_call_cannot_be_moved_back_by_an_object_or_a_statement(
-    sqlite_url: str, mrtr_stdio: Mrtr
+    sqlite_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(sqlite_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(sqlite_url, {"mrtr": mrtr_memory.spec}) as console:
         done = await console.call("mrtr", "complete_now", {"x": "once"})
         assert done["status"] == "completed"
         async with console.runtime.factory() as session:

@@ -1,6 +1,7 @@
 """Servers that run a call as a task (the tasks extension, tests/servers/tasks_server.py): the console polls
 it, asks people what it requires, answers with tasks/update, cancels it when the call is abandoned, and
-ends the call as the task ends; over stdio and Streamable HTTP, on both databases."""
+ends the call as the task ends; on both databases, with the server in memory, and over stdio and Streamable
+HTTP for the walk of a whole task and a server process that dies."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 
 from console.canonical import canonical_bytes
 from tests.harness import WAIT, Console, ServerSpec, result_text, running_console
+from tests.memory import memory_command
 from tests.processes import read_log, start_http_server
 
 pytestmark = pytest.mark.anyio
@@ -30,6 +32,9 @@ POLL_MS = 300
 def tasks_server(transport: str, tmp_path: Path) -> Iterator[tuple[ServerSpec, Path]]:
     log = tmp_path / "tasks.jsonl"
     env = {"TASKS_LOG": str(log), "TASKS_POLL_MS": str(POLL_MS)}
+    if transport == "memory":
+        yield ServerSpec(command=memory_command("tasks"), env=env), log
+        return
     if transport == "stdio":
         yield ServerSpec(command=[sys.executable, TASKS_SERVER], env=env), log
         return
@@ -39,13 +44,14 @@ def tasks_server(transport: str, tmp_path: Path) -> Iterator[tuple[ServerSpec, P
 
 @asynccontextmanager
 async def console_with_tasks(
-    database_url: str, tmp_path: Path, transport: str = "stdio"
+    database_url: str, tmp_path: Path, transport: str = "memory"
 ) -> AsyncIterator[tuple[Console, Path]]:
     with tasks_server(transport, tmp_path) as (spec, log):
         async with running_console(database_url, {"tasks": spec}, dispatch_poll_seconds=0.1) as console:
             yield console, log
 
 
+@pytest.mark.transport
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_task_asks_twice_and_completes_with_the_answers_sent_by_tasks_update(
     database_url: str, tmp_path: Path, transport: str
@@ -145,7 +151,7 @@ async def test_abandoning_a_working_task_sends_tasks_cancel_once_and_an_auditor_
 async def test_a_task_its_restarted_server_no_longer_knows_fails_the_call_with_the_servers_reason(
     database_url: str, tmp_path: Path
 ) -> None:
-    async with console_with_tasks(database_url, tmp_path) as (console, log):
+    async with console_with_tasks(database_url, tmp_path, "stdio") as (console, log):
         call = await console.call("tasks", "provision", {"name": "gone"})
         assert call["status"] == "awaiting_input"
         os.kill(read_log(log)[0]["pid"], signal.SIGKILL)  # its tasks lived in that process's memory

@@ -21,7 +21,7 @@ from console.db import new_id
 from console.dispatch.at_once import record_completed
 from console.identity.models import Team
 from console.mcp.models import McpServer
-from tests.harness import TEAM, Console, running_console, stdio_mrtr
+from tests.harness import TEAM, Console, memory_mrtr, running_console
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +121,7 @@ async def test_a_send_that_completes_is_recorded_as_the_general_path_records_it(
     database_url: str, tmp_path: Path, kind: str
 ) -> None:
     async with running_console(
-        database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}, dispatcher=False
+        database_url, {"mrtr": memory_mrtr(tmp_path / "log.jsonl")}, dispatcher=False
     ) as console:
         call_id, job_id = await SENDS[kind](console)
         view = await _record(console, kind, call_id, job_id)
@@ -177,7 +177,7 @@ async def test_a_send_whose_job_or_call_changed_meanwhile_is_left_to_the_general
     database_url: str, tmp_path: Path, kind: str, meanwhile: str
 ) -> None:
     async with running_console(
-        database_url, {"mrtr": stdio_mrtr(tmp_path / "log.jsonl")}, dispatcher=False
+        database_url, {"mrtr": memory_mrtr(tmp_path / "log.jsonl")}, dispatcher=False
     ) as console:
         call_id, job_id = await SENDS[kind](console)
         before = await _state(console, call_id, job_id)

@@ -286,9 +286,9 @@ async def test_a_gated_call_whose_arguments_the_approvers_edited_runs_with_an_at
 
 
 async def test_an_answer_after_an_edited_gate_is_attested_with_the_edit_and_its_editor(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "tool", server="mrtr", tool="signed", gate=True, allow_edit=True)
         call = await console.call("mrtr", "signed", {"item": "asked"})
         asked = await decide(console, call, "lead", content={"arguments": {"item": "edited"}})

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from console.audit.models import AuditEvent
 from console.calls.models import DispatchJob
 from console.runtime import store
-from tests.harness import WAIT, Console, result_text, running_console, stdio_mrtr
+from tests.harness import WAIT, Console, memory_mrtr, result_text, running_console
 from tests.processes import read_log, requests_with
 
 pytestmark = pytest.mark.anyio
@@ -46,7 +46,7 @@ async def test_a_handed_over_call_is_sent_while_every_sending_slot_is_taken(
 ) -> None:
     log = tmp_path / "requests.jsonl"
     async with (
-        running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console,
+        running_console(database_url, {"mrtr": memory_mrtr(log)}, dispatcher=False) as console,
         without_sending_slots(console),
     ):
         done = await console.call("mrtr", "complete_now", {"x": "now"}, wait=20)
@@ -60,7 +60,7 @@ async def test_the_resume_an_answer_completes_is_sent_while_every_sending_slot_i
 ) -> None:
     log = tmp_path / "requests.jsonl"
     async with (
-        running_console(database_url, {"mrtr": stdio_mrtr(log)}, dispatcher=False) as console,
+        running_console(database_url, {"mrtr": memory_mrtr(log)}, dispatcher=False) as console,
         without_sending_slots(console),
     ):
         call = await console.call("mrtr", "two_rounds", {"topic": "handed"}, wait=20)

@@ -19,7 +19,7 @@ from console.audit import SYSTEM, record_event, session_info
 from console.cli.backup import sqlite_database
 from console.db import create_engine, is_sqlite, postgres_conninfo, session_factory
 from tests.cli_runner import run_console
-from tests.harness import SECRET_KEY, running_console, stdio_mrtr
+from tests.harness import SECRET_KEY, memory_mrtr, running_console, stdio_mrtr
 from tests.harness import test_settings as settings_for
 from tests.processes import console_process, read_log
 
@@ -141,7 +141,7 @@ async def test_a_request_sent_after_the_backup_is_held_after_the_restore_and_sen
     database_url: str, tmp_path: Path
 ) -> None:
     log, witness = tmp_path / "requests.jsonl", tmp_path / "witness.jsonl"
-    servers = {"mrtr": stdio_mrtr(log)}
+    servers = {"mrtr": memory_mrtr(log)}
     async with running_console(
         database_url, servers, dispatcher=False, audit_witness_file=str(witness)
     ) as console:
@@ -177,7 +177,7 @@ async def test_a_restored_database_written_to_before_a_console_starts_on_it_stil
     database_url: str, tmp_path: Path
 ) -> None:
     log, witness = tmp_path / "requests.jsonl", tmp_path / "witness.jsonl"
-    servers = {"mrtr": stdio_mrtr(log)}
+    servers = {"mrtr": memory_mrtr(log)}
     async with running_console(database_url, servers, audit_witness_file=str(witness)) as console:
         waiting = await console.call("mrtr", "signed", {"item": "overwritten"})
         backup = _back_up(database_url, witness, tmp_path)

@@ -17,10 +17,10 @@ from tests.harness import (
     Console,
     ServerSpec,
     html,
+    memory_mrtr,
     result_text,
     running_console,
     signed_in,
-    stdio_mrtr,
     text,
 )
 from tests.processes import read_log, start_http_server
@@ -58,7 +58,7 @@ async def test_a_server_that_acts_and_then_errs_on_the_resume_runs_the_action_on
     database_url: str, tmp_path: Path, code: int
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         done = await _approve_acts(console, {"item": "invoice-7", "code": code})
         page = await _call_page(console, done["run_id"])
         restarts = await console.audit_payloads("state_rejected_restart")
@@ -94,7 +94,7 @@ async def test_a_refused_request_state_still_restarts_from_round_one(
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         call = await console.call("mrtr", "signed", {"item": "doc"})
         async with console.runtime.factory() as session:  # a state the server will not recognise
             await session.execute(

@@ -8,7 +8,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.harness import result_text, running_console, stdio_mrtr
+from tests.harness import memory_mrtr, result_text, running_console
 from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
@@ -20,7 +20,7 @@ async def test_twenty_concurrent_answers_give_one_decision_and_one_resume(
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         call = await console.call("mrtr", "signed", {"item": "race"})
         question = call["pending"][0]["id"]
         responses: list[httpx.Response] = []

@@ -9,7 +9,7 @@ import pytest
 
 from console.db import create_engine, session_factory, utcnow
 from console.elicitations.decisions import expire_due
-from tests.harness import result_text, running_console, stdio_mrtr
+from tests.harness import memory_mrtr, result_text, running_console
 from tests.processes import read_log
 
 pytestmark = pytest.mark.anyio
@@ -20,7 +20,7 @@ async def test_expired_question_is_answered_cancel_and_the_call_resumes(
 ) -> None:
     log = tmp_path / "requests.jsonl"
     async with running_console(
-        database_url, {"mrtr": stdio_mrtr(log)}, elicitation_ttl_seconds=3600
+        database_url, {"mrtr": memory_mrtr(log)}, elicitation_ttl_seconds=3600
     ) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "late"})
         question = call["pending"][0]["id"]

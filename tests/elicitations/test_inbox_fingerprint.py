@@ -17,7 +17,7 @@ from console.db import create_engine, session_factory
 from console.elicitations.service import inbox_fingerprint, list_decided, list_questions
 from console.identity import Viewer
 from console.identity.models import Team
-from tests.harness import TEAM, Console, running_console, stdio_mrtr, user_id
+from tests.harness import TEAM, Console, memory_mrtr, running_console, user_id
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +32,7 @@ async def _fingerprint(console: Console, viewer: Viewer) -> tuple[object, ...]:
 async def test_the_fingerprint_moves_with_arrivals_and_decisions_even_late_ones_and_only_then(
     database_url: str, tmp_path: Path
 ) -> None:
-    async with running_console(database_url, {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(tmp_path / "requests.jsonl")}) as console:
         async with console.runtime.factory() as session:
             team_id = (await session.execute(select(Team.id).where(Team.name == TEAM))).scalar_one()
         viewer = Viewer(user_id=await user_id(console, "lead"), user_name="lead", roles={team_id: "approver"})
@@ -64,7 +64,7 @@ async def test_the_fingerprint_moves_with_arrivals_and_decisions_even_late_ones_
 
 
 async def test_on_sqlite_the_inbox_reads_wait_for_no_write_lock(sqlite_url: str, tmp_path: Path) -> None:
-    async with running_console(sqlite_url, {"mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}) as console:
+    async with running_console(sqlite_url, {"mrtr": memory_mrtr(tmp_path / "requests.jsonl")}) as console:
         asked = await console.call("mrtr", "two_rounds", {"topic": "locked"})
         async with console.runtime.factory() as session:
             team_id = (await session.execute(select(Team.id).where(Team.name == TEAM))).scalar_one()

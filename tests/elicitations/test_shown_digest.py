@@ -28,9 +28,9 @@ async def two_questions(console: Console) -> tuple[dict[str, str], dict[str, str
 
 
 async def test_an_api_answer_naming_what_another_question_showed_is_refused(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         alpha, beta = await two_questions(console)
         refused = await console.answer(alpha["id"], "accept", {"name": "x"}, digest=beta["digest"])
         assert refused.status_code == 409, refused.text
@@ -44,9 +44,9 @@ async def test_an_api_answer_naming_what_another_question_showed_is_refused(
 
 
 async def test_a_form_posted_with_another_questions_digest_is_refused_and_shown_again(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         alpha, beta = await two_questions(console)
         async with signed_in(console, "lead") as lead:
             url = f"/elicitations/{alpha['id']}"

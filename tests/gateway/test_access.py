@@ -24,8 +24,8 @@ def tool_names(response: httpx.Response) -> set[str]:
 
 
 @pytest.fixture
-async def console(database_url: str, mrtr_stdio: Mrtr, state_key: str) -> Any:
-    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_stdio.spec}
+async def console(database_url: str, mrtr_memory: Mrtr, state_key: str) -> Any:
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_memory.spec}
     async with running_console(database_url, servers) as running:
         yield running
 

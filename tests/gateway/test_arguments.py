@@ -16,10 +16,10 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_arguments_the_schema_refuses_are_a_32602_error_and_never_reach_the_server(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     topic = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         refused = await mcp(
             console,
             "tools/call",
@@ -36,4 +36,4 @@ async def test_arguments_the_schema_refuses_are_a_32602_error_and_never_reach_th
             console, "tools/call", {"name": "mrtr__complete_now", "arguments": {"x": topic}}, who="dev"
         )
         assert payload(fine)["result"]["content"][0]["text"] == f"hello {topic}"
-    assert requests_with(mrtr_stdio.log, "t", topic) == []
+    assert requests_with(mrtr_memory.log, "t", topic) == []

@@ -21,8 +21,8 @@ UNASKED = {"action": "accept", "content": {"foo": "bar"}}
 
 
 @pytest.fixture
-async def console(database_url: str, mrtr_stdio: Mrtr, state_key: str) -> Any:
-    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_stdio.spec}
+async def console(database_url: str, mrtr_memory: Mrtr, state_key: str) -> Any:
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_memory.spec}
     async with running_console(database_url, servers, gateway_hold_seconds=1) as running:
         yield running
 

@@ -19,8 +19,8 @@ CAP = 4096  # bytes of a gateway request's body (CONSOLE_MAX_PARAMS_BYTES)
 
 
 @pytest.fixture
-async def console(database_url: str, mrtr_stdio: Mrtr) -> Any:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, max_params_bytes=CAP) as running:
+async def console(database_url: str, mrtr_memory: Mrtr) -> Any:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, max_params_bytes=CAP) as running:
         yield running
 
 
@@ -32,7 +32,7 @@ async def test_a_method_the_gateway_does_not_serve_is_a_405_naming_those_it_does
 
 
 async def test_a_body_over_the_cap_is_refused_and_nothing_is_called(
-    console: Console, mrtr_stdio: Mrtr
+    console: Console, mrtr_memory: Mrtr
 ) -> None:
     arguments = {"x": "y" * (2 * CAP)}
     declared = await mcp(
@@ -49,7 +49,7 @@ async def test_a_body_over_the_cap_is_refused_and_nothing_is_called(
         console, "tools/call", {"name": "mrtr__complete_now", "arguments": {"x": "y"}}, who="dev"
     )
     assert payload(served)["result"]["content"][0]["text"] == "hello y"
-    called = [r["arguments"] for r in read_log(mrtr_stdio.log) if r.get("name") == "complete_now"]
+    called = [r["arguments"] for r in read_log(mrtr_memory.log) if r.get("name") == "complete_now"]
     assert called == [{"x": "y"}]
 
 

@@ -24,9 +24,9 @@ async def run_titles(console: Console) -> list[tuple[str, str]]:
 
 
 async def test_a_gateway_run_is_named_after_the_clients_title_the_path_and_the_time(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         client = {"name": "claude-code", "title": "Claude  Code", "version": "2.0.1"}
         call = {"name": "mrtr__complete_now", "arguments": {"x": "named"}}
         called = payload(await mcp(console, "tools/call", call, who="dev", meta={CLIENT: client}))
@@ -36,8 +36,8 @@ async def test_a_gateway_run_is_named_after_the_clients_title_the_path_and_the_t
     assert "2.0.1" not in title
 
 
-async def test_a_client_with_no_title_is_named_by_its_name(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_a_client_with_no_title_is_named_by_its_name(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = {"name": "complete_now", "arguments": {"x": "unnamed"}}
         meta = {CLIENT: {"name": "team-client", "version": "0.1.0"}}
         assert "result" in payload(

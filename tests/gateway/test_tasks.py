@@ -20,8 +20,8 @@ TASKS_AND_FORMS = {**TASKS, "elicitation": {"form": {}}}
 
 
 @pytest.fixture
-async def console(database_url: str, mrtr_stdio: Mrtr, state_key: str) -> AsyncIterator[Console]:
-    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_stdio.spec}
+async def console(database_url: str, mrtr_memory: Mrtr, state_key: str) -> AsyncIterator[Console]:
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": mrtr_memory.spec}
     async with running_console(database_url, servers) as running:
         yield running
 

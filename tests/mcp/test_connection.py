@@ -12,7 +12,7 @@ from console.mcp import Complete, ConnectionPool, Endpoint, McpRequest
 from tests.harness import Mrtr
 from tests.processes import read_log
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
 WAIT = 20
 

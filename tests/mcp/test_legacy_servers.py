@@ -72,9 +72,9 @@ async def protocols(console: Console) -> dict[str, str]:
 
 
 async def test_a_plain_call_to_a_2025_11_25_server_completes(
-    database_url: str, old_server: ServerSpec, mrtr_stdio: Mrtr
+    database_url: str, old_server: ServerSpec, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"old": old_server, "mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"old": old_server, "mrtr": mrtr_memory.spec}) as console:
         assert await protocols(console) == {"old": "unknown", "mrtr": "unknown"}  # never reached yet
         call = await console.call("old", "hello", {"name": "ada"})
         assert result_text(call) == "hello ada"

@@ -19,7 +19,7 @@ from console.mcp import Complete, ConnectionPool, Endpoint, McpRequest
 from tests.harness import BULKY
 from tests.processes import ServerProcess, start_http_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
 WAIT = 20
 LIMIT = 1024 * 1024

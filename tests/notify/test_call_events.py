@@ -28,13 +28,13 @@ def subjects(mailbox: Kept, name: str) -> list[str]:
 
 async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webhooks_get_the_events(
     database_url: str,
-    mrtr_stdio: Mrtr,
+    mrtr_memory: Mrtr,
     smtp: ServerProcess,
     mailbox: Kept,
     receiver: ServerProcess,
     inbox: Kept,
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         secret = await add(
             console, "webhook", f"{receiver.url}/hook", events=["question.answered", "call.completed"]
         )
@@ -93,9 +93,9 @@ async def test_the_requester_hears_who_answered_and_how_the_call_ended_and_webho
 
 
 async def test_an_abandoned_call_is_a_failure_and_a_call_that_asked_nobody_is_not_announced(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         plain = await console.call("mrtr", "complete_now", {"x": "world"})
         assert plain["status"] == "completed"
         broken = await console.call("mrtr", "ask_sampling", {})  # sampling it was never offered: failed

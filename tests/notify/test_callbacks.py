@@ -53,10 +53,10 @@ async def callbacks(console: Console) -> list[Delivery]:
 
 
 async def test_an_agent_gets_signed_callbacks_when_its_call_needs_input_and_when_it_completes(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, allow_private_server_urls=True
+        database_url, {"mrtr": mrtr_memory.spec}, notifier=False, allow_private_server_urls=True
     ) as console:
         secret = await new_webhook_secret(console)
         hook = f"{receiver.url}/agent?who=dev"
@@ -98,10 +98,10 @@ async def test_an_agent_gets_signed_callbacks_when_its_call_needs_input_and_when
 
 
 async def test_a_rotated_secret_signs_the_next_callbacks_and_a_revoked_tokens_callbacks_stop(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, allow_private_server_urls=True
+        database_url, {"mrtr": mrtr_memory.spec}, notifier=False, allow_private_server_urls=True
     ) as console:
         old = await new_webhook_secret(console)
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"}, callback_url=f"{receiver.url}/a")
@@ -136,9 +136,9 @@ async def test_a_rotated_secret_signs_the_next_callbacks_and_a_revoked_tokens_ca
 
 
 async def test_a_callback_url_the_console_may_not_reach_or_cannot_sign_for_is_refused(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, notifier=False) as console:
         run_id = await console.new_run()
 
         async def refused(url: Any, who: str = "dev") -> dict[str, str]:
@@ -174,13 +174,13 @@ async def test_a_callback_url_the_console_may_not_reach_or_cannot_sign_for_is_re
 
 
 async def test_only_the_runs_owner_gives_its_calls_a_callback_and_nobody_else_learns_where_it_goes(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
     """The callback URL may carry the agent's own secret: a teammate, an auditor or another team cannot
     set one on dev's run, and those who see dev's call (its approver, an auditor) never see the URL; nor
     can they replace the secret dev's callbacks are signed with."""
     async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, notifier=False, allow_private_server_urls=True
+        database_url, {"mrtr": mrtr_memory.spec}, notifier=False, allow_private_server_urls=True
     ) as console:
         secret = await new_webhook_secret(console)
         run_id = await console.new_run()

@@ -61,9 +61,9 @@ def texts(node: Any) -> list[str]:
 
 
 async def test_slack_teams_and_a_signed_webhook_get_the_new_question_with_the_servers_words_inert(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, notifier=False) as console:
         await add(console, "slack", f"{receiver.url}/slack")
         await add(console, "teams", f"{receiver.url}/teams")
         secret = await add(console, "webhook", f"{receiver.url}/hook")
@@ -114,9 +114,9 @@ async def test_slack_teams_and_a_signed_webhook_get_the_new_question_with_the_se
 
 
 async def test_a_link_question_never_reaches_a_team_channel(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, notifier=False) as console:
         await add(console, "slack", f"{receiver.url}/slack")
         call = await console.call("mrtr", "form_and_url", {"message": "Connect your account"})
         questions = {q["key"]: q["id"] for q in call["pending"]}
@@ -128,11 +128,11 @@ async def test_a_link_question_never_reaches_a_team_channel(
 
 
 async def test_a_receiver_that_fails_gets_the_same_message_again_later(
-    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path
+    database_url: str, mrtr_memory: Mrtr, tmp_path: Path
 ) -> None:
     inbox = Kept(tmp_path / "received")  # a receiver of its own: it fails the first request
     with sink(tmp_path, inbox.folder, HTTP_SINK_FAIL_FIRST="1") as failing:
-        async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+        async with running_console(database_url, {"mrtr": mrtr_memory.spec}, notifier=False) as console:
             secret = await add(console, "webhook", f"{failing.url}/hook")
             assert secret is not None
             await console.call("mrtr", "two_rounds", {"topic": "alpha"})
@@ -245,9 +245,9 @@ async def test_a_team_admin_adds_and_removes_channels_on_the_page_and_a_member_c
 
 
 async def test_another_teams_channel_hears_nothing_of_this_teams_questions(
-    database_url: str, mrtr_stdio: Mrtr, receiver: ServerProcess, inbox: Kept
+    database_url: str, mrtr_memory: Mrtr, receiver: ServerProcess, inbox: Kept
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, notifier=False) as console:
         await add(console, "slack", f"{receiver.url}/platform")
         await add(console, "webhook", f"{receiver.url}/elsewhere", team="elsewhere")
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
@@ -270,12 +270,12 @@ async def run_elsewhere(console: Console, name: str) -> None:
 
 @pytest.mark.parametrize("who", ["lead", "viewer", "outsider"])
 async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_auditors_or_another_teams(
-    database_url: str, mrtr_stdio: Mrtr, tmp_path: Path, who: str
+    database_url: str, mrtr_memory: Mrtr, tmp_path: Path, who: str
 ) -> None:
     """Its channels and deliveries, seen, added, removed or sent again: 403 to the team's approver and
     auditor and to another team's admin, who through their own team's pages reaches none of them (404)."""
     with sink(tmp_path, tmp_path / "received", HTTP_SINK_FAIL_FIRST="100") as failing:
-        async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, notifier=False) as console:
+        async with running_console(database_url, {"mrtr": mrtr_memory.spec}, notifier=False) as console:
             await run_elsewhere(console, "outsider")
             await add(console, "webhook", f"{failing.url}/hook")
             await console.call("mrtr", "two_rounds", {"topic": "alpha"})

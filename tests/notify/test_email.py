@@ -77,9 +77,9 @@ async def created(console: Console) -> list[Delivery]:
 
 
 async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         call = await console.call("mrtr", "form_and_url", {"message": HOSTILE})
         questions = {q["key"]: q["id"] for q in call["pending"]}
         assert await send_due(console) == 3
@@ -116,11 +116,11 @@ async def test_the_people_who_may_answer_get_an_email_and_nobody_else(
 
 
 async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visible_failure(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     port = closed_port()
     async with mailing(
-        database_url, mrtr_stdio, f"smtp://127.0.0.1:{port}", notify_give_up_hours=0.05
+        database_url, mrtr_memory, f"smtp://127.0.0.1:{port}", notify_give_up_hours=0.05
     ) as console:  # give up after three minutes
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
 
@@ -154,11 +154,11 @@ async def test_a_server_that_is_down_gets_retries_with_growing_waits_then_a_visi
 
 
 async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_cannot(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     port = closed_port()
     async with mailing(
-        database_url, mrtr_stdio, f"smtp://127.0.0.1:{port}", notify_give_up_hours=0.001
+        database_url, mrtr_memory, f"smtp://127.0.0.1:{port}", notify_give_up_hours=0.001
     ) as console:  # give up at the first failure
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         await send_due(console)
@@ -195,9 +195,11 @@ async def test_team_admins_see_a_failed_delivery_and_send_it_again_and_others_ca
 
 
 async def test_the_console_sends_by_itself_when_a_question_arrives(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, **mail_settings(smtp.url)) as console:
+    async with running_console(
+        database_url, {"mrtr": mrtr_memory.spec}, **mail_settings(smtp.url)
+    ) as console:
         await with_addresses(console)
         await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         with anyio.fail_after(WAIT_SECONDS):
@@ -207,9 +209,9 @@ async def test_the_console_sends_by_itself_when_a_question_arrives(
 
 
 async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_alone(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         await set_policy(
             console, "tool", server="mrtr", tool="complete_now", gate=True, answerers="approvers"
         )
@@ -225,9 +227,9 @@ async def test_a_gate_that_only_approvers_may_pass_is_mailed_to_the_approvers_al
 
 
 async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         async with signed_in(console, "lead") as lead:
             page = html(await lead.client.get("/notifications"))
             assert text(one(page, "#email-address")) == ADDRESSES["lead"]
@@ -243,9 +245,9 @@ async def test_a_person_turns_their_email_off_on_their_page_and_gets_none(
 
 
 async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unless_answered(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         await set_policy(console, "team", expiry_minutes=60)
         first = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         second = await console.call("mrtr", "two_rounds", {"topic": "beta"})

@@ -27,9 +27,9 @@ def escalations(found: list[Delivery]) -> list[Delivery]:
 
 
 async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_members_who_may_answer_it(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         # dev may not answer (approvers only) and viewer is an auditor: of the three, only lead is told.
         await set_policy(
             console,
@@ -67,9 +67,9 @@ async def test_an_unanswered_question_is_escalated_at_its_time_to_the_group_memb
 
 
 async def test_a_role_is_escalated_to_only_where_the_question_still_waits_then(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         await promote(console, "lead", role="admin")
         await set_policy(
             console, "team", expiry_minutes=20, escalate_after_minutes=30, escalate_to="role:admin"
@@ -92,9 +92,9 @@ async def test_a_role_is_escalated_to_only_where_the_question_still_waits_then(
 
 
 async def test_an_escalation_group_that_is_not_a_role_or_the_teams_members_is_refused(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         await promote(console, "lead", role="admin")
         page = f"/admin/teams/{TEAM}/policies"
         async with signed_in(console, "lead") as admin:

@@ -54,9 +54,9 @@ async def membership_changes(console: Console) -> None:
 
 
 async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent_at_their_address_then(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         await set_policy(
             console, "team", expiry_minutes=60, escalate_after_minutes=40, escalate_to="role:approver"
         )
@@ -89,9 +89,9 @@ async def test_reminders_and_escalations_go_to_who_may_answer_when_they_are_sent
 
 
 async def test_the_first_notice_goes_to_who_may_answer_when_it_is_sent(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
-    async with mailing(database_url, mrtr_stdio, smtp.url) as console:
+    async with mailing(database_url, mrtr_memory, smtp.url) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         await membership_changes(console)  # before the notifier's pass
         assert await send_due(console) == 2
@@ -101,10 +101,10 @@ async def test_the_first_notice_goes_to_who_may_answer_when_it_is_sent(
 
 
 async def test_an_email_waiting_to_be_tried_again_goes_to_the_address_then_and_not_to_someone_who_left(
-    database_url: str, mrtr_stdio: Mrtr, smtp: ServerProcess, mailbox: Kept
+    database_url: str, mrtr_memory: Mrtr, smtp: ServerProcess, mailbox: Kept
 ) -> None:
     down = f"smtp://127.0.0.1:{closed_port()}"
-    async with mailing(database_url, mrtr_stdio, down) as console:
+    async with mailing(database_url, mrtr_memory, down) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "alpha"})
         assert await send_due(console) == 0  # the SMTP server is down: both wait for another attempt
         waiting = {d.recipient: d.status for d in await deliveries(console)}

@@ -18,12 +18,12 @@ from tests.harness import (
     Console,
     form_fields,
     html,
+    memory_mrtr,
     one,
     result_text,
     running_console,
     signed_in,
     stdio_deployer,
-    stdio_mrtr,
 )
 from tests.policies.setup import add_person, set_policy, set_server_trust
 from tests.processes import read_log
@@ -46,7 +46,7 @@ async def test_two_of_three_approvers_co_sign_one_answer_and_it_resumes_once(
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await add_person(console, "lead3", "approver")
         await set_policy(console, required_approvals=2)
         call = await console.call("mrtr", "two_rounds", {"topic": "quorum"})
@@ -97,7 +97,7 @@ async def test_a_co_signer_also_may_resend_the_same_content_instead_of_its_diges
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await set_policy(console, required_approvals=2)
         call = await console.call("mrtr", "two_rounds", {"topic": "same"})
         question = call["pending"][0]["id"]
@@ -109,7 +109,7 @@ async def test_a_co_signer_also_may_resend_the_same_content_instead_of_its_diges
 
 async def test_a_decline_by_the_second_approver_ends_it_declined(database_url: str, tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await set_policy(console, required_approvals=2)
         call = await console.call("mrtr", "two_rounds", {"topic": "veto"})
         question = call["pending"][0]["id"]
@@ -128,7 +128,7 @@ async def test_a_decline_by_the_second_approver_ends_it_declined(database_url: s
 
 async def test_no_self_approval_leaves_the_owner_a_read_only_page(database_url: str, tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await set_policy(console, no_self_approval=True)
         call = await console.call("mrtr", "two_rounds", {"topic": "mine"}, who="lead")  # lead's own agent
         question = call["pending"][0]["id"]
@@ -160,7 +160,7 @@ async def test_expired_question_gets_the_policys_answer_exactly_once(
     database_url: str, tmp_path: Path, action: str
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await set_policy(console, expiry_minutes=30, expiry_action=action)
         call = await console.call("mrtr", "two_rounds", {"topic": "late"})
         question = await console.question(call["pending"][0]["id"])
@@ -184,7 +184,7 @@ async def test_step_up_needs_a_recent_sign_in_and_re_authentication_brings_the_p
     database_url: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await set_policy(console, step_up_minutes=5)
         call = await console.call("mrtr", "two_rounds", {"topic": "fresh"})
         question = call["pending"][0]["id"]
@@ -216,7 +216,7 @@ async def test_step_up_needs_a_recent_sign_in_and_re_authentication_brings_the_p
 
 async def test_declining_never_needs_step_up(database_url: str, tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
-    async with running_console(database_url, {"mrtr": stdio_mrtr(log)}) as console:
+    async with running_console(database_url, {"mrtr": memory_mrtr(log)}) as console:
         await set_policy(console, step_up_minutes=5)
         call = await console.call("mrtr", "two_rounds", {"topic": "no"})
         declined = await console.answer(call["pending"][0]["id"], "decline", who="lead")
@@ -248,7 +248,7 @@ async def _age_sign_in(console: Console, name: str, *, minutes: int) -> None:
 async def test_the_stricter_default_follows_annotations_of_trusted_servers_only(
     database_url: str, tmp_path: Path, state_key: str, server: str, tool: str, trusted: bool, strict: bool
 ) -> None:
-    servers = {"deployer": stdio_deployer(state_key), "mrtr": stdio_mrtr(tmp_path / "requests.jsonl")}
+    servers = {"deployer": stdio_deployer(state_key), "mrtr": memory_mrtr(tmp_path / "requests.jsonl")}
     async with running_console(database_url, servers) as console:
         await set_server_trust(console, server, trusted)
         await set_policy(console, "destructive", required_approvals=2, no_self_approval=True)

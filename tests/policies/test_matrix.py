@@ -103,8 +103,8 @@ async def refusals_recorded(console: Console, elicitation_id: str) -> int:
 
 
 @pytest.mark.parametrize("policy", list(POLICIES))
-async def test_policy_matrix(database_url: str, mrtr_stdio: Mrtr, policy: str) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_policy_matrix(database_url: str, mrtr_memory: Mrtr, policy: str) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await add_person(console, "dev2", "member")
         await set_policy(console, **POLICIES[policy])  # type: ignore[arg-type]
         async with AsyncExitStack() as stack:

@@ -137,9 +137,9 @@ async def test_an_admin_sets_edits_and_removes_rules_on_the_page(database_url: s
     ],
 )
 async def test_bad_rules_are_shown_next_to_their_field_and_nothing_is_saved(
-    database_url: str, mrtr_stdio: Mrtr, fields: dict[str, str], field_id: str, message: str
+    database_url: str, mrtr_memory: Mrtr, fields: dict[str, str], field_id: str, message: str
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await promote(console, "lead2", role="admin")
         async with signed_in(console, "lead2") as admin:
             response = await admin.client.post(
@@ -152,9 +152,9 @@ async def test_bad_rules_are_shown_next_to_their_field_and_nothing_is_saved(
 
 
 async def test_only_the_teams_admins_may_see_or_change_its_policy(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         for name in ("lead", "dev", "viewer"):
             async with signed_in(console, name) as who:
                 page = await who.client.get(PAGE)

@@ -49,9 +49,9 @@ async def dev_waits(console: Console) -> tuple[dict[str, Any], str, str]:
 
 
 async def test_an_outsider_is_not_found_anywhere_in_another_team_through_the_api_and_each_try_is_audited(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call, form_id, link_id = await dev_waits(console)
         api = console.client
         outsider = console.auth("outsider")
@@ -91,9 +91,9 @@ async def test_an_outsider_is_not_found_anywhere_in_another_team_through_the_api
 
 
 async def test_a_teammate_reading_someone_elses_link_question_through_the_api_is_refused_and_audited(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         _call, form_id, link_id = await dev_waits(console)
         assert (await console.question(form_id, who="lead"))["status"] == "pending"  # the form is theirs too
 
@@ -114,9 +114,9 @@ async def test_a_teammate_reading_someone_elses_link_question_through_the_api_is
 
 
 async def test_an_outsider_is_not_found_on_another_teams_pages_and_each_try_is_audited(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call, form_id, link_id = await dev_waits(console)
         async with signed_in(console, "outsider") as outsider:
             web = outsider.client
@@ -140,9 +140,9 @@ async def test_an_outsider_is_not_found_on_another_teams_pages_and_each_try_is_a
 
 
 async def test_the_outcome_of_a_pending_question_is_a_422_and_a_link_outcome_is_its_owners_alone(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call, form_id, link_id = await dev_waits(console)
         async with signed_in(console, "dev") as dev, signed_in(console, "lead") as lead:
             for who, question in ((dev, form_id), (dev, link_id), (lead, form_id)):

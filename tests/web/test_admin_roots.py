@@ -34,9 +34,9 @@ async def post(who: Browser, path: str, **data: Any) -> int:
 
 
 async def test_a_site_admin_sets_the_default_and_a_servers_own_roots_and_a_mistake_names_its_line(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await promote(console, "lead", role="admin", site_admin=True)
         async with signed_in(console, "lead") as lead:
             lines = f"file:///srv/app {HOSTILE_NAME}\n\nfile:///srv/data"
@@ -85,9 +85,9 @@ async def test_a_site_admin_sets_the_default_and_a_servers_own_roots_and_a_mista
 
 
 async def test_a_team_admin_reads_the_roots_but_may_not_change_them(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         async with console.runtime.factory() as session:
             await set_roots(
                 session=session, by=None, team_name=TEAM, server_name=None, roots=[Root("file:///srv/app")]
@@ -112,9 +112,9 @@ async def test_a_team_admin_reads_the_roots_but_may_not_change_them(
 
 @pytest.mark.parametrize("who", ["dev", "lead", "viewer", "outsider"])
 async def test_members_approvers_auditors_and_other_teams_admins_may_not_change_its_roots(
-    database_url: str, mrtr_stdio: Mrtr, who: str
+    database_url: str, mrtr_memory: Mrtr, who: str
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         if who == "outsider":  # an admin, but of another team
             async with console.runtime.factory() as session:
                 elsewhere = await team_by_name(session=session, name="elsewhere")

@@ -233,9 +233,9 @@ async def test_a_server_that_cannot_start_reports_a_clear_error(database_url: st
 
 
 async def test_a_disabled_server_refuses_new_calls_until_enabled_again(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await promote(console, "lead", role="admin")
         async with signed_in(console, "lead") as lead:
             disabled = await lead.client.post(f"{BASE}/servers/mrtr/disable", data={"csrf_token": lead.csrf})

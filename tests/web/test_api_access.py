@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import MRTR_SERVER, running_console, stdio_mrtr
+from tests.harness import MRTR_SERVER, memory_mrtr, running_console
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +65,7 @@ async def test_openapi_document_describes_the_agent_api(database_url: str) -> No
 
 async def test_the_server_list_names_no_stdio_command_line(database_url: str, tmp_path: Path) -> None:
     """A stdio server's arguments are the operator's: members learn its name, transport and protocol."""
-    spec = stdio_mrtr(tmp_path / "log.jsonl")
+    spec = memory_mrtr(tmp_path / "log.jsonl")
     async with running_console(database_url, {"mrtr": spec}) as console:
         listed = (await console.client.get("/api/v1/servers", headers=console.auth("dev"))).json()
     assert listed == [

@@ -80,11 +80,11 @@ async def audit_pages(who: Browser, call_id: str) -> dict[int, tuple[str, Any]]:
 
 @pytest.mark.parametrize("reviewer", ["viewer", "lead2"])  # the team's auditor, and a team admin
 async def test_reviewers_see_the_links_origin_path_and_digest_but_never_its_query(
-    database_url: str, mrtr_stdio: Mrtr, reviewer: str
+    database_url: str, mrtr_memory: Mrtr, reviewer: str
 ) -> None:
     key = new_private_key_text()
     async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, audit_signing_key=key, audit_checkpoint_every=4
+        database_url, {"mrtr": mrtr_memory.spec}, audit_signing_key=key, audit_checkpoint_every=4
     ) as console:
         await promote(console, "lead2", role="admin")
         call_id, ids = await connect_call(console)

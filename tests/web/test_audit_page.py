@@ -29,13 +29,13 @@ async def audit_text(database_url: str) -> str:
 
 
 async def test_auditor_reviews_a_decision_filters_and_downloads_a_verifiable_export(
-    database_url: str, mrtr_stdio: Mrtr, caplog: pytest.LogCaptureFixture
+    database_url: str, mrtr_memory: Mrtr, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = new_private_key_text()
     public = public_key_text(load_private_key(key).public_key())
     name = "alice-" + secrets.token_hex(4)
     async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, audit_signing_key=key, audit_checkpoint_every=3
+        database_url, {"mrtr": mrtr_memory.spec}, audit_signing_key=key, audit_checkpoint_every=3
     ) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "release"})
         call = await console.answer_and_settle(call, "accept", {"name": name})
@@ -110,9 +110,9 @@ BEFORE_ALL = {"until": "2000-01-01T00:00"}
     ],
 )
 async def test_every_filter_shows_and_exports_the_same_events(
-    database_url: str, mrtr_stdio: Mrtr, criteria: dict[str, str], expect: Any
+    database_url: str, mrtr_memory: Mrtr, criteria: dict[str, str], expect: Any
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await console.call("mrtr", "complete_now", {"x": "one"})
         asked = await console.call("mrtr", "two_rounds", {"topic": "filters"})
         await console.answer_and_settle(asked, "decline")
@@ -184,11 +184,11 @@ def text_of(soup: Any, selector: str) -> str:
 
 
 async def test_every_event_of_a_call_that_asked_names_its_team_server_and_tool(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """The events of a round trip come from several transactions (the call, its round, the answer and
     the resume it queued, the reply): each names what an auditor filters them by."""
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         asked = await console.call("mrtr", "two_rounds", {"topic": "context"})
         second = await console.answer_and_settle(asked, "accept", {"name": "Ada"})
         done = await console.answer_and_settle(second, "accept", {"amount": 7, "count": 2})

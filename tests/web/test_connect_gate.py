@@ -121,9 +121,9 @@ def assert_only_internal_links(soup: BeautifulSoup, where: str) -> None:
 
 
 async def test_the_gate_shows_the_full_url_its_site_and_the_warnings(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console)
         tricky = await url_question_like(
             console, ids["connect"], "https://bank.example@evil.example:8443/login"
@@ -172,8 +172,8 @@ async def test_the_gate_shows_the_full_url_its_site_and_the_warnings(
             assert all(w.startswith("Warning:") for w in warnings)
 
 
-async def test_a_refused_link_can_only_be_declined_or_cancelled(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_a_refused_link_can_only_be_declined_or_cancelled(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console)
         script = await url_question_like(console, ids["connect"], "javascript:alert(1)")
         data_link = await url_question_like(console, ids["connect"], "data:text/html,<b>hi</b>")
@@ -215,9 +215,9 @@ async def test_a_refused_link_can_only_be_declined_or_cancelled(database_url: st
 
 
 async def test_opening_the_link_records_accept_and_sends_the_browser_there(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console)
         async with signed_in(console, "dev") as dev:
             # Accept on the question page before consent goes to the gate first.
@@ -266,8 +266,8 @@ async def test_opening_the_link_records_accept_and_sends_the_browser_there(
 # --- the same-user rule -------------------------------------------------------------------------
 
 
-async def test_only_the_owner_may_open_the_link(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_only_the_owner_may_open_the_link(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console)
         connect = ids["connect"]
         lead_id = await user_id(console, "lead")
@@ -326,10 +326,10 @@ async def test_only_the_owner_may_open_the_link(database_url: str, mrtr_stdio: M
 
 
 async def test_the_owner_can_open_a_re_asked_link_again_and_teammates_never_see_it(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """After consent the server asks for the same link again; dev, who closed that tab, opens it again."""
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console)
         reask = await url_question_like(console, ids["connect"], LINK)
         async with signed_in(console, "dev") as dev:
@@ -391,9 +391,9 @@ async def test_the_owner_can_open_a_re_asked_link_again_and_teammates_never_see_
 
 
 async def test_a_signed_out_visitor_signs_in_first_and_is_then_checked(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console)
         path = f"/connect/{ids['connect']}"
         login = f"/login?next={quote(path, safe='')}"
@@ -426,9 +426,9 @@ async def test_a_signed_out_visitor_signs_in_first_and_is_then_checked(
 # --- no URL from any other field becomes a link ---------------------------------------------------
 
 
-async def test_urls_in_server_text_are_never_links(database_url: str, mrtr_stdio: Mrtr) -> None:
+async def test_urls_in_server_text_are_never_links(database_url: str, mrtr_memory: Mrtr) -> None:
     payload = "https://evil.example/phish?x=1"
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         ids = await mixed_call(console, note="see https://evil.example/argument")
         run_id = await console.new_run("dev", "https://evil.example/run-title")
         hostile = await console.call("mrtr", "hostile", {"payload": payload}, run_id=run_id)

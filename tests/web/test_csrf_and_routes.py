@@ -685,9 +685,9 @@ def protected_posts() -> list[str]:
 
 
 async def test_every_web_page_redirects_to_sign_in_when_signed_out(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id, run_id = await pending_question(console)
         ids = {**ADMIN_IDS, "elicitation_id": question_id, "run_id": run_id, "seq": "1"}
         gets = [path for method, path in web_routes() if method == "GET" and (method, path) not in PUBLIC]
@@ -714,8 +714,8 @@ async def test_every_web_page_redirects_to_sign_in_when_signed_out(
                 assert (await anonymous.client.get(public)).status_code == 200, public
 
 
-async def test_every_post_route_does_nothing_when_signed_out(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_every_post_route_does_nothing_when_signed_out(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id, run_id = await pending_question(console)
         ids = {
             **ADMIN_IDS,
@@ -748,9 +748,9 @@ async def test_every_post_route_does_nothing_when_signed_out(database_url: str, 
 
 
 async def test_every_post_route_refuses_a_missing_wrong_or_foreign_csrf_token_and_cross_site_requests(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, secret_key=SECRET_KEY) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, secret_key=SECRET_KEY) as console:
         for path in protected_posts():
             name, make = TARGETS[path]
             someone_else = "lead2" if name != "lead2" else "lead"
@@ -811,9 +811,9 @@ async def test_every_post_route_refuses_a_missing_wrong_or_foreign_csrf_token_an
     ],
 )
 async def test_every_post_route_works_with_the_sessions_csrf_token(
-    database_url: str, mrtr_stdio: Mrtr, how: dict[str, object]
+    database_url: str, mrtr_memory: Mrtr, how: dict[str, object]
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}, secret_key=SECRET_KEY) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}, secret_key=SECRET_KEY) as console:
         for path in protected_posts():
             name, make = TARGETS[path]
             async with signed_in(console, name) as who:
@@ -836,9 +836,9 @@ async def test_every_post_route_works_with_the_sessions_csrf_token(
 
 
 async def test_a_decision_with_a_bad_csrf_token_leaves_the_question_pending(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id, _ = await pending_question(console)
         async with signed_in(console, "lead") as lead:
             digest = await digest_of(lead, question_id)
@@ -933,14 +933,14 @@ def markup_problems(response: httpx.Response) -> list[str]:
 
 
 async def test_every_page_fragment_and_error_carries_the_security_headers(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     seen: list[tuple[str, int, httpx.Response]] = []
 
     def keep(label: str, expected: int, response: httpx.Response) -> None:
         seen.append((label, expected, response))  # statuses are checked last, after every header
 
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id, run_id = await pending_question(console)
         answered_id, _ = await pending_question(console)
         async with browser(console) as anonymous:

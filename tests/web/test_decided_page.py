@@ -34,9 +34,9 @@ def row(soup: BeautifulSoup, elicitation_id: str) -> Tag:
 
 
 async def test_decided_shows_the_outcome_who_answered_every_co_signer_and_when(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         declined = await console.call("mrtr", "two_rounds", {"topic": "no"})
         assert (await console.answer(declined["pending"][0]["id"], "decline")).status_code == 200
         await set_policy(console, required_approvals=2)
@@ -86,9 +86,9 @@ async def test_decided_shows_the_outcome_who_answered_every_co_signer_and_when(
 
 
 async def test_decided_shows_each_person_only_what_they_may_see_and_never_anothers_link(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         mixed = await console.call("mrtr", "form_and_url", {})
         by_key = {p["key"]: p["id"] for p in mixed["pending"]}
         assert (await console.answer(by_key["connect"], "decline", who="dev")).status_code == 200
@@ -132,8 +132,8 @@ async def test_decided_shows_each_person_only_what_they_may_see_and_never_anothe
             assert [text(dd) for dd in approve_row.select(".answer dd")] == ["yes"]  # a boolean, in words
 
 
-async def test_decided_pages_most_recent_first_with_a_keyset(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_decided_pages_most_recent_first_with_a_keyset(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "many"})
         original_id = call["pending"][0]["id"]
         assert (await console.answer(original_id, "decline")).status_code == 200

@@ -28,9 +28,9 @@ async def test_an_anonymous_404_shows_the_sign_in_link_and_nothing_of_a_signed_i
 
 
 async def test_a_signed_in_persons_404_keeps_their_navigation_and_says_the_message_as_a_sentence(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "two_rounds", {"topic": "errors"})
         question = call["pending"][0]["id"]
         async with signed_in(console, "outsider") as outsider:

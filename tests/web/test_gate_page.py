@@ -16,10 +16,10 @@ from tests.harness import (
     Mrtr,
     form_fields,
     html,
+    memory_mrtr,
     one,
     running_console,
     signed_in,
-    stdio_mrtr,
     text,
 )
 from tests.policies.setup import set_policy
@@ -45,10 +45,10 @@ async def page(who: Browser, question_id: str) -> BeautifulSoup:
 
 
 async def test_an_approver_sees_what_would_be_sent_and_declines_with_a_reason(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     long_note = "x" * 500
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "tool", server="mrtr", tool="complete_now", gate=True)
         call = await console.call("mrtr", "complete_now", {"x": "short", "note": long_note})
         question_id = call["pending"][0]["id"]
@@ -86,14 +86,14 @@ async def test_an_approver_sees_what_would_be_sent_and_declines_with_a_reason(
         ended = await console.get_call(call["id"])
         assert ended["status"] == "declined"
         assert ended["error"]["reason"] == "<b>not</b> today"
-    assert requests_with(mrtr_stdio.log, "x", "short") == []
+    assert requests_with(mrtr_memory.log, "x", "short") == []
 
 
 async def test_an_approver_changes_the_arguments_in_the_generated_form(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     asked, changed = secrets.token_hex(6), secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "tool", server="mrtr", tool="complete_now", gate=True, allow_edit=True)
         call = await console.call("mrtr", "complete_now", {"x": asked})
         question_id = call["pending"][0]["id"]
@@ -109,15 +109,15 @@ async def test_an_approver_changes_the_arguments_in_the_generated_form(
             assert approved.status_code == 303, approved.text[:800]
         done = await console.settle(call["id"], after_round=0)
         assert done["status"] == "completed"
-    assert requests_with(mrtr_stdio.log, "x", asked) == []
-    assert len(requests_with(mrtr_stdio.log, "x", changed)) == 1
+    assert requests_with(mrtr_memory.log, "x", asked) == []
+    assert len(requests_with(mrtr_memory.log, "x", changed)) == 1
 
 
 async def test_the_form_posted_unchanged_approves_the_arguments_as_sent(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     asked = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "tool", server="mrtr", tool="complete_now", gate=True, allow_edit=True)
         call = await console.call("mrtr", "complete_now", {"x": asked, "extra": [1, 2]})
         question_id = call["pending"][0]["id"]
@@ -132,18 +132,18 @@ async def test_the_form_posted_unchanged_approves_the_arguments_as_sent(
         question = await console.question(question_id)
         assert question["content"] == {"arguments": {"x": asked, "extra": [1, 2]}}
     # Sent as the agent sent it: an argument the form does not show is kept.
-    assert [r["arguments"] for r in requests_with(mrtr_stdio.log, "x", asked)] == [
+    assert [r["arguments"] for r in requests_with(mrtr_memory.log, "x", asked)] == [
         {"x": asked, "extra": [1, 2]}
     ]
 
 
 async def test_an_edit_into_a_stricter_rule_is_refused_to_the_owner_and_shown_to_the_next_approver(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """The owner may approve their own call as asked, but not changed into arguments whose rule forbids
     self-approval; an approver's same change waits for a second approver, whose page says why."""
     asked = secrets.token_hex(6)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "tool", server="mrtr", tool="complete_now", gate=True, allow_edit=True)
         await set_policy(
             console,
@@ -199,7 +199,7 @@ async def test_an_edit_into_a_stricter_rule_is_refused_to_the_owner_and_shown_to
             after = await page(lead2, question_id)
             assert str(one(after, "#arguments")) == str(tables[0])  # the outcome shows the same difference
             assert not after.select("#why-you, #policy-line, .time-left")
-    assert len(requests_with(mrtr_stdio.log, "x", "everyone")) == 1
+    assert len(requests_with(mrtr_memory.log, "x", "everyone")) == 1
 
 
 HOSTILE_TITLES = [
@@ -216,7 +216,7 @@ async def test_a_hostile_tool_title_neither_adds_markup_nor_words_the_decision(
     still worded by the console from the tool's name and the real arguments, and the server's text is shown
     as text."""
     log = tmp_path / "log.jsonl"
-    hostile = stdio_mrtr(log, MRTR_TOOL_TEXT=hostile_title)
+    hostile = memory_mrtr(log, MRTR_TOOL_TEXT=hostile_title)
     async with running_console(database_url, {"mrtr": hostile}) as console:
         await set_policy(console, "tool", server="mrtr", tool="odd_text", gate=True)
         call = await console.call("mrtr", "odd_text", {"table": "customers", "mode": "drop"})

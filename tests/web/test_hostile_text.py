@@ -133,10 +133,10 @@ def check_visible_text(name: str, soup: BeautifulSoup, payload: str) -> list[str
 
 
 async def test_hostile_server_text_adds_no_element_or_attribute_to_any_page(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     async with (
-        running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console,
+        running_console(database_url, {"mrtr": mrtr_memory.spec}) as console,
         signed_in(console, "lead") as lead,
     ):
         benign = await renderings(console, lead, BENIGN)
@@ -173,10 +173,10 @@ async def test_hostile_server_text_adds_no_element_or_attribute_to_any_page(
 
 
 async def test_hostile_text_in_the_invalid_form_keeps_the_typed_value_as_a_value(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     payload = '"><script>alert(1)</script>'
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await console.call("mrtr", "hostile", {"payload": "x"})
         url = f"/elicitations/{call['pending'][0]['id']}"
         async with signed_in(console, "lead") as lead:
@@ -218,10 +218,10 @@ async def list_rows(console: Console, who: Browser, payload: str) -> dict[str, B
 
 
 async def test_hostile_text_in_the_runs_and_decided_lists_stays_text(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     async with (
-        running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console,
+        running_console(database_url, {"mrtr": mrtr_memory.spec}) as console,
         signed_in(console, "lead") as lead,
     ):
         benign = {name: shape(row) for name, row in (await list_rows(console, lead, BENIGN)).items()}
@@ -282,11 +282,11 @@ def shown(soup: BeautifulSoup, selector: str) -> str:
 
 
 async def test_hidden_and_direction_changing_characters_show_as_code_points_on_every_page(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     payload = BIDI_PAYLOAD
     async with (
-        running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console,
+        running_console(database_url, {"mrtr": mrtr_memory.spec}) as console,
         signed_in(console, "lead") as lead,
     ):
         pages = await renderings(console, lead, payload)  # answered through the form: the values round-trip

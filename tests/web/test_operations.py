@@ -58,10 +58,10 @@ async def test_without_a_metrics_token_there_are_no_metrics(database_url: str) -
 
 
 async def test_metrics_need_the_metrics_token_and_show_calls_questions_and_latencies(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     async with running_console(
-        database_url, {"mrtr": mrtr_stdio.spec}, metrics_token=METRICS_TOKEN
+        database_url, {"mrtr": mrtr_memory.spec}, metrics_token=METRICS_TOKEN
     ) as console:
         for headers in ({}, console.auth("lead"), {"Authorization": f"Bearer {METRICS_TOKEN}x"}):
             refused = await console.client.get("/metrics", headers=headers)

@@ -97,8 +97,8 @@ async def second_round(console: Console, title: str = "deploy run") -> dict[str,
 # --- inbox --------------------------------------------------------------------------------
 
 
-async def test_inbox_lists_only_what_each_person_may_answer(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_inbox_lists_only_what_each_person_may_answer(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         form_call = await ask(console)
         mixed = await ask(console, "form_and_url")
         form_q = form_call["pending"][0]["id"]
@@ -129,9 +129,9 @@ async def test_inbox_lists_only_what_each_person_may_answer(database_url: str, m
 
 
 async def test_inbox_shows_newest_first_and_answered_questions_leave_it(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         calls = [await ask(console, topic=f"topic-{n}") for n in range(3)]
         ids = [c["pending"][0]["id"] for c in calls]
         async with signed_in(console, "lead") as lead:
@@ -148,8 +148,8 @@ async def test_inbox_shows_newest_first_and_answered_questions_leave_it(
             assert inbox_ids(html(fragment)) == [ids[2], ids[0]]
 
 
-async def test_inbox_filters_by_team_server_and_mode(database_url: str, mrtr_stdio: Mrtr) -> None:
-    servers = {"mrtr": mrtr_stdio.spec, "mrtr2": mrtr_stdio.spec}
+async def test_inbox_filters_by_team_server_and_mode(database_url: str, mrtr_memory: Mrtr) -> None:
+    servers = {"mrtr": mrtr_memory.spec, "mrtr2": mrtr_memory.spec}
     async with running_console(database_url, servers) as console:
         on_first = (await ask(console))["pending"][0]["id"]
         on_second = (await ask(console, server="mrtr2"))["pending"][0]["id"]
@@ -185,9 +185,9 @@ async def test_inbox_filters_by_team_server_and_mode(database_url: str, mrtr_std
             assert bad.status_code == 422
 
 
-async def test_inbox_pages_with_a_keyset_through_many_questions(database_url: str, mrtr_stdio: Mrtr) -> None:
+async def test_inbox_pages_with_a_keyset_through_many_questions(database_url: str, mrtr_memory: Mrtr) -> None:
     total = 120
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         # Against a hang, not a speed check: alone these take 6 s; beside the chaos test on two cores, a
         # CI run needed more than 60.
         with anyio.fail_after(240):
@@ -235,9 +235,9 @@ async def test_inbox_pages_with_a_keyset_through_many_questions(database_url: st
 
 
 async def test_question_page_shows_who_asks_what_for_whom_and_the_right_form(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await ask(console, title="Release 2.4.1", topic="quarterly <budget>")
         second = await console.answer_and_settle(call, "accept", {"name": "Ada"})
         question_id = second["pending"][0]["id"]
@@ -281,9 +281,9 @@ async def test_question_page_shows_who_asks_what_for_whom_and_the_right_form(
 
 @pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
 async def test_a_missing_required_answer_re_renders_the_form_with_the_message_next_to_the_field(
-    database_url: str, mrtr_stdio: Mrtr, htmx: bool
+    database_url: str, mrtr_memory: Mrtr, htmx: bool
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         second = await second_round(console)
         question_id = second["pending"][0]["id"]
         async with signed_in(console, "lead") as lead:
@@ -320,9 +320,9 @@ async def test_a_missing_required_answer_re_renders_the_form_with_the_message_ne
 
 
 async def test_a_valid_answer_redirects_to_the_question_which_then_shows_the_outcome(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         second = await second_round(console)
         question_id = second["pending"][0]["id"]
         async with signed_in(console, "lead") as lead:
@@ -357,8 +357,8 @@ async def test_a_valid_answer_redirects_to_the_question_which_then_shows_the_out
         )
 
 
-async def test_the_second_person_to_answer_is_told_who_answered(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_the_second_person_to_answer_is_told_who_answered(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await ask(console)
         question_id = call["pending"][0]["id"]
         url = f"/elicitations/{question_id}"
@@ -385,9 +385,9 @@ async def test_the_second_person_to_answer_is_told_who_answered(database_url: st
 
 
 async def test_run_page_shows_the_calls_rounds_answers_and_final_text(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await ask(console, title="Budget run", topic="budget")
         second = await console.answer_and_settle(call, "accept", {"name": "Ada"}, who="lead")
         done = await console.answer_and_settle(second, "accept", {"amount": 5, "count": 2}, who="lead2")
@@ -418,9 +418,9 @@ async def test_run_page_shows_the_calls_rounds_answers_and_final_text(
 
 
 async def test_run_page_credits_the_first_answer_and_every_co_signer(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await add_person(console, "lead3", "approver")
         await set_policy(console, required_approvals=3)
         call = await ask(console, title="Three keys")
@@ -449,8 +449,8 @@ async def test_run_page_credits_the_first_answer_and_every_co_signer(
             assert all(when.endswith(" ago") for _, _, when in signatures)
 
 
-async def test_a_question_of_another_team_is_a_not_found_page(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_a_question_of_another_team_is_a_not_found_page(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call = await ask(console)
         question_id = call["pending"][0]["id"]
         async with signed_in(console, "outsider") as outsider:
@@ -502,9 +502,9 @@ async def unsupported_question(console: Console) -> str:
 
 
 async def test_an_unsupported_schema_offers_only_decline_and_cancel(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await unsupported_question(console)
         url = f"/elicitations/{question_id}"
         async with signed_in(console, "lead") as lead:
@@ -527,9 +527,9 @@ async def test_an_unsupported_schema_offers_only_decline_and_cancel(
 
 
 async def test_accepting_an_unsupported_schema_is_refused_and_leaves_it_pending(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await unsupported_question(console)
         url = f"/elicitations/{question_id}"
         async with signed_in(console, "lead") as lead:

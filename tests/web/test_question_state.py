@@ -64,9 +64,9 @@ def state(soup: BeautifulSoup) -> dict[str, Any]:
 
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
 async def test_the_count_signers_and_time_follow_each_answer(
-    database_url: str, mrtr_stdio: Mrtr, htmx: bool
+    database_url: str, mrtr_memory: Mrtr, htmx: bool
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await two_approver_question(console)
         async with signed_in(console, "lead") as lead, signed_in(console, "lead2") as lead2:
             before = state(await full_page(lead, question_id))
@@ -112,9 +112,9 @@ async def test_the_count_signers_and_time_follow_each_answer(
 
 
 async def test_a_decline_by_the_second_approver_shows_who_signed_and_when_it_ended(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await two_approver_question(console)
         async with signed_in(console, "lead") as lead, signed_in(console, "lead2") as lead2:
             await answer(lead, question_id, {"action": "accept", "f0": "Ada"}, htmx=True)
@@ -126,9 +126,9 @@ async def test_a_decline_by_the_second_approver_shows_who_signed_and_when_it_end
 
 
 async def test_the_answer_waiting_for_a_second_approver_reads_the_same_for_each_viewer(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await two_approver_question(console)
         async with signed_in(console, "lead") as lead, signed_in(console, "lead2") as lead2:
             await answer(lead, question_id, {"action": "accept", "f0": "Ada <b>"}, htmx=False)

@@ -32,9 +32,9 @@ def shown_text(soup: BeautifulSoup | Tag) -> str:
 
 
 async def test_inbox_and_question_page_name_a_stdio_server_and_say_when_each_call_was_made(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         calls = []
         for topic in ("first", "second"):  # two deploys with the same title
             run_id = await console.new_run("dev", "Deploy auth-service")
@@ -80,11 +80,11 @@ def check_times(name: str, soup: BeautifulSoup) -> list[str]:
 
 
 async def test_every_time_on_the_pages_is_relative_with_the_exact_moment_in_a_time_element(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     async with running_console(
         database_url,
-        {"mrtr": mrtr_stdio.spec},
+        {"mrtr": mrtr_memory.spec},
         audit_signing_key=new_private_key_text(),
         audit_checkpoint_every=2,
     ) as console:
@@ -119,9 +119,9 @@ async def test_every_time_on_the_pages_is_relative_with_the_exact_moment_in_a_ti
 
 
 async def test_the_team_page_says_each_policy_rule_in_the_question_pages_words(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, no_self_approval=True, required_approvals=2)
         await set_policy(
             console, "destructive", step_up_minutes=5, expiry_minutes=120, expiry_action="decline"

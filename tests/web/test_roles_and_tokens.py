@@ -65,9 +65,9 @@ def refused(response: Any, message: str) -> None:
 
 
 async def test_an_auditor_token_reads_everything_but_every_change_is_refused_and_audited(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call, run_id = await waiting_call(console)
         question = call["pending"][0]["id"]
         auditor = console.auth("viewer")
@@ -102,9 +102,9 @@ async def test_an_auditor_token_reads_everything_but_every_change_is_refused_and
 
 
 async def test_a_run_owner_made_auditor_can_no_longer_start_steer_or_answer_until_made_member_again(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call, run_id = await waiting_call(console)
         question = call["pending"][0]["id"]
         assert question in {q["id"] for q in await console.pending_questions("dev")}
@@ -139,9 +139,9 @@ async def test_a_run_owner_made_auditor_can_no_longer_start_steer_or_answer_unti
 
 
 async def test_a_demoted_approvers_token_cannot_answer_from_the_next_request_on(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         call, _run = await waiting_call(console)
         question = call["pending"][0]["id"]
         assert (await console.question(question, who="lead"))["status"] == "pending"
@@ -179,11 +179,11 @@ async def test_removing_a_member_revokes_their_tokens_for_good_even_when_they_ar
 
 
 async def test_only_the_teams_own_admins_pin_its_servers_protocol_through_the_api(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
     """Another team's admin learns not even that the server exists; the team's auditor and member are
     refused; none of them changes it."""
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         async with console.runtime.factory() as session:
             outsider = await user_id(console, "outsider")
             made_admin = update(Membership).where(Membership.user_id == outsider).values(role="admin")

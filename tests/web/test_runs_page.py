@@ -42,8 +42,10 @@ async def run_with(console: Console, tool: str | None, arguments: dict[str, Any]
     return run_id
 
 
-async def test_dev_reaches_their_waiting_run_from_the_navigation(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_dev_reaches_their_waiting_run_from_the_navigation(
+    database_url: str, mrtr_memory: Mrtr
+) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         run_id = await console.new_run("dev", "Deploy auth-service 2.4.1")
         call = await console.call("mrtr", "two_rounds", {"topic": "deploy"}, run_id=run_id)
         assert call["status"] == "awaiting_input"
@@ -69,9 +71,9 @@ async def test_dev_reaches_their_waiting_run_from_the_navigation(database_url: s
 
 
 async def test_a_member_sees_only_their_own_runs_and_approvers_and_auditors_their_teams(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         devs = await run_with(console, "two_rounds", {"topic": "mine"}, title="dev's run")
         lead2s = await run_with(console, "two_rounds", {"topic": "theirs"}, who="lead2", title="lead2's run")
         leads = await run_with(console, None, {}, who="lead", title="lead's run")
@@ -106,8 +108,8 @@ async def test_a_member_sees_only_their_own_runs_and_approvers_and_auditors_thei
             assert set(run_ids(await runs_page(dev))) == everything  # the role counts at each request
 
 
-async def test_the_runs_list_filters_by_state(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_the_runs_list_filters_by_state(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         waiting = await run_with(console, "two_rounds", {"topic": "wait"})
         completed = await run_with(console, "complete_now", {"x": "hi"})
         failed = await run_with(console, "ask_sampling", {})
@@ -145,8 +147,8 @@ async def test_the_runs_list_filters_by_state(database_url: str, mrtr_stdio: Mrt
             assert run_ids(html(fragment)) == [failed]
 
 
-async def test_the_runs_list_pages_newest_first_with_a_keyset(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_the_runs_list_pages_newest_first_with_a_keyset(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         with anyio.fail_after(60):
             created = [await console.new_run("dev", f"run {n}") for n in range(55)]
         async with signed_in(console, "dev") as dev:

@@ -35,9 +35,9 @@ async def asked(console: Console, payload: str) -> dict[str, Any]:
 
 
 async def test_the_reply_a_person_writes_goes_back_as_the_models_answer(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "server", server="mrtr", sampling=True)
         call = await asked(console, "the weather")
         question_id = call["pending"][0]["id"]
@@ -70,9 +70,9 @@ async def test_the_reply_a_person_writes_goes_back_as_the_models_answer(
 
 
 async def test_an_auditor_sees_a_sampling_request_but_cannot_write_its_reply(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "server", server="mrtr", sampling=True)
         call = await asked(console, "audit me")
         question_id = call["pending"][0]["id"]
@@ -90,8 +90,8 @@ async def test_an_auditor_sees_a_sampling_request_but_cannot_write_its_reply(
         assert still["status"] == "awaiting_input"
 
 
-async def test_hostile_text_in_a_sampling_request_stays_text(database_url: str, mrtr_stdio: Mrtr) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+async def test_hostile_text_in_a_sampling_request_stays_text(database_url: str, mrtr_memory: Mrtr) -> None:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await set_policy(console, "server", server="mrtr", sampling=True)
         async with signed_in(console, "lead") as lead:
 

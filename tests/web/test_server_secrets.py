@@ -54,11 +54,11 @@ def database_bytes(database_url: str) -> bytes:
 
 
 async def test_header_and_environment_values_are_stored_sealed_and_still_reach_the_server(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    assert mrtr_stdio.spec.command is not None
-    log_path = str(mrtr_stdio.log)
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    assert mrtr_memory.spec.command is not None
+    log_path = str(mrtr_memory.log)
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await promote(console, "lead", role="admin")
         async with signed_in(console, "lead") as lead:
             remote = {
@@ -79,7 +79,7 @@ async def test_header_and_environment_values_are_stored_sealed_and_still_reach_t
         assert opened_headers(console, await stored(console, "remote")) == {"X-Api-Key": API_KEY}
         done = await console.call("mrtr", "complete_now", {"x": "sealed-env"})
         assert result_text(done)
-        assert [r["arguments"] for r in read_log(mrtr_stdio.log)] == [{"x": "sealed-env"}]
+        assert [r["arguments"] for r in read_log(mrtr_memory.log)] == [{"x": "sealed-env"}]
 
 
 async def test_without_a_console_secret_a_header_value_is_refused_with_a_clear_reason(

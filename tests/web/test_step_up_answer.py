@@ -89,9 +89,9 @@ async def confirm_password(who: Browser, name: str, location: str) -> str:
 
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
 async def test_the_answer_typed_before_step_up_is_in_the_form_after_re_authentication(
-    database_url: str, mrtr_stdio: Mrtr, htmx: bool
+    database_url: str, mrtr_memory: Mrtr, htmx: bool
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await step_up_question(console)
         async with signed_in(console, "lead") as lead:
             await age_sign_in(console, lead, minutes=6)
@@ -121,9 +121,9 @@ async def test_the_answer_typed_before_step_up_is_in_the_form_after_re_authentic
 
 
 async def test_the_kept_answer_is_for_the_same_person_and_browser_session_only(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await step_up_question(console)
         async with (
             signed_in(console, "lead") as lead,
@@ -141,9 +141,9 @@ async def test_the_kept_answer_is_for_the_same_person_and_browser_session_only(
 
 
 async def test_the_kept_answer_ends_with_the_session_and_after_a_while(
-    database_url: str, mrtr_stdio: Mrtr
+    database_url: str, mrtr_memory: Mrtr
 ) -> None:
-    async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
+    async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         question_id = await step_up_question(console)
         async with signed_in(console, "lead") as lead:
             await age_sign_in(console, lead, minutes=6)
