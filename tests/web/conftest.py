@@ -21,16 +21,35 @@ def _chromium_installed(request: pytest.FixtureRequest) -> None:
         require_chromium()
 
 
-@pytest.fixture
-async def browser(request: pytest.FixtureRequest, shot_prefix: str) -> AsyncIterator[Browser]:
-    """Chromium; when the test failed, every page still open is saved as `<test>-failed-<n>.png`."""
-    failed_before = request.session.testsfailed
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-scoped here, so that one Chromium serves a module's tests (`launched_chromium`): they run in
+    one event loop while it lives."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def launched_chromium() -> AsyncIterator[Browser]:
+    """One Chromium for a module's tests: starting it (and Playwright) took seconds per test."""
     async with chromium() as launched:
         yield launched
-        if request.session.testsfailed > failed_before:
-            pages = [page for context in launched.contexts for page in context.pages]
-            for n, page in enumerate(pages, start=1):
-                await shoot(page, f"{shot_prefix}-failed-{n}")
+
+
+@pytest.fixture
+async def browser(
+    request: pytest.FixtureRequest, shot_prefix: str, launched_chromium: Browser
+) -> AsyncIterator[Browser]:
+    """Chromium, whose contexts (each one person's browser: cookies, storage) are closed after the test;
+    when the test failed, every page still open is saved first as `<test>-failed-<n>.png`."""
+    failed_before = request.session.testsfailed
+    yield launched_chromium
+    contexts = list(launched_chromium.contexts)
+    if request.session.testsfailed > failed_before:
+        pages = [page for context in contexts for page in context.pages]
+        for n, page in enumerate(pages, start=1):
+            await shoot(page, f"{shot_prefix}-failed-{n}")
+    for context in contexts:
+        await context.close()
 
 
 @pytest.fixture

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Locator, Page, expect
+from playwright.async_api import Browser, Locator, Page, expect
 
 from console.db import create_engine, session_factory
 from console.identity.teams import change_role
 from tests.harness import TEAM, stdio_mrtr
 from tests.site import running_site
-from tests.web.browser import ACTION_TIMEOUT_MS, Watch, chromium, new_page, sign_in
+from tests.web.browser import ACTION_TIMEOUT_MS, Watch, new_page, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -30,7 +30,7 @@ async def set_role(page: Page, name: str, role: str) -> None:
 
 
 async def test_an_admin_tests_a_connection_and_changes_a_role_without_leaving_the_page(
-    sqlite_url: str, tmp_path: Path
+    sqlite_url: str, tmp_path: Path, browser: Browser
 ) -> None:
     async with running_site(sqlite_url, {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}, tmp_path) as site:
         engine = create_engine(sqlite_url)
@@ -39,24 +39,23 @@ async def test_an_admin_tests_a_connection_and_changes_a_role_without_leaving_th
                 await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
         finally:
             await engine.dispose()
-        async with chromium() as browser:
-            page = await new_page(browser, site.base)
-            watch = await Watch.install(page)
-            server_page = f"/admin/teams/{TEAM}/servers/mrtr"
-            await sign_in(page, "lead", go=server_page)
-            await page.get_by_role("button", name="Test connection").click()
-            tools = page.locator("#tools")
-            await expect(tools).to_contain_text("Process id", timeout=ACTION_TIMEOUT_MS)
-            await expect(page.locator("#untrusted-note")).to_be_visible()
-            assert page.url.endswith(server_page)  # swapped in place, no navigation
+        page = await new_page(browser, site.base)
+        watch = await Watch.install(page)
+        server_page = f"/admin/teams/{TEAM}/servers/mrtr"
+        await sign_in(page, "lead", go=server_page)
+        await page.get_by_role("button", name="Test connection").click()
+        tools = page.locator("#tools")
+        await expect(tools).to_contain_text("Process id", timeout=ACTION_TIMEOUT_MS)
+        await expect(page.locator("#untrusted-note")).to_be_visible()
+        assert page.url.endswith(server_page)  # swapped in place, no navigation
 
-            await page.get_by_role("link", name=TEAM, exact=True).click()
-            await set_role(page, "dev", "approver")
-            await expect(role_of(page, "dev")).to_have_value("approver")
-            await set_role(page, "lead", "member")
-            await expect(page.locator("#flash")).to_contain_text("at least one admin")
-            await page.reload()
-            await expect(role_of(page, "dev")).to_have_value("approver")
-            await expect(role_of(page, "lead")).to_have_value("admin")
-            watch.console = [m for m in watch.console if "409" not in m]  # the refused change, on purpose
-            await watch.assert_inert(page, "admin pages")
+        await page.get_by_role("link", name=TEAM, exact=True).click()
+        await set_role(page, "dev", "approver")
+        await expect(role_of(page, "dev")).to_have_value("approver")
+        await set_role(page, "lead", "member")
+        await expect(page.locator("#flash")).to_contain_text("at least one admin")
+        await page.reload()
+        await expect(role_of(page, "dev")).to_have_value("approver")
+        await expect(role_of(page, "lead")).to_have_value("admin")
+        watch.console = [m for m in watch.console if "409" not in m]  # the refused change, on purpose
+        await watch.assert_inert(page, "admin pages")

@@ -19,7 +19,7 @@ from console.web.audit import PAGE_SIZE
 from tests.harness import TEAM, ServerSpec, stdio_deployer, stdio_mrtr
 from tests.policies.setup import set_policy_at
 from tests.site import running_site
-from tests.web.browser import ACTION_TIMEOUT_MS, chromium, shoot, sign_in
+from tests.web.browser import ACTION_TIMEOUT_MS, shoot, sign_in
 from tests.web.test_audit_paging import record_probes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
@@ -76,7 +76,9 @@ async def open_page(browser: Browser, base: str, width: int, height: int) -> Pag
     return await context.new_page()
 
 
-async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(sqlite_url: str, tmp_path: Path) -> None:
+async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(
+    sqlite_url: str, tmp_path: Path, browser: Browser
+) -> None:
     servers = {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
     async with running_site(sqlite_url, servers, tmp_path) as site:
         engine = create_engine(sqlite_url)
@@ -87,21 +89,22 @@ async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(sqlite_url: s
                 await session.commit()
         finally:
             await engine.dispose()
-        async with chromium() as browser:
-            page = await open_page(browser, site.base, 1280, 800)
-            await sign_in(page, "lead")
-            for where in ("/", "/runs", "/decided", "/audit", f"/admin/teams/{TEAM}"):
-                await page.goto(where)
-                found = await page.evaluate(SIGN_OUT)
-                if not found["top"] <= found["brandMiddle"] <= found["bottom"]:
-                    await shoot(page, "sign-out-wraps")
-                assert found["lines"] == 1, where
-                assert found["top"] <= found["brandMiddle"] <= found["bottom"], (where, found)
+        page = await open_page(browser, site.base, 1280, 800)
+        await sign_in(page, "lead")
+        for where in ("/", "/runs", "/decided", "/audit", f"/admin/teams/{TEAM}"):
+            await page.goto(where)
+            found = await page.evaluate(SIGN_OUT)
+            if not found["top"] <= found["brandMiddle"] <= found["bottom"]:
+                await shoot(page, "sign-out-wraps")
+            assert found["lines"] == 1, where
+            assert found["top"] <= found["brandMiddle"] <= found["bottom"], (where, found)
 
 
-async def test_the_audit_page_fits_a_phone_with_every_field_labelled(sqlite_url: str, tmp_path: Path) -> None:
+async def test_the_audit_page_fits_a_phone_with_every_field_labelled(
+    sqlite_url: str, tmp_path: Path, browser: Browser
+) -> None:
     servers = {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}
-    async with running_site(sqlite_url, servers, tmp_path) as site, chromium() as browser:
+    async with running_site(sqlite_url, servers, tmp_path) as site:
         page = await open_page(browser, site.base, 390, 844)
         await sign_in(page, "viewer", go="/audit")
         found = await page.evaluate(PHONE)
@@ -149,7 +152,7 @@ async def as_admin(database_url: str, name: str = "lead", *, site_admin: bool = 
 
 
 async def test_no_table_breaks_a_word_at_1280_px_on_the_decided_and_policies_pages(
-    sqlite_url: str, tmp_path: Path
+    sqlite_url: str, tmp_path: Path, browser: Browser
 ) -> None:
     servers = {"deployer": stdio_deployer("k" * 32)}
     async with running_site(sqlite_url, servers, tmp_path) as site:
@@ -168,23 +171,22 @@ async def test_no_table_breaks_a_word_at_1280_px_on_the_decided_and_policies_pag
             declined = await site.answer(asked["pending"][0]["id"], "decline", who="lead2")
             assert declined.status_code == 200, declined.text
         await as_admin(sqlite_url)
-        async with chromium() as browser:
-            page = await open_page(browser, site.base, 1280, 800)
-            await sign_in(page, "lead")
-            for name, where in (("decided", "/decided"), ("policies", f"/admin/teams/{TEAM}/policies")):
-                await page.goto(where)
-                assert await page.evaluate(CELLS) > 0, where
-                broken = await page.evaluate(BROKEN_WORDS)
-                if broken:
-                    await shoot(page, f"{name}-broken-words")
-                assert broken == [], where
-                assert await page.evaluate("() => document.documentElement.scrollWidth") <= 1280
+        page = await open_page(browser, site.base, 1280, 800)
+        await sign_in(page, "lead")
+        for name, where in (("decided", "/decided"), ("policies", f"/admin/teams/{TEAM}/policies")):
+            await page.goto(where)
+            assert await page.evaluate(CELLS) > 0, where
+            broken = await page.evaluate(BROKEN_WORDS)
+            if broken:
+                await shoot(page, f"{name}-broken-words")
+            assert broken == [], where
+            assert await page.evaluate("() => document.documentElement.scrollWidth") <= 1280
 
 
 async def test_on_a_phone_the_navigation_is_one_row_with_its_links_behind_the_menu(
-    sqlite_url: str, tmp_path: Path
+    sqlite_url: str, tmp_path: Path, browser: Browser
 ) -> None:
-    async with running_site(sqlite_url, {}, tmp_path) as site, chromium() as browser:
+    async with running_site(sqlite_url, {}, tmp_path) as site:
         page = await open_page(browser, site.base, 390, 844)
         await sign_in(page, "viewer")
         header = await page.locator("header.topbar").bounding_box()
@@ -217,59 +219,59 @@ async def test_on_a_phone_the_navigation_is_one_row_with_its_links_behind_the_me
         await expect(wide.locator("header").get_by_role("link", name="Decided")).to_be_visible()
 
 
-async def test_the_audit_page_pages_older_and_newer_in_the_browser(sqlite_url: str, tmp_path: Path) -> None:
+async def test_the_audit_page_pages_older_and_newer_in_the_browser(
+    sqlite_url: str, tmp_path: Path, browser: Browser
+) -> None:
     async with running_site(sqlite_url, {}, tmp_path) as site:
         await write_probes(sqlite_url, PAGE_SIZE * 2 + 3)
-        async with chromium() as browser:
-            page = await open_page(browser, site.base, 1280, 800)
-            await sign_in(page, "viewer", go="/audit?action=server_tested")
-            rows = page.locator("#audit-events tbody tr")
-            seen: list[str] = []
-            for expected in (PAGE_SIZE, PAGE_SIZE, 3):
-                await expect(rows).to_have_count(expected)
-                seen += await page.locator("#audit-events tbody tr td:first-child").all_inner_texts()
-                if expected == 3:
-                    await expect(page.locator("#next-page")).to_have_count(0)
-                else:
-                    await page.get_by_role("link", name="Older events").click()
-            assert len(seen) == len(set(seen)) == PAGE_SIZE * 2 + 3
-            await page.get_by_role("link", name="Newer events").click()
-            await expect(rows).to_have_count(PAGE_SIZE)
-            assert (
-                await page.locator("#audit-events tbody tr td:first-child").all_inner_texts()
-                == seen[PAGE_SIZE : PAGE_SIZE * 2]
-            )
-            assert "action=server_tested" in page.url
+        page = await open_page(browser, site.base, 1280, 800)
+        await sign_in(page, "viewer", go="/audit?action=server_tested")
+        rows = page.locator("#audit-events tbody tr")
+        seen: list[str] = []
+        for expected in (PAGE_SIZE, PAGE_SIZE, 3):
+            await expect(rows).to_have_count(expected)
+            seen += await page.locator("#audit-events tbody tr td:first-child").all_inner_texts()
+            if expected == 3:
+                await expect(page.locator("#next-page")).to_have_count(0)
+            else:
+                await page.get_by_role("link", name="Older events").click()
+        assert len(seen) == len(set(seen)) == PAGE_SIZE * 2 + 3
+        await page.get_by_role("link", name="Newer events").click()
+        await expect(rows).to_have_count(PAGE_SIZE)
+        assert (
+            await page.locator("#audit-events tbody tr td:first-child").all_inner_texts()
+            == seen[PAGE_SIZE : PAGE_SIZE * 2]
+        )
+        assert "action=server_tested" in page.url
 
 
-async def test_the_server_forms_radio_buttons_save_what_they_say(sqlite_url: str, tmp_path: Path) -> None:
+async def test_the_server_forms_radio_buttons_save_what_they_say(
+    sqlite_url: str, tmp_path: Path, browser: Browser
+) -> None:
     servers = {"remote": ServerSpec(url="http://127.0.0.1:9/mcp")}  # saved, never reached
     async with running_site(sqlite_url, servers, tmp_path) as site:
         await as_admin(sqlite_url, site_admin=True)
-        async with chromium() as browser:
-            page = await open_page(browser, site.base, 1280, 800)
-            await sign_in(page, "lead", go=f"/admin/teams/{TEAM}/servers/remote")
-            for section in ("Connection", "Authentication", "Protocol", "Trust and retries"):
-                await expect(page.locator("#server-form h3", has_text=section)).to_have_count(1)
-            await page.get_by_label("Only 2025-11-25", exact=False).check()
-            await page.get_by_label("Omit it").check()
-            await page.get_by_label("Each person connects their own account", exact=False).check()
-            await page.get_by_role("button", name="Save changes").click()
-            await expect(page.locator("#server-form .field-error")).to_have_count(0)
-            await expect(page.get_by_label("Only 2025-11-25", exact=False)).to_be_checked()
-            await expect(page.get_by_label("Omit it")).to_be_checked()
-            await expect(
-                page.get_by_label("Each person connects their own account", exact=False)
-            ).to_be_checked()
+        page = await open_page(browser, site.base, 1280, 800)
+        await sign_in(page, "lead", go=f"/admin/teams/{TEAM}/servers/remote")
+        for section in ("Connection", "Authentication", "Protocol", "Trust and retries"):
+            await expect(page.locator("#server-form h3", has_text=section)).to_have_count(1)
+        await page.get_by_label("Only 2025-11-25", exact=False).check()
+        await page.get_by_label("Omit it").check()
+        await page.get_by_label("Each person connects their own account", exact=False).check()
+        await page.get_by_role("button", name="Save changes").click()
+        await expect(page.locator("#server-form .field-error")).to_have_count(0)
+        await expect(page.get_by_label("Only 2025-11-25", exact=False)).to_be_checked()
+        await expect(page.get_by_label("Omit it")).to_be_checked()
+        await expect(page.get_by_label("Each person connects their own account", exact=False)).to_be_checked()
         saved = await server_settings(sqlite_url, "remote")
         assert (saved.protocol_version, saved.oauth_resource_indicator) == ("2025-11-25", "omit")
         assert (saved.oauth, saved.oauth_team, saved.oauth_enterprise) == (True, False, False)
 
 
 async def test_error_pages_keep_the_navigation_of_whoever_is_signed_in_and_no_more(
-    sqlite_url: str, tmp_path: Path
+    sqlite_url: str, tmp_path: Path, browser: Browser
 ) -> None:
-    async with running_site(sqlite_url, {}, tmp_path) as site, chromium() as browser:
+    async with running_site(sqlite_url, {}, tmp_path) as site:
         page = await open_page(browser, site.base, 1280, 800)
         await sign_in(page, "lead")
         await page.goto("/no-such-page")

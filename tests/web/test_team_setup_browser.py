@@ -15,7 +15,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.cli_runner import run_console
 from tests.site import running_site
-from tests.web.browser import DEPLOY_QUESTION, DEPLOYED, RESUME_MS, chromium, new_page, shoot, sign_in
+from tests.web.browser import DEPLOY_QUESTION, DEPLOYED, RESUME_MS, new_page, shoot, sign_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 TEAM = "release"
@@ -87,12 +87,11 @@ async def create_agent_token(page: Page) -> str:
 
 
 async def test_an_admin_sets_up_a_team_server_and_policy_on_the_pages_and_it_holds(
-    tmp_path: Path, sqlite_url: str, state_key: str
+    tmp_path: Path, sqlite_url: str, state_key: str, browser: Browser
 ) -> None:
     async with running_site(sqlite_url, {}, tmp_path) as site:
         make_site_admin(sqlite_url, "boss")
-        async with chromium() as browser:
-            await run_the_scenario(browser, site.api, site.base, state_key)
+        await run_the_scenario(browser, site.api, site.base, state_key)
 
 
 async def run_the_scenario(browser: Browser, api: httpx.AsyncClient, base: str, state_key: str) -> None:
