@@ -18,10 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console.attestation import APPROVAL_META, Attester
 from console.audit import SYSTEM, record_event
 from console.background import Health, is_database_error, keep_going, wait_after
-from console.calls.connects import may_ask_to_connect, open_connect
+from console.calls.connects.parking import may_ask_to_connect, open_connect
 from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
+from console.calls.links.required import requires_links
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.questions.agent_answers import expire_agent_requests
+from console.calls.questions.decisions import expire_due, response_for
 from console.calls.service import CallView, is_terminal, pending_questions, record_sent
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
@@ -49,9 +52,6 @@ from console.dispatch.tasks import (
     repeatable,
     task_request,
 )
-from console.elicitations.agent_answers import expire_agent_requests
-from console.elicitations.decisions import expire_due, response_for
-from console.elicitations.required_links import requires_links
 from console.errors import McpError, McpLost, McpUnavailable
 from console.forms.arguments import call_argument_errors
 from console.identity.credentials import SecretMissing
