@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.background import is_database_error
 from console.calls.links.required import required_link_ids
-from console.dispatch.outcomes import complete_link
+from console.calls.replies.outcomes import complete_link
 from console.dispatch.signals import Signals
 from console.errors import McpError
 from console.mcp.endpoint import Endpoint
