@@ -14,7 +14,7 @@ with plain statements built once and no ORM objects loaded:
   (console/audit/chain.py);
 - the MCP request, with the console's `ConnectionPool`, to UPSTREAM_URL;
 - one transaction that writes the result on the call, closes the job and chains `call_completed`, as the
-  console records a call that completes at its first send (console/dispatch/at_once.py).
+  console records a call that completes at its first send (console/calls/replies/at_once.py).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, DispatchJob, Run
+from console.calls.replies.at_once import record_completed
 from console.calls.service import record_started
 from console.db import create_engine, insert_rows, new_id, session_factory, utcnow
-from console.dispatch.at_once import record_completed
 from console.errors import Unauthorized
 from console.identity.service import authenticate_token
 from console.listening import serve_and_announce

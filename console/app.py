@@ -16,9 +16,9 @@ from console import __version__
 from console.audit import Sequencer, session_info
 from console.background import Health, keep_going
 from console.calls.fanout import carriers_for
+from console.calls.restored import hold_if_restored
 from console.config import Settings, get_settings, secret_text
 from console.db import create_engine, session_factory
-from console.dispatch.restored import hold_if_restored
 from console.dispatch.signals import Signals
 from console.dispatch.wakeups import across_processes
 from console.dispatch.worker import Dispatcher

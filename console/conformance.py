@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 
-from console.elicitations.connects import kept_challenge
+from console.calls.connects.deciding import kept_challenge
 from console.errors import ConsoleError
 from console.files import write_private
 from console.mcp.admin import ServerSettings

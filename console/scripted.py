@@ -23,13 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console import migrate
 from console.calls.endpoints import endpoint_for_owner
 from console.calls.models import CallRound, Elicitation
+from console.calls.questions.connected import accept_connects
+from console.calls.questions.decisions import answer
 from console.calls.service import create_run, start_call, view_call
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Dispatcher
-from console.elicitations.connected import accept_connects
-from console.elicitations.decisions import answer
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.identity.sso_assertions import keep_assertion
 from console.mcp.admin import ServerSettings, create_server

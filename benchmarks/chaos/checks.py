@@ -231,7 +231,8 @@ def _decisions(
 
 
 def _sent(status: str, content: Any) -> dict[str, Any]:
-    """The answer the console sends for a decided question (console.elicitations.decisions.response_for)."""
+    """The answer the console sends for a decided question
+    (console.calls.questions.decisions.response_for)."""
     if status == "accepted":
         return {"action": "accept", "content": content}
     return {"action": {"declined": "decline", "expired": "cancel"}.get(status, "cancel")}

@@ -48,7 +48,7 @@ MOVED = "audit_moved_head"  # session.info key: SQLite: the head as this transac
 SIGNER = "audit_signer"  # session.info key: the checkpoint Signer, when one is configured
 WITNESS = "audit_witness"  # session.info key: the Witness file, when one is configured
 WITNESSED = "audit_witnessed"  # session.info key: the witness's lines of the events this transaction chained
-# session.info key: this transaction records a restore (console/dispatch/restored.py): the seq the
+# session.info key: this transaction records a restore (console/calls/restored.py): the seq the
 # restored chain shares with the witness, and the witness's lines are written before it commits.
 RESTORED_TO = "audit_restored_to"
 # session.info key: wait for the head row instead of leaving the events waiting, as every writer did

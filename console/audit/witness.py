@@ -3,7 +3,7 @@
 Every transaction that chains events appends one line per event once it has committed (`{"seq",
 "hash", "call", "action"}`), so a database restored from an older backup is found out: its chain ends
 before the witness's, or has another event where the witness has one. The lines whose event the
-restored chain lacks name the calls that moved on since the backup (console/dispatch/restored.py holds
+restored chain lacks name the calls that moved on since the backup (console/calls/restored.py holds
 them for a person). The line of the event that records such a restore carries
 `restored_to`: the witness forgets what it held after that seq, and follows the restored chain from
 there. When a write fails (a full disk), the witness says so (`failure`), and once it writes again it

@@ -91,8 +91,8 @@ class Call(Base):
     # The server runs the call as a task (the tasks extension): its id, which every poll, answer and
     # cancel names. Set once the server created it; the dispatcher follows it from any console process.
     task_id: Mapped[str | None] = mapped_column(String(256), default=None)
-    # The latest log messages its server sent while the call's requests were out (dispatch/logs.py):
-    # {"entries": [{level, logger, message, at}, ...], "dropped": n}.
+    # The latest log messages its server sent while the call's requests were out
+    # (calls/server_reports/logs.py): {"entries": [{level, logger, message, at}, ...], "dropped": n}.
     logs_json: Mapped[str | None] = mapped_column(Text, default=None)
     # Where the console POSTs the call when it needs input, finishes or fails, signed with the webhook
     # secret of the API token that started it (console/calls/notices.py).

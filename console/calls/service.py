@@ -17,10 +17,10 @@ from console.attestation import AttestationRefused, unverified_claims
 from console.audit import SYSTEM, Actor, record_event, record_refusal
 from console.audit.chain import EventContext, knows_context
 from console.calls.access import refuse_read_only
-from console.calls.connects import PARKED
+from console.calls.connects.parking import PARKED
 from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
-from console.calls.gates import open_gate, waiting_at_gate
+from console.calls.gates.opening import open_gate, waiting_at_gate
 from console.calls.models import METHODS, Call, DispatchJob, Elicitation, Run, params_target
 from console.calls.moves import may_become
 from console.calls.notices import call_ended_by_id
@@ -182,7 +182,7 @@ async def start_call(
 ) -> StartedCall:
     """Record a call as `running` with its first send queued; the request goes out after this commits.
     A tool call the team's policy gates is recorded awaiting its gate's approval instead, with nothing
-    queued (console/calls/gates.py).
+    queued (console/calls/gates/opening.py).
 
     `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
     tool the server does not list, or arguments its inputSchema refuses, are refused before anything is

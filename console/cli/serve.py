@@ -237,7 +237,7 @@ class _Server(uvicorn.Server):
 
 
 def _worker(settings: Settings, _args: Any) -> int:
-    from console.dispatch.restored import hold_if_restored
+    from console.calls.restored import hold_if_restored
     from console.dispatch.worker import Dispatcher
     from console.identity.attester import attester_from
 

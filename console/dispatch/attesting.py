@@ -11,10 +11,10 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.attestation import ANSWER, APPROVAL_META, GATE, Attester, Decision, Question
-from console.calls.gates import GATE_KEY
+from console.calls.gates.opening import GATE_KEY
 from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation
+from console.calls.questions.inbox import SignatureView, signatures_of
 from console.config import Settings
-from console.elicitations.service import SignatureView, signatures_of
 from console.identity.models import User
 from console.mcp.models import McpServer
 from console.mcp.registry import audience_of

@@ -19,13 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.background import is_database_error, wait_after
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.questions.decisions import response_for
+from console.calls.replies.outcomes import PUSHED_KEY, close_held, complete_link, record_pushed
+from console.calls.server_reports.reports import Reports
 from console.calls.service import is_terminal
 from console.config import Settings
 from console.db import get_row, utcnow
-from console.dispatch.outcomes import PUSHED_KEY, close_held, complete_link, record_pushed
-from console.dispatch.reports import Reports
 from console.dispatch.signals import Signals
-from console.elicitations.decisions import response_for
 from console.mcp.endpoint import PushedRefused
 
 WITHDRAWN = "the server stopped waiting for the answer"

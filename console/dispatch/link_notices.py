@@ -16,9 +16,9 @@ import anyio
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.background import is_database_error
-from console.dispatch.outcomes import complete_link
+from console.calls.links.required import required_link_ids
+from console.calls.replies.outcomes import complete_link
 from console.dispatch.signals import Signals
-from console.elicitations.required_links import required_link_ids
 from console.errors import McpError
 from console.mcp.endpoint import Endpoint
 

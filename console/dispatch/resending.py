@@ -10,11 +10,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, DispatchJob
 from console.calls.moves import move_call
+from console.calls.replies.outcomes import record_lost
 from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.outcomes import record_lost
 
 
 def record_lost_or_resend(

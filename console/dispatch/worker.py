@@ -18,40 +18,40 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console.attestation import APPROVAL_META, Attester
 from console.audit import SYSTEM, record_event
 from console.background import Health, is_database_error, keep_going, wait_after
-from console.calls.connects import may_ask_to_connect, open_connect
+from console.calls.connects.parking import may_ask_to_connect, open_connect
 from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
+from console.calls.links.required import requires_links
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.service import CallView, is_terminal, pending_questions, record_sent
-from console.calls.tasks import CANCEL, POLL
-from console.config import Settings
-from console.db import finds_any, get_row, utcnow
-from console.dispatch.at_once import COMPLETES_AT_ONCE, record_completed
-from console.dispatch.attesting import RoundQuestions, attestation_meta
-from console.dispatch.held import HeldRequest
-from console.dispatch.link_notices import AwaitedLinks
-from console.dispatch.logs import LogRecorder
-from console.dispatch.outcomes import (
+from console.calls.questions.agent_answers import expire_agent_requests
+from console.calls.questions.decisions import expire_due, response_for
+from console.calls.replies.at_once import COMPLETES_AT_ONCE, record_completed
+from console.calls.replies.outcomes import (
     close_held,
     fail_call,
     record_error,
     record_links_required,
     record_reply,
 )
-from console.dispatch.progress import ProgressRecorder
-from console.dispatch.reports import Reports
-from console.dispatch.resending import record_lost_or_resend
-from console.dispatch.signals import Signals
-from console.dispatch.tasks import (
+from console.calls.replies.tasks import (
     TASK_JOBS,
     record_cancel_sent,
     record_task_reply,
     repeatable,
     task_request,
 )
-from console.elicitations.agent_answers import expire_agent_requests
-from console.elicitations.decisions import expire_due, response_for
-from console.elicitations.required_links import requires_links
+from console.calls.server_reports.logs import LogRecorder
+from console.calls.server_reports.progress import ProgressRecorder
+from console.calls.server_reports.reports import Reports
+from console.calls.service import CallView, is_terminal, pending_questions, record_sent
+from console.calls.tasks import CANCEL, POLL
+from console.config import Settings
+from console.db import finds_any, get_row, utcnow
+from console.dispatch.attesting import RoundQuestions, attestation_meta
+from console.dispatch.held import HeldRequest
+from console.dispatch.link_notices import AwaitedLinks
+from console.dispatch.resending import record_lost_or_resend
+from console.dispatch.signals import Signals
 from console.errors import McpError, McpLost, McpUnavailable
 from console.forms.arguments import call_argument_errors
 from console.identity.credentials import SecretMissing

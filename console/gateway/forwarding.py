@@ -21,12 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console.calls import service as calls
 from console.calls.agent_runs import run_for_agent
 from console.calls.models import AgentRequest
+from console.calls.questions.agent_answers import pending_agent_requests
+from console.calls.questions.waiting import Waiting, waiting_on
 from console.config import Settings
 from console.dispatch import follow
 from console.dispatch.signals import LogFollower, Signals
 from console.dispatch.worker import Dispatcher
-from console.elicitations.agent_answers import pending_agent_requests
-from console.elicitations.waiting import Waiting, waiting_on
 from console.gateway.driven import driving
 from console.gateway.events import RETRY_MS
 from console.gateway.memo import Memo

@@ -16,10 +16,10 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from console.calls.models import AgentRequest, Elicitation
+from console.calls.questions.agent_answers import invalid_field
+from console.calls.questions.decisions import ACTIONS, answer, answer_refusal
+from console.calls.questions.waiting import Waiting
 from console.dispatch.taking import ResumeHandOver
-from console.elicitations.agent_answers import invalid_field
-from console.elicitations.decisions import ACTIONS, answer, answer_refusal
-from console.elicitations.waiting import Waiting
 from console.errors import Conflict, Gone, InvalidInput
 from console.gateway.forwarding import Services
 from console.identity import Principal

@@ -18,9 +18,9 @@ from mcp import MCPError
 from pydantic import ValidationError
 
 from console.calls.models import AgentRequest
+from console.calls.questions.agent_answers import answer_agent_request
+from console.calls.questions.waiting import Waiting
 from console.calls.withdrawal import told_failed, withdraw_for_agent
-from console.elicitations.agent_answers import answer_agent_request
-from console.elicitations.waiting import Waiting
 from console.errors import ConsoleError, InvalidInput, NotFound
 from console.gateway import input_responses, offers
 from console.gateway.context import Context

@@ -15,9 +15,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from console.calls import service as calls
+from console.calls.questions.agent_answers import pending_agent_requests
+from console.calls.questions.waiting import waiting_on
 from console.calls.withdrawal import CANCELLED, withdraw_for_agent
-from console.elicitations.agent_answers import pending_agent_requests
-from console.elicitations.waiting import waiting_on
 from console.errors import ConsoleError, NotFound
 from console.gateway import context, forwarding, input_responses, offers, rounds
 from console.gateway.context import Context

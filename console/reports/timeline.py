@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_refusal
 from console.calls.models import Call, CallRound, Elicitation, Run
+from console.calls.questions.inbox import SignatureView, signatures_of
 from console.calls.service import may_see_run
-from console.elicitations.service import SignatureView, signatures_of
 from console.errors import NotFound
 from console.identity import Viewer
 from console.identity.models import Team, User

@@ -11,10 +11,10 @@ from sqlalchemy.exc import IntegrityError
 
 from console.calls import service as calls
 from console.calls.objects import CallOut
+from console.calls.questions import decisions
+from console.calls.questions import inbox as questions
 from console.dispatch import follow
 from console.dispatch.taking import ResumeHandOver
-from console.elicitations import decisions
-from console.elicitations import service as questions
 from console.errors import Conflict
 from console.identity.idempotency import HEADER, Keyed, created_before, keyed
 from console.mcp.admin import pin_protocol

@@ -5,11 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from console.calls.links.inspection import LinkReport, inspect_link
+from console.calls.questions import decisions
+from console.calls.questions import inbox as questions
+from console.calls.questions.inbox import QuestionView
 from console.dispatch.taking import ResumeHandOver
-from console.elicitations import decisions
-from console.elicitations import service as questions
-from console.elicitations.links import LinkReport, inspect_link
-from console.elicitations.service import QuestionView
 from console.errors import Conflict, InvalidInput, StepUpRequired
 from console.identity.sessions import SignedIn
 from console.runtime import runtime_of

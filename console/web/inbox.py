@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.elicitations import service as questions
+from console.calls.questions import inbox as questions
 from console.identity.sessions import SignedIn
 from console.web.auth import WebUser
 from console.web.deps import DbSession, RuntimeDep

@@ -12,10 +12,10 @@ from urllib.parse import quote, urlsplit
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from console.elicitations import service as questions
-from console.elicitations.connected import accept_connects
-from console.elicitations.connects import kept_challenge, server_of
-from console.elicitations.decisions import Decision
+from console.calls.connects.deciding import kept_challenge, server_of
+from console.calls.questions import inbox as questions
+from console.calls.questions.connected import accept_connects
+from console.calls.questions.decisions import Decision
 from console.errors import Conflict, InvalidInput, NotFound
 from console.identity.sessions import reauthentication_method
 from console.identity.sso_assertions import current_assertion

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from console.elicitations.connected import connect_enterprise_waiting
+from console.calls.questions.connected import connect_enterprise_waiting
 from console.errors import NotFound
 from console.identity.oidc import Callback, Started, finish_login, start_login
 from console.identity.oidc_client import CALLBACK_PATH, OidcClient, OidcError

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from console.calls.argument_table import ArgumentRow, argument_rows
+from console.calls.questions.inbox import QuestionView
 from console.calls.summary import CallSummary, summarise_call
-from console.elicitations.service import QuestionView
 from console.identity.sessions import SignedIn
 from console.policies.rules import expiry_outcome
 

@@ -10,15 +10,15 @@ from fastapi.responses import RedirectResponse, Response
 
 from console.calls import service as calls
 from console.calls.argument_table import argument_rows
+from console.calls.connects.deciding import owner_connected, server_of
 from console.calls.models import FORM_MODES, POLICY_MODES
+from console.calls.questions import decisions, page_answers
+from console.calls.questions import inbox as questions
+from console.calls.questions.inbox import QuestionView
+from console.calls.questions.sampling import shown_request
 from console.calls.states import TERMINAL
 from console.db import utcnow
 from console.dispatch.taking import ResumeHandOver
-from console.elicitations import decisions, page_answers
-from console.elicitations import service as questions
-from console.elicitations.connects import owner_connected, server_of
-from console.elicitations.sampling import shown_request
-from console.elicitations.service import QuestionView
 from console.errors import Conflict, Gone, InvalidInput
 from console.forms import SchemaError, build_widgets, parse_schema
 from console.forms.fields import FieldSpec

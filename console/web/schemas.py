@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from console.calls.models import Run
 from console.calls.objects import kind_of
-from console.elicitations.service import QuestionView
+from console.calls.questions.inbox import QuestionView
 
 
 class RunIn(BaseModel):

@@ -20,7 +20,7 @@ from tests.harness import TEAM, Console, html, one, promote, running_console, si
 pytestmark = pytest.mark.anyio
 
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
-# Written as f"call_{status}" (console/elicitations/ended.py) for a person's answer to the console's own
+# Written as f"call_{status}" (console/calls/rounds/ended.py) for a person's answer to the console's own
 # question, so the names appear nowhere whole.
 ANSWERED_AT_THE_CONSOLE = {"call_declined", "call_cancelled"}
 

@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy import select
 
 from console.audit.models import AuditEvent
+from console.calls.questions.decisions import expire_due
 from console.calls.service import start_call
 from console.db import utcnow
-from console.elicitations.decisions import expire_due
 from console.errors import InvalidInput
 from console.identity import authenticate_token
 from tests.harness import Console, Mrtr, result_text, running_console

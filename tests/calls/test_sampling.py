@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from console.calls.questions.decisions import expire_due
 from console.db import utcnow
-from console.elicitations.decisions import expire_due
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root
 from tests.harness import TEAM, Console, Mrtr, ServerSpec, result_text, running_console

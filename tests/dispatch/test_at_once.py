@@ -1,5 +1,5 @@
 """A call whose first send or resume completes is recorded with plain statements
-(console/dispatch/at_once.py), and only while the job and the call are as that send left them: otherwise
+(console/calls/replies/at_once.py), and only while the job and the call are as that send left them: otherwise
 nothing is written, and the reply goes the general way."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from sqlalchemy import Executable, Insert, insert, select, update
 from console.audit.checking import verify_database
 from console.audit.models import AuditEvent
 from console.calls.models import Call, CallRound, DispatchJob
+from console.calls.replies.at_once import record_completed
 from console.calls.service import CallView
 from console.db import new_id
-from console.dispatch.at_once import record_completed
 from console.identity.models import Team
 from console.mcp.models import McpServer
 from tests.harness import TEAM, Console, memory_mrtr, running_console

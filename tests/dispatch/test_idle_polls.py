@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from console.calls.fanout import carriers_for
+from console.calls.questions.decisions import expire_due
 from console.db import utcnow
-from console.elicitations.decisions import expire_due
 from console.notify.sender import deliver_due
 from tests.harness import running_console
 

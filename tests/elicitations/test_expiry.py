@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from console.calls.questions.decisions import expire_due
 from console.db import create_engine, session_factory, utcnow
-from console.elicitations.decisions import expire_due
 from tests.harness import memory_mrtr, result_text, running_console
 from tests.processes import read_log
 

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import func, select, update
 
 from console.calls.models import Elicitation
+from console.calls.questions.inbox import inbox_fingerprint, list_decided, list_questions
 from console.db import create_engine, session_factory
-from console.elicitations.service import inbox_fingerprint, list_decided, list_questions
 from console.identity import Viewer
 from console.identity.models import Team
 from tests.harness import TEAM, Console, memory_mrtr, running_console, user_id

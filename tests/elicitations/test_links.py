@@ -7,8 +7,8 @@ from typing import NoReturn
 
 import pytest
 
-from console.elicitations import links
-from console.elicitations.links import LinkReport, inspect_link
+from console.calls.links import inspection as links
+from console.calls.links.inspection import LinkReport, inspect_link
 
 REFUSED = None  # expected warnings for a link that must not be opened at all
 LONG_URL = "https://example.com/" + "a" * (9 * 1024)

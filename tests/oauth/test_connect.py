@@ -23,8 +23,8 @@ import pytest
 from sqlalchemy import select
 
 from console.calls.models import DispatchJob
+from console.calls.questions.decisions import expire_due
 from console.db import utcnow
-from console.elicitations.decisions import expire_due
 from console.mcp.admin import edit_server, server_for_admin, settings_of
 from console.mcp.sealed import Outbound
 from tests.harness import (

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import func, select, update
 
 from console.calls.models import DispatchJob
+from console.calls.questions.decisions import expire_due
 from console.db import utcnow
-from console.elicitations.decisions import expire_due
 from console.identity.models import User, WebSession
 from tests.harness import (
     Console,

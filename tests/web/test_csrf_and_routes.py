@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from console.app import WEB_ROUTERS
 from console.audit import SYSTEM
 from console.audit.models import AuditEvent
-from console.calls.connects import open_connect
+from console.calls.connects.parking import open_connect
 from console.calls.models import Call, DispatchJob, Run
 from console.db import new_id, utcnow
 from console.identity import team_by_name

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from console.elicitations.questions import MAX_REPLY_CHARS
+from console.calls.rounds.input_requests import MAX_REPLY_CHARS
 from tests.harness import (
     Console,
     Mrtr,

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation
-from console.elicitations.decisions import Decision, answer
+from console.calls.questions.decisions import Decision, answer
 from console.errors import Conflict, Forbidden, Gone, InvalidInput
 from console.identity import Viewer
 from console.mcp.models import McpServer

@@ -3,7 +3,7 @@
 The gate is the call's round 0, the console's own: one question (mode "gate") under the policy that put
 the gate in place. Approved, the call is sent once, with the arguments the approvers approved (changed,
 where the rule lets them); declined, cancelled or expired, it ends without reaching the server, and the
-agent learns who decided and why (console/elicitations/decisions.py).
+agent learns who decided and why (console/calls/questions/decisions.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound, Elicitation, Run
 from console.calls.moves import move_call
 from console.calls.notices import announce
-from console.calls.questions import canonical_json, keep_policy, request_digest, shown_digest
+from console.calls.rounds.asking import canonical_json, keep_policy, request_digest, shown_digest
 from console.calls.states import CallStatus
 from console.calls.summary import summarise_call
 from console.config import Settings

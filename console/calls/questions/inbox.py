@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event, record_refusal
 from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation, Run, Signature
+from console.calls.questions.decisions import may_answer, refuse
 from console.db import reads_without_begin
-from console.elicitations.decisions import may_answer, refuse
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
 from console.identity.models import User

@@ -14,8 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor
 from console.calls.models import CallRound, Elicitation
+from console.calls.rounds.abandon import abandon_waiting_call
 from console.db import utcnow
-from console.elicitations.abandon import abandon_waiting_call
 from console.identity.models import User
 from console.mcp.endpoint import SAMPLING
 

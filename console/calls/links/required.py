@@ -19,15 +19,15 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, redact_input_requests
-from console.calls.connects import park, parked_job, send_parked_again
+from console.calls.connects.parking import park, parked_job, send_parked_again
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.notices import announce
-from console.calls.questions import request_digest, shown_digest
+from console.calls.rounds.asking import request_digest, shown_digest
+from console.calls.rounds.ended import end_at_console_round
+from console.calls.rounds.input_requests import ELICIT, parse_input_requests
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import get_row, utcnow
-from console.elicitations.ended import end_at_console_round
-from console.elicitations.questions import ELICIT, parse_input_requests
 from console.errors import McpError, McpProtocolError
 
 URL_ELICITATION_REQUIRED = -32042

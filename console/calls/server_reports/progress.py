@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls.models import Call
+from console.calls.server_reports.kept import Throttle, keep_on_call
 from console.db import utcnow
-from console.dispatch.kept import Throttle, keep_on_call
 from console.mcp.endpoint import Progress
 
 MAX_MESSAGE_CHARS = 500  # a progress message is untrusted text shown on the run page

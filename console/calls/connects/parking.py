@@ -5,7 +5,7 @@ refused request is parked (its outbox row `parked`, claimed by no dispatcher) an
 the console's own with one question of mode "connect", the owner's alone (the same-user rule of links):
 "Connect notes: you will sign in at auth.example and grant notes:read." Connecting accepts it and the
 parked request goes out again as it was; declining, cancelling or letting it expire ends the call where
-it stands (console/elicitations/connects.py).
+it stands (console/calls/connects/deciding.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from console.audit import SYSTEM, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.moves import move_call
 from console.calls.notices import announce
-from console.calls.questions import request_digest, shown_digest
+from console.calls.rounds.asking import request_digest, shown_digest
 from console.calls.states import CallStatus
 from console.config import Settings
 from console.db import utcnow

@@ -1,6 +1,6 @@
-"""Answering a connect question (console/calls/connects.py): it is accepted once its owner holds a grant
-for the server, and the decided question either sends the parked request again or ends the call, telling
-the agent why."""
+"""Answering a connect question (console/calls/connects/parking.py): it is accepted once its owner holds a
+grant for the server, and the decided question either sends the parked request again or ends the call,
+telling the agent why."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
-from console.calls.connects import parked_job, send_parked_again
+from console.calls.connects.parking import parked_job, send_parked_again
 from console.calls.models import Call, CallRound, Elicitation
+from console.calls.rounds.ended import end_at_console_round
 from console.calls.tasks import cancel_task_of
 from console.db import get_row, utcnow
-from console.elicitations.ended import end_at_console_round
 from console.errors import InvalidInput
 from console.mcp.challenge import Challenge
 from console.mcp.models import McpServer

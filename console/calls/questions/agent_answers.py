@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import AgentRequest, CallRound
+from console.calls.questions.decisions import queue_resume_if_complete
+from console.calls.rounds.abandon import abandon_waiting_call
 from console.db import finds_any, utcnow
-from console.elicitations.abandon import abandon_waiting_call
-from console.elicitations.decisions import queue_resume_if_complete
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
 

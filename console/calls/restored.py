@@ -20,13 +20,13 @@ from console.audit import SYSTEM, record_event
 from console.audit.chain import RESTORED_TO
 from console.audit.models import AuditHead
 from console.audit.witnessing import since_backup
-from console.calls.connects import PARKED
+from console.calls.connects.parking import PARKED
 from console.calls.models import Call, DispatchJob, Elicitation
+from console.calls.questions.inbox import RESTORED
+from console.calls.replies.outcomes import record_lost
 from console.calls.states import TERMINAL
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.outcomes import record_lost
-from console.elicitations.service import RESTORED
 
 logger = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, CallRound, DispatchJob, Run, call_target
 from console.calls.moves import may_become
 from console.calls.notices import call_ended
+from console.calls.replies.outcomes import held_open_rounds, record_completion, round_answered
 from console.calls.service import CallView
 from console.calls.states import CallStatus
 from console.db import utcnow
-from console.dispatch.outcomes import held_open_rounds, record_completion, round_answered
 from console.mcp.models import McpServer
 
 _CALLS, _JOBS, _RUNS, _SERVERS = (

@@ -20,11 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Run
 from console.calls.moves import move_call
+from console.calls.replies.outcomes import end_call, fail_call, open_round, record_error, result_digest
 from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL, POLL, cancel_task_of
 from console.config import Settings
 from console.db import utcnow
-from console.dispatch.outcomes import end_call, fail_call, open_round, record_error, result_digest
 from console.errors import McpProtocolError
 from console.mcp.endpoint import Complete, InputRequired, McpRequest, Reply, Task
 from console.mcp.roots import Root

@@ -1,5 +1,5 @@
-"""Answering a gate (console/calls/gates.py): who may approve, what an approval or a decline carries, and
-the decided gate: the call is sent with the approved arguments, or it ends where it stands, telling the
+"""Answering a gate (console/calls/gates/opening.py): who may approve, what an approval or a decline carries,
+and the decided gate: the call is sent with the approved arguments, or it ends where it stands, telling the
 agent who decided and why."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.declared import policy_for
-from console.calls.gates import approved_params
+from console.calls.gates.opening import approved_params
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation
 from console.calls.moves import move_call
-from console.calls.questions import canonical_json
+from console.calls.rounds.asking import canonical_json
+from console.calls.rounds.ended import end_at_console_round
 from console.calls.states import CallStatus
 from console.db import get_row, utcnow
-from console.elicitations.ended import end_at_console_round
 from console.errors import InvalidInput, NotFound
 from console.forms.arguments import argument_errors
 from console.identity import Viewer

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls.models import Call
+from console.calls.server_reports.kept import Throttle, keep_on_call
 from console.db import utcnow
-from console.dispatch.kept import Throttle, keep_on_call
 from console.mcp.endpoint import LOG_LEVELS, LogSink
 
 MAX_ENTRIES = 50

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.calls.models import Call
-from console.dispatch.logs import LogRecorder
-from console.dispatch.progress import ProgressRecorder
+from console.calls.server_reports.logs import LogRecorder
+from console.calls.server_reports.progress import ProgressRecorder
 
 
 @dataclass(frozen=True)

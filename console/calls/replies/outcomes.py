@@ -11,24 +11,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, digest, fingerprint, record_event, redact_input_requests
 from console.calls.declared import policy_of_call, relayed_of
-from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.moves import move_call
-from console.calls.notices import announce, call_ended
-from console.calls.questions import keep_policy, request_digest, shown_digest
-from console.calls.states import CallStatus
-from console.calls.tasks import cancel_task_of
-from console.config import Settings
-from console.db import utcnow
-from console.elicitations.abandon import close_pending
-from console.elicitations.decisions import queue_resume_if_complete
-from console.elicitations.questions import Question, parse_input_requests
-from console.elicitations.required_links import (
+from console.calls.links.required import (
     LINK_KEY_PREFIX,
     MAX_LINK_ROUNDS,
     may_require_links,
     open_required_links,
     required_links,
 )
+from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.moves import move_call
+from console.calls.notices import announce, call_ended
+from console.calls.questions.decisions import queue_resume_if_complete
+from console.calls.rounds.abandon import close_pending
+from console.calls.rounds.asking import keep_policy, request_digest, shown_digest
+from console.calls.rounds.input_requests import Question, parse_input_requests
+from console.calls.states import CallStatus
+from console.calls.tasks import cancel_task_of
+from console.config import Settings
+from console.db import utcnow
 from console.errors import McpError, McpProtocolError
 from console.mcp.endpoint import ROOTS, SAMPLING, Complete, InputRequired, PushedRefused
 from console.mcp.models import McpServer

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import FORM_MODES, Elicitation
-from console.elicitations.decisions import TakeResume, answer, answer_refusal, refuse
-from console.elicitations.service import QuestionView, consented_before, look_at_question
+from console.calls.questions.decisions import TakeResume, answer, answer_refusal, refuse
+from console.calls.questions.inbox import QuestionView, consented_before, look_at_question
 from console.errors import InvalidInput, StepUpRequired
 from console.forms import FieldSpec, SchemaError, form_to_content, parse_schema
 from console.identity import Viewer

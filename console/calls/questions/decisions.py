@@ -17,7 +17,17 @@ from sqlalchemy import bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
-from console.calls.connects import CONNECT_METHOD
+from console.calls.connects.deciding import check_connected, pass_connect
+from console.calls.connects.parking import CONNECT_METHOD
+from console.calls.gates.deciding import (
+    GATE_ROUND,
+    approved_arguments,
+    decline_reason,
+    hold_edit_to_its_rules,
+    owner_token_refusal,
+    pass_gate,
+)
+from console.calls.links.required import parked_for_links, pass_links
 from console.calls.models import (
     POLICY_MODES,
     AgentRequest,
@@ -29,20 +39,10 @@ from console.calls.models import (
 )
 from console.calls.moves import may_become
 from console.calls.notices import question_answered
-from console.calls.questions import canonical_json
+from console.calls.questions.sampling import end_if_sampling_refused, sampling_result
+from console.calls.rounds.asking import canonical_json
 from console.calls.states import CallStatus
 from console.db import finds_any, new_id, utcnow
-from console.elicitations.connects import check_connected, pass_connect
-from console.elicitations.gates import (
-    GATE_ROUND,
-    approved_arguments,
-    decline_reason,
-    hold_edit_to_its_rules,
-    owner_token_refusal,
-    pass_gate,
-)
-from console.elicitations.required_links import parked_for_links, pass_links
-from console.elicitations.sampling import end_if_sampling_refused, sampling_result
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
