@@ -31,6 +31,7 @@ from console.mcp.sealed import seal_plain_values
 from console.notify.sender import Notifier
 from console.resources import STATIC
 from console.runtime import Lifecycle, Mailbox, Runtime, Stopping, store
+from console.transactions import transaction
 from console.web import (
     admin,
     admin_notify,
@@ -165,7 +166,7 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         factory, life = runtime.factory, runtime.life
         kept = partial(keep_going, health=life.health, factory=factory)
-        async with factory() as session:
+        async with transaction(factory) as session:
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
             await hold_if_restored(factory, settings)  # before anything is sent
