@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.db import create_engine, session_factory
 from console.errors import Forbidden
-from console.transactions import after_commit, keep_writes, transaction
+from console.transactions import after_commit, commit_if_kept, keep_writes, transaction
 
 CONSOLE = Path(__file__).resolve().parent.parent / "console"
 UNIT = CONSOLE / "transactions.py"
@@ -155,6 +155,19 @@ async def test_an_error_raised_with_keep_writes_commits_the_record_then_reaches_
         await _refuse(sessions, "not kept", ran, kept=False)
     assert await _kept(sessions) == ["recorded"]
     assert ran == ["recorded"]
+
+
+async def test_a_session_the_entry_point_holds_commits_only_the_error_raised_with_keep_writes(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessions() as session:  # a route's: the request's session
+        await _keep(session, "recorded")
+        await commit_if_kept(session, keep_writes(session, Forbidden("refused")))
+    async with sessions() as session:
+        await _keep(session, "undone")
+        keep_writes(session, Forbidden("refused"))
+        await commit_if_kept(session, Forbidden("another error"))
+    assert await _kept(sessions) == ["recorded"]
 
 
 async def test_a_savepoints_rollback_keeps_the_transactions_effects(
