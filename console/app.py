@@ -32,6 +32,7 @@ from console.mcp.transports import Transports
 from console.notify.sender import Notifier
 from console.resources import STATIC
 from console.runtime import Lifecycle, Mailbox, Runtime, Stopping, store
+from console.transactions import transaction
 from console.web import (
     admin,
     admin_notify,
@@ -175,7 +176,7 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         factory, life = runtime.factory, runtime.life
         kept = partial(keep_going, health=life.health, factory=factory)
-        async with factory() as session:
+        async with transaction(factory) as session:
             await seal_plain_values(session=session, cipher=CredentialCipher(secret_text(settings)))
         try:
             await hold_if_restored(factory, settings)  # before anything is sent

@@ -32,6 +32,7 @@ from sqlalchemy.types import TypeDecorator
 from console.errors import Conflict
 from console.files import create_private
 from console.inline_sqlite import DEFAULT_LOCK_WAIT, inline_dbapi
+from console.transactions import end_read
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -75,7 +76,8 @@ async def get_row(session: AsyncSession, model: type[M], key: str, **options: An
 
 
 async def flush_unique(session: AsyncSession, message: str) -> None:
-    """Flush; a unique constraint that refuses it becomes a Conflict with `message` (rolled back).
+    """Flush; a unique constraint that refuses it becomes a Conflict with `message`, and the entry point's
+    unit of work rolls back.
 
     Raises:
         Conflict.
@@ -83,7 +85,6 @@ async def flush_unique(session: AsyncSession, message: str) -> None:
     try:
         await session.flush()
     except IntegrityError:
-        await session.rollback()
         raise Conflict(message) from None
 
 
@@ -232,7 +233,7 @@ async def finds_any(session: AsyncSession, where: ColumnElement[bool]) -> bool:
     caller's transaction, with the same `where`."""
     await reads_without_begin(session)
     found = (await session.execute(select(exists().where(where)))).scalar()
-    await session.commit()
+    await end_read(session)
     return bool(found)
 
 

@@ -41,6 +41,7 @@ from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
 from console.oauth.clients import ClientSite
 from console.oauth.flow import Returned, begin, finish
+from console.transactions import transaction
 
 TEAM = "scripted"
 MEMBER = "script"
@@ -93,7 +94,7 @@ class ScriptedConsole:
 
     async def seed(self, server: str, settings: ServerSettings, roots: tuple[Root, ...] = ()) -> None:
         """The team, its member and the one server (internal: it may run on this machine)."""
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             await create_team(session=session, name=TEAM)
             await create_user(session=session, name=MEMBER, team_name=TEAM, role="member")
             token = (await create_token(session=session, user_name=MEMBER, team_name=TEAM)).token
@@ -156,7 +157,7 @@ class ScriptedConsole:
             OAuthRefused: discovery, registration, the answer or the code exchange was refused.
         """
         outbound = Outbound.of(self._settings)
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             server = await server_by_name(session=session, team_id=self.principal.team_id, name=self.server)
             authorization = await begin(
                 session=session,
@@ -167,7 +168,7 @@ class ScriptedConsole:
                 challenge=challenge,
             )
         returned = await browse(authorization.url)
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             connected = await finish(
                 session=session,
                 outbound=outbound,

@@ -58,8 +58,7 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
         try:
             yield session
         except BaseException as error:
-            if session.info.pop(_KEPT, None) is error:
-                await commit(session)
+            await commit_if_kept(session, error)
             raise
         await commit(session)
 
@@ -69,6 +68,20 @@ async def commit(session: AsyncSession) -> None:
     session.info.pop(_KEPT, None)
     await session.commit()
     await run_due(session)
+
+
+async def end_read(session: AsyncSession) -> None:
+    """End a transaction that only read, so that a poll holds no connection (nor, on SQLite, a lock)
+    while it waits: `db.finds_any` ends its one statement so."""
+    await commit(session)
+
+
+async def commit_if_kept(session: AsyncSession, error: BaseException) -> None:
+    """For an entry point whose unit ends in `error`: commit when it was raised with `keep_writes` (the
+    record of a refused attempt), else leave the writes for the rollback. A route's request-scoped
+    session ends so (`web/deps.get_session`)."""
+    if session.info.pop(_KEPT, None) is error:
+        await commit(session)
 
 
 async def rollback(session: AsyncSession) -> None:

@@ -30,6 +30,7 @@ from console.mcp.admin import ServerSettings, create_server
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.runtime import Runtime, runtime_of
+from console.transactions import transaction
 from tests.memory import in_memory, memory_command
 
 REPO = Path(__file__).resolve().parent.parent
@@ -95,7 +96,7 @@ async def seed(
     factory = session_factory(engine)
     tokens: dict[str, str] = {}
     try:
-        async with factory() as session:
+        async with transaction(factory) as session:
             for team in (TEAM, "elsewhere"):
                 await create_team(session=session, name=team)
             for name, team, role in PEOPLE:
@@ -252,7 +253,7 @@ class Console:
 
     async def audit_payloads(self, action: str) -> list[dict[str, Any]]:
         """The payloads of the audit events of one action, oldest first."""
-        async with self.runtime.factory() as session:
+        async with transaction(self.runtime.factory) as session:
             query = select(AuditEvent).where(AuditEvent.action == action).order_by(AuditEvent.seq)
             return [json.loads(e.payload_json) for e in (await session.execute(query)).scalars()]
 
@@ -395,14 +396,14 @@ async def signed_in(console: Console, name: str, *, address: str = "127.0.0.1") 
 
 async def user_id(console: Console, name: str) -> str:
     """The id of a seeded person."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         found: str = (await session.execute(select(User.id).where(User.name == name))).scalar_one()
         return found
 
 
 async def promote(console: Console, name: str, *, role: str | None = None, site_admin: bool = False) -> None:
     """Give a seeded person another role in the platform team, or make them a site admin."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         user = (await session.execute(select(User).where(User.name == name))).scalar_one()
         if site_admin:
             user.site_admin = True

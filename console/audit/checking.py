@@ -51,7 +51,7 @@ async def verify_new(
     *, session: AsyncSession, public_key: Ed25519PublicKey | None, limit: int = PAGE_LIMIT
 ) -> ChainStatus:
     """Verify the events chained since the last check (up to `limit`) and remember how far the chain is
-    verified now. Commits."""
+    verified now."""
     mark = (
         await session.execute(
             select(AuditVerified).where(AuditVerified.id == 1).execution_options(populate_existing=True)
@@ -72,7 +72,6 @@ async def verify_new(
                 verified_at=utcnow(),
             )
         )
-    await session.commit()
     return status
 
 

@@ -18,11 +18,12 @@ from sqlalchemy.orm import Session
 
 from console.audit.chain import BATCH, HEAD_IF_FREE, Head, append, on_left_waiting, take_waiting
 from console.audit.models import AuditPending
+from console.transactions import transaction
 
 
 async def chain_waiting(*, session: AsyncSession) -> int | None:
     """Chain the oldest waiting events (up to a batch) unless another transaction holds the head row; how
-    many, or None when one does. Commits."""
+    many, or None when one does."""
     if not (await session.execute(select(exists(select(AuditPending.id))))).scalar_one():
         return 0
 
@@ -36,7 +37,6 @@ async def chain_waiting(*, session: AsyncSession) -> int | None:
         return len(earlier)
 
     chained = await session.run_sync(chain)
-    await session.commit()
     return chained
 
 
@@ -85,7 +85,7 @@ class Sequencer:
         """Chain everything waiting now, a batch per transaction; how many."""
         total, pause = 0, RETRY_SECONDS
         while True:
-            async with self._factory() as session:
+            async with transaction(self._factory) as session:
                 chained = await chain_waiting(session=session)
             if chained is None:
                 # The head's holder is another transaction, of any process: nothing announces its end,

@@ -27,6 +27,7 @@ from console.config import Settings, get_settings
 from console.db import create_engine, is_sqlite, session_factory
 from console.errors import ConsoleError
 from console.listening import listening_socket
+from console.transactions import transaction
 
 T = TypeVar("T")
 Subcommands = Any  # argparse's _SubParsersAction, which is private
@@ -176,10 +177,13 @@ def warn_without_secret(settings: Settings) -> None:
 
 
 def run_with_session(settings: Settings, action: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Run `action` as one unit of work: it commits when the action returns (the command is the entry
+    point)."""
+
     async def go() -> T:
         engine = create_engine(settings.database_url)
         try:
-            async with session_factory(engine, info=session_info(settings))() as session:
+            async with transaction(session_factory(engine, info=session_info(settings))) as session:
                 return await action(session)
         finally:
             await engine.dispose()

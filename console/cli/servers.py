@@ -31,6 +31,7 @@ from console.mcp.names import server_name_problem
 from console.mcp.probe import ProbeOutcome, probe_server
 from console.mcp.registry import describe_server, list_servers
 from console.mcp.sealed import Outbound
+from console.transactions import commit
 
 OAUTH_HELP = (
     "each user connects their own account at the server's authorization server (MCP authorization, "
@@ -340,9 +341,12 @@ def _servers_toggle(settings: Settings, args: Any) -> int:
 def _servers_test(settings: Settings, args: Any) -> int:
 
     async def tested(session: AsyncSession) -> tuple[McpServer, ProbeOutcome]:
+        server = await server_for_admin(session=session, by=None, team_name=args.team, name=args.name)
+        await commit(session)  # no transaction stays open while the server is reached
         server, outcome = await probe_server(
-            session=session, by=None, team_name=args.team, name=args.name, outbound=Outbound.of(settings)
+            session=session, by=None, team_name=args.team, server=server, outbound=Outbound.of(settings)
         )
+        await commit(session)
         advised = await with_pin_advice(
             session=session,
             server=server,

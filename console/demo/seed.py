@@ -33,6 +33,7 @@ from console.mcp.models import McpServer
 from console.mcp.pool import ConnectionPool
 from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
+from console.transactions import commit
 
 TEAM = "platform"
 JWKS_VARIABLE = "DEPLOY_REQUIRE_APPROVAL_JWKS"
@@ -159,6 +160,7 @@ async def seed_demo(
             values=values,
         )
     token = await _demo_token(session, kept_token)
+    await commit(session)  # the seeding is the entry point: what the calls below need is durable first
     call_id = await _ensure_waiting(session, token, settings, "deployer", RELEASE, "Release auth-service")
     # The gate shows the tool as the deployer lists it (description, annotations, the edit form from its
     # inputSchema), so this call is started with connections that may ask the deployer for its tools.
@@ -238,7 +240,7 @@ async def _ensure_user(session: AsyncSession, team: Team, name: str, role: str, 
         user.password_hash = hash_password(password)
     user.site_admin = name in SITE_ADMINS
     user.email = user.email or demo_address(name)
-    await session.commit()
+    await commit(session)
 
 
 def demo_address(name: str) -> str:
@@ -307,7 +309,6 @@ async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, s
         )
     else:
         server.url, server.internal = tracker.mcp_url, True  # another port when the last one was taken
-        await session.commit()
     cipher = CredentialCipher(secret_text(settings))
     for name, tracker_token in tracker.tokens.items():
         user = (await session.execute(select(User).where(User.name == name))).scalar_one()
@@ -319,6 +320,7 @@ async def _ensure_tracker(session: AsyncSession, team: Team, tracker: Tracker, s
             server_id=server.id,
             secret=tracker_token,
         )
+    await commit(session)
 
 
 async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: Settings) -> McpServer:
@@ -328,7 +330,7 @@ async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: S
     query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == "notes")
     server = (await session.execute(query)).scalar_one_or_none()
     if server is None:
-        return await create_server(
+        created = await create_server(
             session=session,
             by=None,
             team_name=team.name,
@@ -336,10 +338,12 @@ async def _ensure_notes(session: AsyncSession, team: Team, url: str, settings: S
             settings=ServerSettings(transport="http", url=url, oauth=True, internal=True),
             outbound=Outbound.of(settings),
         )
+        await commit(session)
+        return created
     if server.url != url:  # another notes server: the connections to the last one are gone with it
         await forget_server_credentials(session=session, server_id=server.id)
     server.url, server.internal, server.credential_mode = url, True, "oauth"
-    await session.commit()
+    await commit(session)
     return server
 
 

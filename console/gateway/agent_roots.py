@@ -28,6 +28,7 @@ from console.gateway.subscribed import connection_of
 from console.mcp.agent_roots import agents_roots, forget_agent_roots, keep_agent_roots
 from console.mcp.roots import Root
 from console.outage import unavailable
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 STATE_KEY = "approval-console/roots"
@@ -136,7 +137,7 @@ class SessionRoots:
             raise MCPError(types.INVALID_PARAMS, exc.message, exc.fields) from None
 
     async def store(self, roots: tuple[Root, ...]) -> None:
-        async with self._services.factory() as session:
+        async with transaction(self._services.factory) as session:
             await keep_agent_roots(
                 session=session, session_id=self.session_id, user_id=self.user_id, roots=roots
             )
@@ -171,7 +172,7 @@ class SessionRoots:
         self._services.pool.close_session(self.session_id)
         with anyio.CancelScope(shield=True):
             try:
-                async with self._services.factory() as session:
+                async with transaction(self._services.factory) as session:
                     await forget_agent_roots(session=session, session_id=self.session_id)
             except Exception as exc:
                 if unavailable(exc) is None:

@@ -14,6 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from console.errors import Unauthorized
 from console.identity import Principal, authenticate_token
+from console.transactions import transaction
 
 REALM = "approval-console"
 PRINCIPAL = "console_principal"  # key of the request's state the handlers read the caller from
@@ -49,7 +50,7 @@ async def authenticate(scope: Scope, factory: async_sessionmaker[AsyncSession]) 
         message = "this MCP endpoint needs an API token (Authorization: Bearer)"
         return Refusal(401, message, challenge=f'Bearer realm="{REALM}"')
     try:
-        async with factory() as session:
+        async with transaction(factory) as session:
             principal = await authenticate_token(session=session, token=token)
     except Unauthorized as exc:
         challenge = f'Bearer realm="{REALM}", error="invalid_token", error_description="{exc.message}"'
@@ -69,7 +70,7 @@ def still_valid(scope: Scope, factory: async_sessionmaker[AsyncSession]) -> Call
 
     async def check() -> bool:
         try:
-            async with factory() as session:
+            async with transaction(factory) as session:
                 await authenticate_token(session=session, token=token)
         except Unauthorized:
             return False

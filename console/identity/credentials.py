@@ -124,7 +124,6 @@ async def save_credential(
         subject_id=server_id,
         payload={"user": user_id, "kind": "bearer"},
     )
-    await session.commit()
 
 
 async def delete_credential(*, session: AsyncSession, actor: Actor, user_id: str, server_id: str) -> None:
@@ -141,7 +140,6 @@ async def delete_credential(*, session: AsyncSession, actor: Actor, user_id: str
         subject_id=server_id,
         payload={"user": user_id},
     )
-    await session.commit()
 
 
 async def forget_server_credentials(*, session: AsyncSession, server_id: str) -> list[str]:
@@ -169,7 +167,6 @@ async def saved_servers(*, session: AsyncSession, user_id: str) -> dict[str, Ser
         await session.execute(select(ServerCredential).where(ServerCredential.user_id == user_id))
     ).scalars()
     result = {row.server_id: row for row in rows}
-    await session.commit()
     return result
 
 

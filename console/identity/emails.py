@@ -37,7 +37,7 @@ def email_from_claims(claims: Mapping[str, Any]) -> str | None:
 
 
 async def set_email(*, session: AsyncSession, name: str, email: str) -> None:
-    """Set (or, with "", clear) the person's address and commit.
+    """Set (or, with "", clear) the person's address.
 
     Raises:
         NotFound: no such user.  InvalidInput: not a plain address.
@@ -57,7 +57,6 @@ async def set_email(*, session: AsyncSession, name: str, email: str) -> None:
         subject_id=user.id,
         payload={"user": name, "set": address is not None},
     )
-    await session.commit()
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ async def email_choice(*, session: AsyncSession, user_id: str) -> EmailChoice:
 
 
 async def set_email_notifications(*, session: AsyncSession, actor: Actor, user_id: str, on: bool) -> None:
-    """Turn the person's email notifications on or off, and commit."""
+    """Turn the person's email notifications on or off."""
     user = await session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
@@ -87,4 +86,3 @@ async def set_email_notifications(*, session: AsyncSession, actor: Actor, user_i
         subject_id=user.id,
         payload={"user": user.name, "on": on},
     )
-    await session.commit()

@@ -13,6 +13,7 @@ from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.teams import actor_of, is_site_admin
 from console.identity.viewer import Viewer
+from console.transactions import keep_writes
 
 
 async def only_site_admin(
@@ -26,15 +27,15 @@ async def only_site_admin(
     reason: str,
     **details: str | None,
 ) -> None:
-    """Return when `by` is a site admin (or the operator); otherwise roll back what the request had begun,
-    record the refusal as `access_refused` in a transaction of its own, and refuse.
+    """Return when `by` is a site admin (or the operator); otherwise record the refusal as
+    `access_refused` and refuse. Called before the request writes anything, so what commits of its
+    transaction is the record alone.
 
     Raises:
-        Forbidden: with `reason`.
+        Forbidden: with `reason`, raised with `keep_writes`.
     """
     if await is_site_admin(session=session, by=by):
         return
-    await session.rollback()
     record_event(
         session=session,
         actor=actor_of(by),
@@ -44,5 +45,4 @@ async def only_site_admin(
         team_id=team_id,
         payload={"attempt": attempt, "reason": reason, **details},
     )
-    await session.commit()
-    raise Forbidden(reason)
+    raise keep_writes(session, Forbidden(reason))

@@ -35,7 +35,6 @@ async def keep_form(
             kept_form_at=utcnow(),
         )
     )
-    await session.commit()
 
 
 async def take_kept_form(
@@ -53,7 +52,6 @@ async def take_kept_form(
         await session.execute(select(WebSession.kept_form_json, WebSession.kept_form_at).where(*mine))
     ).one_or_none()
     if row is None:
-        await session.commit()
         return None
     kept_json, kept_at = row
     # Conditional on what was read: of two tabs taking it at once, only one gets it.
@@ -62,7 +60,6 @@ async def take_kept_form(
         .where(*mine, WebSession.kept_form_at == kept_at)
         .values(kept_form_for=None, kept_form_json=None, kept_form_at=None)
     )
-    await session.commit()
     recent = kept_at is not None and utcnow() - kept_at <= KEPT_FOR
     if taken.rowcount != 1 or not recent:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return None

@@ -25,6 +25,7 @@ from console.identity.oidc_accounts import find_or_create_user, parse_teams_clai
 from console.identity.oidc_client import OidcClient, OidcError
 from console.identity.sessions import SignedIn, mark_reauthenticated, open_session
 from console.identity.sso_assertions import keep_assertion
+from console.transactions import keep_writes
 
 STATE_TTL = timedelta(minutes=10)
 EXPIRED = "The sign-in took too long or was already used. Start it again."
@@ -72,7 +73,7 @@ async def start_login(
     """Record a new sign-in (or, with `web_session_id`, a re-authentication) and build the provider URL.
 
     Raises:
-        OidcError: the provider's discovery document could not be used.
+        OidcError: the provider's discovery document could not be used (recorded, `keep_writes`).
     """
     state, nonce, verifier = (secrets.token_urlsafe(32) for _ in range(3))
     try:
@@ -80,7 +81,7 @@ async def start_login(
             state=state, nonce=nonce, code_verifier=verifier, reauthenticate=web_session_id is not None
         )
     except OidcError as exc:
-        await _failed(session, exc, client_address)
+        _failed(session, exc, client_address)
     now = utcnow()
     await session.execute(delete(OidcLogin).where(OidcLogin.created_at < now - STATE_TTL))
     session.add(
@@ -93,8 +94,22 @@ async def start_login(
             created_at=now,
         )
     )
-    await session.commit()
     return Started(state, url)
+
+
+async def spend_state(
+    *, session: AsyncSession, callback: Callback, bound_state: str | None, client_address: str
+) -> OidcLogin:
+    """A callback's first unit of work: the sign-in its state names, spent once presented whatever follows
+    (committed before the provider is asked).
+
+    Raises:
+        OidcError: no such sign-in, or not this browser's; the reason is in the audit log (`keep_writes`).
+    """
+    try:
+        return await _consume(session, callback, bound_state)
+    except OidcError as exc:
+        _failed(session, exc, client_address)
 
 
 async def finish_login(
@@ -102,29 +117,30 @@ async def finish_login(
     session: AsyncSession,
     client: OidcClient,
     callback: Callback,
-    bound_state: str | None,
+    login: OidcLogin,
     current_web_session_id: str | None,
     teams_claim: str | None,
     client_address: str,
     cipher: CredentialCipher,
 ) -> Finished:
-    """Check the provider's answer and open a session (or refresh the current one's authentication); the
-    ID token is kept, sealed, for enterprise-managed authorization (console/identity/sso_assertions.py).
+    """Check the provider's answer to the sign-in `spend_state` found and open a session (or refresh the
+    current one's authentication); the ID token is kept, sealed, for enterprise-managed authorization
+    (console/identity/sso_assertions.py).
 
     Raises:
-        OidcError: any check failed; the reason is in the audit log and no session was opened.
+        OidcError: any check failed; the reason is in the audit log (`keep_writes`) and no session was
+        opened.
     """
     try:
-        login = await _consume(session, callback, bound_state)
         id_token, claims = await _verified_claims(client, callback, login)
     except OidcError as exc:
-        await _failed(session, exc, client_address)
+        _failed(session, exc, client_address)
     issuer = client.config.issuer
     if login.web_session_id is not None:
         try:
             await _check_same_person(session, login, current_web_session_id, issuer, claims)
         except OidcError as exc:
-            await _failed(session, exc, client_address, login.web_session_id)
+            _failed(session, exc, client_address, login.web_session_id)
         await _keep(session, cipher, await _user_of(session, login.web_session_id), issuer, id_token, claims)
         await mark_reauthenticated(
             session=session, web_session_id=login.web_session_id, method="oidc", client=client_address
@@ -181,8 +197,6 @@ async def _consume(session: AsyncSession, callback: Callback, bound_state: str |
     login = (
         await session.execute(delete(OidcLogin).where(OidcLogin.id == wanted).returning(OidcLogin))
     ).scalar_one_or_none()
-    # Committed before anything else happens: a state is spent once presented, whatever follows.
-    await session.commit()
     if login is None:
         raise OidcError("unknown_state", EXPIRED)
     if utcnow() - login.created_at > STATE_TTL:
@@ -232,10 +246,11 @@ async def _check_same_person(
         raise OidcError("reauth_not_fresh", "The identity provider did not ask you to sign in again.")
 
 
-async def _failed(
+def _failed(
     session: AsyncSession, exc: OidcError, client_address: str, web_session_id: str | None = None
 ) -> NoReturn:
-    await session.rollback()
+    """Record the failed sign-in and raise: the record commits (`keep_writes`), and nothing of the
+    sign-in was written before it but the spent state."""
     payload = {"method": "oidc", "reason": exc.reason, "client": client_address}
     if web_session_id is not None:
         payload["step_up"] = "true"
@@ -247,5 +262,4 @@ async def _failed(
         subject_id="-",
         payload=payload,
     )
-    await session.commit()
-    raise exc
+    raise keep_writes(session, exc)

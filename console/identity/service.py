@@ -60,7 +60,6 @@ async def create_team(*, session: AsyncSession, name: str, actor: Actor = SYSTEM
         subject_id=team.id,
         payload={"name": name},
     )
-    await session.commit()
     return team
 
 
@@ -92,7 +91,6 @@ async def create_user(
         subject_id=user.id,
         payload={"team": team_name, "role": role, "user": name},
     )
-    await session.commit()
     return user
 
 
@@ -132,13 +130,10 @@ async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:
     found = await session.execute(_PRINCIPAL_OF_TOKEN, {"token_hash": token_hash(token)})
     row = found.one_or_none()
     if row is None:
-        # Ends the read as the success path does; a rollback would also expire the caller's loaded rows.
-        await session.commit()
         raise Unauthorized("invalid or revoked API token")
     now = utcnow()
     if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
         await session.execute(update(ApiToken).where(ApiToken.id == row.token_id).values(last_used_at=now))
-    await session.commit()
     return Principal(row.user_id, row.user_name, row.team_id, row.team_name, row.role, row.token_id)
 
 

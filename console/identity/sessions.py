@@ -18,6 +18,7 @@ from console.identity import throttle
 from console.identity.models import Membership, Team, User, WebSession
 from console.identity.passwords import hash_password, verify_password
 from console.identity.viewer import Viewer
+from console.transactions import keep_writes
 
 GENERIC_FAILURE = "Wrong user name or password."
 LAST_SEEN_RESOLUTION = timedelta(seconds=60)
@@ -49,16 +50,25 @@ def _session_id(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+async def begin_sign_in(
+    *, session: AsyncSession, name: str, client: str, policy: SessionPolicy, now: datetime | None = None
+) -> throttle.Attempt:
+    """A password sign-in's first unit of work: record the attempt, which `sign_in` counts once it
+    committed (see throttle.py)."""
+    limits = _sign_in_limits(name, client, policy)
+    return await throttle.record_attempt(session=session, limits=limits, now=now or utcnow())
+
+
 async def sign_in(
     *,
     session: AsyncSession,
+    attempt: throttle.Attempt,
     name: str,
     password: str,
     client: str,
     policy: SessionPolicy,
-    now: datetime | None = None,
 ) -> SignedIn:
-    """Check the password and open a session.
+    """Check the password of an attempt `begin_sign_in` recorded and open a session.
 
     Failures slow down further attempts at this account from this client, and from this client at
     any account (see throttle.py); they never slow the account's owner on another client.
@@ -66,10 +76,10 @@ async def sign_in(
     Raises:
         TooManyAttempts: a wait is due after recent failures (nothing is checked).
         Unauthorized: wrong name or password (the message never says which).
+        Both with `keep_writes`: the failure is recorded.
     """
-    pair = throttle.account_from_client(name, client)
-    limits = {pair: policy.account_from_client, throttle.from_client(client): policy.client}
-    attempt = await throttle.begin_attempt(session=session, limits=limits, now=now or utcnow())
+    limits = _sign_in_limits(name, client, policy)
+    await throttle.check_attempt(session=session, attempt=attempt, limits=limits)
     user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
     stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
     if not verify_password(password, stored) or user is None or not user.password_hash:
@@ -81,14 +91,21 @@ async def sign_in(
             subject_id=user.id if user else "-",
             payload={"name": name[:100], "client": client},
         )
-        await session.commit()
-        raise Unauthorized(GENERIC_FAILURE)
-    await throttle.succeeded(session=session, attempt=attempt, forget=pair)
+        raise keep_writes(session, Unauthorized(GENERIC_FAILURE))
+    forget = throttle.account_from_client(name, client)
+    await throttle.succeeded(session=session, attempt=attempt, forget=forget)
     return await open_session(session=session, user=user, method="password", client=client)
 
 
+def _sign_in_limits(name: str, client: str, policy: SessionPolicy) -> dict[str, throttle.Limit]:
+    return {
+        throttle.account_from_client(name, client): policy.account_from_client,
+        throttle.from_client(client): policy.client,
+    }
+
+
 async def open_session(*, session: AsyncSession, user: User, method: str, client: str) -> SignedIn:
-    """Start a browser session for a person who just proved who they are; commits."""
+    """Start a browser session for a person who just proved who they are."""
     now = utcnow()
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     web_id = _session_id(token)
@@ -111,32 +128,44 @@ async def open_session(*, session: AsyncSession, user: User, method: str, client
         subject_id=user.id,
         payload={"client": client, "method": method},
     )
-    await session.commit()
     return SignedIn(token, csrf, await _viewer(session, user, via="session", web_session_id=web_id))
+
+
+async def begin_reauthentication(
+    *, session: AsyncSession, web_session_id: str, policy: SessionPolicy, now: datetime | None = None
+) -> throttle.Attempt:
+    """A step-up's first unit of work: record the attempt of a live session, which `reauthenticate`
+    counts once it committed. Only this session's own failures slow it down: guessing at the account
+    elsewhere never blocks the person who is signed in.
+
+    Raises:
+        Unauthorized: the session ended.
+    """
+    web, _user = await _live_session(session, web_session_id)
+    limits = {throttle.of_session(web.id): policy.step_up}
+    return await throttle.record_attempt(session=session, limits=limits, now=now or utcnow())
 
 
 async def reauthenticate(
     *,
     session: AsyncSession,
+    attempt: throttle.Attempt,
     web_session_id: str,
     password: str,
     client: str,
     policy: SessionPolicy,
-    now: datetime | None = None,
 ) -> None:
-    """Check the password of a signed-in person again and mark the session as freshly authenticated.
-
-    Only this session's own failures slow it down: guessing at the account elsewhere never blocks the
-    person who is signed in.
+    """Check the password of a signed-in person again (an attempt `begin_reauthentication` recorded) and
+    mark the session as freshly authenticated.
 
     Raises:
         TooManyAttempts: a wait is due after this session's recent failures.
         Unauthorized: wrong password, or the session ended.
+        Both with `keep_writes`, but for an ended session: the failure is recorded.
     """
     web, user = await _live_session(session, web_session_id)
-    await session.commit()
     key = throttle.of_session(web.id)
-    attempt = await throttle.begin_attempt(session=session, limits={key: policy.step_up}, now=now or utcnow())
+    await throttle.check_attempt(session=session, attempt=attempt, limits={key: policy.step_up})
     if not verify_password(password, user.password_hash or _DUMMY_HASH) or not user.password_hash:
         record_event(
             session=session,
@@ -146,8 +175,7 @@ async def reauthenticate(
             subject_id=user.id,
             payload={"client": client, "method": "password", "reason": "wrong_password", "step_up": True},
         )
-        await session.commit()
-        raise Unauthorized("Wrong password.")
+        raise keep_writes(session, Unauthorized("Wrong password."))
     await throttle.succeeded(session=session, attempt=attempt, forget=key)
     await mark_reauthenticated(session=session, web_session_id=web.id, method="password", client=client)
 
@@ -170,7 +198,6 @@ async def mark_reauthenticated(
         subject_id=user.id,
         payload={"client": client, "method": method},
     )
-    await session.commit()
 
 
 async def reauthentication_method(
@@ -182,7 +209,6 @@ async def reauthentication_method(
         Unauthorized: the session ended.  Forbidden: the account has no way to re-authenticate here.
     """
     _web, user = await _live_session(session, web_session_id)
-    await session.commit()
     if user.oidc_subject is not None and oidc_issuer is not None and user.oidc_issuer == oidc_issuer:
         return "oidc"
     if user.password_hash:
@@ -199,7 +225,6 @@ async def _live_session(session: AsyncSession, web_session_id: str) -> tuple[Web
         )
     ).one_or_none()
     if row is None:
-        await session.rollback()
         raise Unauthorized("The session ended; sign in again.")
     web, user = row
     return web, user
@@ -216,19 +241,16 @@ async def resolve(*, session: AsyncSession, token: str, policy: SessionPolicy) -
         )
     ).one_or_none()
     if row is None:
-        await session.commit()
         return None
     web, user = row
     if now - web.last_seen_at > policy.idle or now - web.created_at > policy.absolute:
         await session.execute(
             update(WebSession).where(WebSession.id == web.id).values(revoked_at=now, **_FORGET)
         )
-        await session.commit()
         return None
     if now - web.last_seen_at > LAST_SEEN_RESOLUTION:
         await session.execute(update(WebSession).where(WebSession.id == web.id).values(last_seen_at=now))
     viewer = await _viewer(session, user, via="session", web_session_id=web.id)
-    await session.commit()
     return SignedIn(token, web.csrf_token, viewer)
 
 
@@ -246,9 +268,8 @@ async def authenticated_at(*, session: AsyncSession, web_session_id: str | None)
 
 
 async def signed_in_at(*, session: AsyncSession, web_session_id: str | None) -> datetime | None:
-    """`authenticated_at` as a read of its own (the transaction ends)."""
+    """`authenticated_at`, for a page that shows whether a step-up is due."""
     moment = await authenticated_at(session=session, web_session_id=web_session_id)
-    await session.commit()
     return moment
 
 
@@ -266,7 +287,6 @@ async def sign_out(*, session: AsyncSession, token: str) -> None:
             subject_type="user",
             subject_id=web.user_id,
         )
-    await session.commit()
 
 
 async def _viewer(session: AsyncSession, user: User, *, via: str, web_session_id: str) -> Viewer:

@@ -39,7 +39,6 @@ async def team_tokens(*, session: AsyncSession, by: Viewer | None, team_name: st
             .order_by(ApiToken.created_at.desc(), ApiToken.id)
         )
     ).all()
-    await session.commit()
     return [TeamToken(t.id, t.name, owner, t.created_at, t.last_used_at, t.revoked_at) for t, owner in rows]
 
 

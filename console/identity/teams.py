@@ -71,7 +71,6 @@ async def require_team_admin(*, session: AsyncSession, by: Viewer | None, team_n
     team = (await session.execute(query)).scalar_one_or_none()
     if team is None:
         # The same answer whether or not the team exists: outsiders learn no team names here.
-        await session.rollback()
         raise Forbidden(f"only admins of {team_name} can manage it")
     return team
 
@@ -98,7 +97,6 @@ async def administered_teams(*, session: AsyncSession, by: Viewer | None) -> lis
         mine = select(Membership.team_id).where(Membership.user_id == by.user_id, Membership.role == "admin")
         counts = counts.where(Team.id.in_(mine))
     rows = [TeamRow(*row) for row in (await session.execute(counts)).all()]
-    await session.commit()
     if not rows and not site_admin:
         raise Forbidden("you are not an admin of any team")
     return rows
@@ -111,7 +109,6 @@ async def new_team(*, session: AsyncSession, by: Viewer | None, name: str) -> Te
         Forbidden, InvalidInput (bad name), Conflict (name taken).
     """
     if by is not None and not await _is_site_admin(session, by.user_id):
-        await session.rollback()
         raise Forbidden("only site admins can create teams")
     return await create_team(session=session, name=check_name("team", name), actor=actor_of(by))
 
@@ -124,12 +121,11 @@ async def team_members(*, session: AsyncSession, by: Viewer | None, team_name: s
     """
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     members = await members_of(session=session, team_id=team.id)
-    await session.commit()
     return members
 
 
 async def members_of(*, session: AsyncSession, team_id: str) -> list[MemberRow]:
-    """The team's members by name (a query helper; no commit)."""
+    """The team's members by name (a query helper)."""
     query = (
         select(User.id, User.name, Membership.role)
         .join(Membership, Membership.user_id == User.id)
@@ -151,11 +147,9 @@ async def add_member(
     _check_role(role)
     user = await _user(session, user_name)
     if await membership_of(session, user.id, team.id) is not None:
-        await session.rollback()
         raise Conflict(f"{user_name} is already a member of {team_name}")
     session.add(Membership(user_id=user.id, team_id=team.id, role=role))
     _record(session, by, "member_added", user, team, role=role)
-    await session.commit()
 
 
 async def change_role(
@@ -170,13 +164,11 @@ async def change_role(
     _check_role(role)
     user, membership = await _member(session, team, user_name)
     if membership.role == role:
-        await session.commit()
         return
     if membership.role == "admin":
         await _keep_an_admin(session, team.id)
     previous, membership.role = membership.role, role
     _record(session, by, "member_role_changed", user, team, role=role, previous=previous)
-    await session.commit()
 
 
 async def remove_member(*, session: AsyncSession, by: Viewer | None, team_name: str, user_name: str) -> None:
@@ -194,7 +186,6 @@ async def remove_member(*, session: AsyncSession, by: Viewer | None, team_name: 
     await revoke_member_tokens(
         session=session, actor=actor_of(by), user=user, team_id=team.id, team_name=team.name
     )
-    await session.commit()
 
 
 async def make_site_admin(*, session: AsyncSession, name: str, password: str | None = None) -> User:
@@ -215,7 +206,6 @@ async def make_site_admin(*, session: AsyncSession, name: str, password: str | N
         subject_id=user.id,
         payload={"user": name},
     )
-    await session.commit()
     return user
 
 
@@ -224,7 +214,6 @@ async def _keep_an_admin(session: AsyncSession, team_id: str) -> None:
     query = select(Membership.id).where(Membership.team_id == team_id, Membership.role == "admin")
     admins = (await session.execute(query.with_for_update())).all()
     if len(admins) <= 1:
-        await session.rollback()
         raise Conflict(LAST_ADMIN)
 
 
@@ -236,7 +225,6 @@ def _check_role(role: str) -> None:
 async def _user(session: AsyncSession, name: str) -> User:
     user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
     if user is None:
-        await session.rollback()
         raise NotFound(f"no user {name!r}")
     return user
 
@@ -245,7 +233,6 @@ async def _member(session: AsyncSession, team: Team, user_name: str) -> tuple[Us
     user = await _user(session, user_name)
     membership = await membership_of(session, user.id, team.id)
     if membership is None:
-        await session.rollback()
         raise NotFound(f"{user_name} is not a member of {team.name}")
     return user, membership
 

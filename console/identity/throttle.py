@@ -5,9 +5,10 @@ session confirming its sign-in. A few failures under a key cost nothing; each fu
 must wait twice as long after the last failure as the one before, up to a cap. Failures from one client
 never slow the account's owner on another, and a signed-in person's step-up counts only its own session.
 
-Every attempt is recorded (and committed) before its password is checked, so it counts as a failure
-until a success forgets it. That makes attempts sent at once under one key wait for each other, in one
-console process or several: once a wait is due, at most one of them has its password checked.
+Every attempt is recorded in a unit of work of its own (`record_attempt`), committed before its password
+is checked (`check_attempt` first), so it counts as a failure until a success forgets it. That makes
+attempts sent at once under one key wait for each other, in one console process or several: once a wait
+is due, at most one of them has its password checked.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.db import new_id
 from console.errors import ConsoleError
 from console.identity.models import LoginFailure
+from console.transactions import keep_writes
 
 KEY_LENGTH = 200
 
@@ -61,6 +63,8 @@ class Attempt:
     """One password attempt as recorded: a row per key, counted as failures until forgotten."""
 
     row_ids: tuple[str, ...]
+    keys: tuple[str, ...]
+    at: datetime
 
 
 def client_key(address: str) -> str:
@@ -88,34 +92,40 @@ def of_session(web_session_id: str) -> str:
     return f"session:{web_session_id}"
 
 
-async def begin_attempt(*, session: AsyncSession, limits: Mapping[str, Limit], now: datetime) -> Attempt:
-    """Record an attempt under each key (committed), unless failures before it under a key say to wait.
-
-    Raises:
-        TooManyAttempts: with the seconds until the longest wait ends; the attempt is not recorded.
-    """
+async def record_attempt(*, session: AsyncSession, limits: Mapping[str, Limit], now: datetime) -> Attempt:
+    """Record an attempt under each key: a unit of work of its own, committed before `check_attempt`
+    counts, so that of attempts sent at once each sees those recorded before its own count and at most
+    one goes ahead."""
     rows = [LoginFailure(id=new_id(), key=key, at=now) for key in limits]
     for key, limit in limits.items():
         await session.execute(
             delete(LoginFailure).where(LoginFailure.key == key, LoginFailure.at <= now - limit.memory)
         )
     session.add_all(rows)
-    await session.commit()
+    return Attempt(tuple(r.id for r in rows), tuple(limits), now)
+
+
+async def check_attempt(*, session: AsyncSession, attempt: Attempt, limits: Mapping[str, Limit]) -> None:
+    """Let a recorded attempt go ahead unless failures before it under a key say to wait.
+
+    Raises:
+        TooManyAttempts: with the seconds until the longest wait ends; the attempt's record is dropped
+        (raised with `keep_writes`).
+    """
     wait = timedelta(0)
-    for row, limit in zip(rows, limits.values(), strict=True):
-        # Every other record under the key counts, including attempts still being checked: of attempts
-        # sent at once, each sees those recorded before its own count, so at most one goes ahead.
+    now = attempt.at
+    for row_id, key in zip(attempt.row_ids, attempt.keys, strict=True):
+        # Every other record under the key counts, including attempts still being checked.
+        limit = limits[key]
         query = select(func.count(), func.max(LoginFailure.at)).where(
-            LoginFailure.key == row.key, LoginFailure.at > now - limit.memory, LoginFailure.id != row.id
+            LoginFailure.key == key, LoginFailure.at > now - limit.memory, LoginFailure.id != row_id
         )
         failures, last = (await session.execute(query)).one()
         if failures and last is not None:
             wait = max(wait, last + limit.wait_after(failures) - now)
     if wait > timedelta(0):
-        await session.execute(delete(LoginFailure).where(LoginFailure.id.in_([r.id for r in rows])))
-        await session.commit()
-        raise TooManyAttempts(max(1, math.ceil(wait.total_seconds())))
-    return Attempt(tuple(r.id for r in rows))
+        await session.execute(delete(LoginFailure).where(LoginFailure.id.in_(attempt.row_ids)))
+        raise keep_writes(session, TooManyAttempts(max(1, math.ceil(wait.total_seconds()))))
 
 
 async def succeeded(*, session: AsyncSession, attempt: Attempt, forget: str) -> None:

@@ -82,7 +82,6 @@ async def issue_token(
         subject_id=token.id,
         payload={"user": user_id, "team": team_id, "name": name},
     )
-    await session.commit()
     return IssuedToken(secret, webhook_secret)
 
 
@@ -95,14 +94,13 @@ async def rotate_webhook_secret(
     owner_id: str | None = None,
 ) -> str:
     """A new webhook secret for a live token (with `owner_id`, only that user's own), replacing the old one
-    at once; returns it. Commits.
+    at once; returns it.
 
     Raises:
         NotFound: no such live token (for that owner). SecretMissing: no console secret key.
     """
     token = await session.get(ApiToken, token_id)
     if token is None or token.revoked_at is not None or owner_id not in (None, token.user_id):
-        await session.rollback()
         raise NotFound(f"no live token {token_id!r}")
     secret = new_webhook_secret()
     token.sealed_webhook_secret = cipher.seal_bound(secret, webhook_secret_binding(token.id))
@@ -114,7 +112,6 @@ async def rotate_webhook_secret(
         subject_id=token.id,
         payload={"user": token.user_id, "name": token.name},
     )
-    await session.commit()
     return secret
 
 
@@ -129,7 +126,6 @@ async def list_tokens(*, session: AsyncSession, user_name: str) -> list[TokenInf
             .order_by(ApiToken.created_at.desc())
         )
     ).all()
-    await session.commit()
     return [TokenInfo(t.id, t.name, team, t.created_at, t.last_used_at, t.revoked_at) for t, team in rows]
 
 
@@ -160,13 +156,11 @@ async def revoke_token(
         query = query.where(ApiToken.team_id == team_id)
     row = (await session.execute(query)).one_or_none()
     if row is None:
-        await session.rollback()
         raise NotFound(f"no token {token_id!r}")
     token, owner, team_name = row
     if token.revoked_at is None:
         why = {} if revoked_by is None else {"revoked_by": revoked_by}
         await _revoke(session, actor, token, owner, team_name, why)
-    await session.commit()
 
 
 async def revoke_member_tokens(
@@ -174,7 +168,7 @@ async def revoke_member_tokens(
 ) -> None:
     """Revoke for good every live token of the user in the team, as their membership there ends.
 
-    Adds to the caller's transaction (no commit), so a membership never ends with its tokens alive.
+    In the same transaction as the membership's end, so a membership never ends with its tokens alive.
     """
     query = select(ApiToken).where(
         ApiToken.user_id == user.id, ApiToken.team_id == team_id, ApiToken.revoked_at.is_(None)

@@ -154,7 +154,6 @@ async def team_overview(*, session: AsyncSession, by: Viewer | None, team_name: 
     members = await members_of(session=session, team_id=team.id)
     query = select(McpServer).where(McpServer.team_id == team.id).order_by(McpServer.name)
     servers = list((await session.execute(query)).scalars())
-    await session.commit()
     return TeamOverview(team.name, team.id, members, servers)
 
 
@@ -167,7 +166,6 @@ async def server_for_admin(
         NotFound, Forbidden.
     """
     _team, server = await _server(session, by, team_name, name)
-    await session.commit()
     return server
 
 
@@ -186,6 +184,7 @@ async def create_server(
         NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors; a name that
         could make names at the gateway's /mcp ambiguous too), Conflict (name taken).
     """
+    refusal = await _url_refusal(settings, outbound)
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     name = check_name("server", name)
     if name in RESERVED_NAMES:
@@ -194,12 +193,11 @@ async def create_server(
     if ambiguous is not None:
         raise InvalidInput("invalid server name", {"name": ambiguous})
     server = McpServer(id=new_id(), team_id=team.id, name=name, internal=False)
-    url_error = await _authorize(session, by, team, server, settings, outbound, new=True)
+    url_error = await _authorize(session, by, team, server, settings, refusal, new=True)
     changed, _dropped = _apply(server, settings, outbound, url_error)
     session.add(server)
     await flush_unique(session, f"server {name!r} already exists in {team_name}")
     _record(session, by, "server_added", server, team_name, changed=changed)
-    await session.commit()
     return server
 
 
@@ -220,8 +218,9 @@ async def edit_server(
     Raises:
         NotFound, Forbidden (recorded as `access_refused`), InvalidInput (with field errors).
     """
+    refusal = await _url_refusal(settings, outbound)
     team, server = await _server(session, by, team_name, name)
-    url_error = await _authorize(session, by, team, server, settings, outbound, new=False)
+    url_error = await _authorize(session, by, team, server, settings, refusal, new=False)
     changed, dropped = _apply(server, settings, outbound, url_error)
     forgotten: list[str] = []
     if _moved(changed):
@@ -237,7 +236,6 @@ async def edit_server(
             dropped=dropped,
             credentials_dropped=len(forgotten),
         )
-    await session.commit()
     return Edited(server, dropped, len(forgotten))
 
 
@@ -253,7 +251,6 @@ async def set_disabled(
     if server.disabled != disabled:
         server.disabled = disabled
         _record(session, by, "server_disabled" if disabled else "server_enabled", server, team_name)
-    await session.commit()
     return server
 
 
@@ -270,12 +267,10 @@ async def pin_protocol(
     errors: dict[str, str] = {}
     pinned = _pin(version or "", errors)
     if errors:
-        await session.rollback()
         raise InvalidInput("the server settings are not valid", errors)
     if server.pinned_protocol != pinned:
         server.pinned_protocol = pinned
         _record(session, by, "server_changed", server, team_name, changed=["protocol_version"])
-    await session.commit()
     return server
 
 
@@ -294,7 +289,6 @@ async def _server(
     query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == name)
     server = (await session.execute(query)).scalar_one_or_none()
     if server is None:
-        await session.rollback()
         raise NotFound(f"no server {name!r} in {team_name}")
     return team, server
 
@@ -305,13 +299,12 @@ async def _authorize(
     team: Team,
     server: McpServer,
     settings: ServerSettings,
-    outbound: Outbound,
+    refusal: str | None,
     *,
     new: bool,
 ) -> str | None:
     """Refuse (and record) a setting that names something on the console's host unless `by` is a site
-    admin, ending the transaction first: the address check may wait on name resolution. For a site admin,
-    why the URL may not be used as the server is (a field error), or None.
+    admin. For a site admin, why the URL may not be used as the server is (a field error), or None.
 
     Raises:
         Forbidden.
@@ -332,8 +325,8 @@ async def _authorize(
         )
 
     await unless_site_admin(_host_setting(server, settings, new=new))
-    await session.commit()
-    url_error = await _address_error(server, settings, outbound)
+    internal = server.internal if settings.internal is None else settings.internal
+    url_error = None if internal else refusal
     await unless_site_admin(url_error)
     return url_error
 
@@ -361,10 +354,10 @@ def _host_setting(server: McpServer, settings: ServerSettings, *, new: bool) -> 
     return None
 
 
-async def _address_error(server: McpServer, settings: ServerSettings, outbound: Outbound) -> str | None:
-    """Why the URL may not be used by this server (not internal, private addresses not allowed), or None."""
-    internal = server.internal if settings.internal is None else settings.internal
-    if settings.transport != "http" or internal or outbound.allow_private:
+async def _url_refusal(settings: ServerSettings, outbound: Outbound) -> str | None:
+    """Why the URL may not be used by a server that is not internal (private addresses not allowed), or
+    None. Looked up before the transaction begins: name resolution may wait."""
+    if settings.transport != "http" or settings.internal or outbound.allow_private:
         return None
     return await url_refusal(settings.url.strip())
 

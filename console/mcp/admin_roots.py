@@ -47,7 +47,6 @@ async def team_roots(*, session: AsyncSession, by: Viewer | None, team_name: str
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     query = select(McpServer.name, McpServer.roots_json).where(McpServer.team_id == team.id)
     servers = {name: load_roots(text) for name, text in (await session.execute(query)).all()}
-    await session.commit()
     return TeamRoots(team.name, load_roots(team.default_roots_json) or (), dict(sorted(servers.items())))
 
 
@@ -85,7 +84,6 @@ async def set_roots(
         query = select(McpServer).where(McpServer.team_id == team.id, McpServer.name == server_name)
         server = (await session.execute(query)).scalar_one_or_none()
         if server is None:
-            await session.rollback()
             raise NotFound(f"no server {server_name!r} in {team_name}")
         server.roots_json = dump_roots(roots)
         subject_type, subject_id, action = "server", server.id, "server_roots_set"
@@ -101,4 +99,3 @@ async def set_roots(
             "roots": None if roots is None else [root.as_json() for root in roots],
         },
     )
-    await session.commit()

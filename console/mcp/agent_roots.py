@@ -58,7 +58,6 @@ async def keep_agent_roots(
         session.add(AgentRoots(session_id=session_id, user_id=user_id, roots_json=dump_roots(roots) or "[]"))
     elif row.user_id == user_id:  # a session id is the SDK's own and random; never someone else's row
         row.roots_json, row.updated_at = dump_roots(roots) or "[]", utcnow()
-    await session.commit()
 
 
 async def roots_of_agent(*, session: AsyncSession, session_id: str, user_id: str) -> tuple[Root, ...] | None:
@@ -73,4 +72,3 @@ async def roots_of_agent(*, session: AsyncSession, session_id: str, user_id: str
 async def forget_agent_roots(*, session: AsyncSession, session_id: str) -> None:
     """The session ended: its roots are kept no longer."""
     await session.execute(delete(AgentRoots).where(AgentRoots.session_id == session_id))
-    await session.commit()

@@ -20,7 +20,6 @@ from console.errors import McpError, McpUnavailable
 from console.identity.credentials import SecretMissing
 from console.identity.teams import actor_of
 from console.identity.viewer import Viewer
-from console.mcp.admin import server_for_admin
 from console.mcp.connection import Connection
 from console.mcp.endpoint import Endpoint
 from console.mcp.models import McpServer
@@ -60,18 +59,16 @@ async def probe_server(
     session: AsyncSession,
     by: Viewer | None,
     team_name: str,
-    name: str,
+    server: McpServer,
     outbound: Outbound,
     limit_seconds: float = PROBE_TIMEOUT_SECONDS,
 ) -> tuple[McpServer, ProbeOutcome]:
     """Connect to the team's server afresh (disabled or not), list its tools, and record that it was tested.
+    `server` is what `mcp.admin.server_for_admin` gave `by`, in a transaction the entry point ended: none
+    stays open while the server is reached.
 
     The connection is held to the same rules as calls: public addresses only unless the server is internal.
-
-    Raises:
-        NotFound, Forbidden.
     """
-    server = await server_for_admin(session=session, by=by, team_name=team_name, name=name)
     per_user = server.credential_mode == "per_user"
     try:
         endpoint = endpoint_for(server, outbound)
@@ -92,7 +89,6 @@ async def probe_server(
         subject_id=server.id,
         payload={"name": server.name, "team": team_name, "ok": outcome.ok, "tools": len(outcome.tools)},
     )
-    await session.commit()
     return server, outcome
 
 

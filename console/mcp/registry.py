@@ -123,5 +123,4 @@ async def per_user_servers(*, session: AsyncSession, team_ids: list[str]) -> lis
         .order_by(McpServer.name)
     )
     servers = list((await session.execute(query)).scalars())
-    await session.commit()
     return servers

@@ -113,7 +113,6 @@ async def seal_plain_values(*, session: AsyncSession, cipher: CredentialCipher) 
             payload={"name": server.name, "env_names": sorted(env), "header_names": sorted(headers)},
         )
         sealed.append(server.name)
-    await session.commit()
     return sealed
 
 

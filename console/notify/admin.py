@@ -52,7 +52,6 @@ async def team_deliveries(*, session: AsyncSession, by: Viewer | None, team_name
             .limit(SHOWN)
         )
     ).all()
-    await session.commit()
     return [
         DeliveryRow(
             d.id,
@@ -101,4 +100,3 @@ async def send_again(
         team_id=team.id,
         payload={"event": delivery.event, "channel": delivery.channel, "user": delivery.user_id},
     )
-    await session.commit()

@@ -70,7 +70,7 @@ async def add_channel(
     internal: bool = False,
 ) -> Added:
     """Register a channel for the team (`internal`: on a private address or plain http; only for site
-    admins and operators, `by` None) and commit.
+    admins and operators, `by` None).
 
     Raises:
         NotFound (team), Forbidden (not its admin; to a team admin, an internal channel or one on a private
@@ -136,7 +136,6 @@ async def add_channel(
         team_id=team.id,
         payload={"kind": kind, "host": channel.host, "events": wanted, "internal": internal},
     )
-    await session.commit()
     return Added(_row(channel), secret)
 
 
@@ -151,14 +150,13 @@ async def team_channels(*, session: AsyncSession, by: Viewer | None, team_name: 
         .scalars()
         .all()
     )
-    await session.commit()
     return [_row(c) for c in rows]
 
 
 async def remove_channel(
     *, session: AsyncSession, by: Viewer | None, team_name: str, channel_id: str
 ) -> None:
-    """Remove the channel (its queued deliveries fail when they come due) and commit."""
+    """Remove the channel (its queued deliveries fail when they come due)."""
     team = await require_team_admin(session=session, by=by, team_name=team_name)
     channel = await session.get(Channel, channel_id)
     if channel is None or channel.team_id != team.id:
@@ -173,7 +171,6 @@ async def remove_channel(
         team_id=team.id,
         payload={"kind": channel.kind, "host": channel.host},
     )
-    await session.commit()
 
 
 async def channels_for(session: AsyncSession, team_id: str, event: str) -> list[Channel]:

@@ -32,6 +32,7 @@ from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
 from console.notify.questions import ASKING, WHILE_PENDING
 from console.notify.render import Message
+from console.transactions import transaction
 
 BATCH = 50
 LEASE = timedelta(minutes=2)  # a claimed delivery no other process takes meanwhile
@@ -85,11 +86,11 @@ async def deliver_due(
         finally:
             await own.aclose()
     if carriers.expand is not None:
-        async with factory() as session:
+        async with transaction(factory) as session:
             await carriers.expand(session, now)
     # One transaction claims the batch and one records how it went: the sends between touch no database,
     # so answering and resuming never wait on the notifier for a write.
-    async with factory() as session:
+    async with transaction(factory) as session:
         batch = await _claim_due(session, carriers, now)
     outcomes: dict[str, DeliveryFailed | None] = {}
 
@@ -106,7 +107,7 @@ async def deliver_due(
             tasks.start_soon(send, delivery, target)
     if not outcomes:
         return 0
-    async with factory() as session:
+    async with transaction(factory) as session:
         for delivery_id, failed in outcomes.items():
             done = await session.get(Delivery, delivery_id)
             if done is None:
@@ -115,7 +116,6 @@ async def deliver_due(
                 done.status, done.sent_at, done.last_error = "sent", now, None
             else:
                 _failed(session, done, str(failed), now, final=failed.final)
-        await session.commit()
     return sum(1 for failed in outcomes.values() if failed is None)
 
 
@@ -123,8 +123,7 @@ async def _claim_due(
     session: AsyncSession, carriers: Carriers, now: datetime
 ) -> list[tuple[Delivery, Target]]:
     """The deliveries due at `now`, claimed (their `not_before` a lease ahead, one attempt more), each with
-    its channel or callback token; reminders of questions answered meanwhile are dropped instead.
-    Commits."""
+    its channel or callback token; reminders of questions answered meanwhile are dropped instead."""
     due_now = (Delivery.status == "pending") & (Delivery.not_before <= now)
     if not await finds_any(session, due_now):  # the common pass: one read, and on SQLite no write lock
         return []
@@ -134,7 +133,6 @@ async def _claim_due(
         .all()
     )
     if not due:  # taken by another process meanwhile
-        await session.commit()
         return []
     claim = (
         update(Delivery)
@@ -154,7 +152,6 @@ async def _claim_due(
             delivery.status = "dropped"
             continue
         batch.append((delivery, await _target(session, delivery)))
-    await session.commit()
     return batch
 
 

@@ -37,6 +37,7 @@ from console.oauth.grants import Terms, client_id_param, granted_scope, oauth_cl
 from console.oauth.http import Reach
 from console.oauth.models import OAuthAttempt
 from console.oauth.resource_indicator import indicator_of, resource_param
+from console.transactions import keep_writes
 
 ATTEMPT_MINUTES = 15
 MAX_PARAM_CHARS = 4096
@@ -93,7 +94,7 @@ async def begin(
     user_id: str,
     challenge: Challenge | None,
 ) -> Authorization:
-    """Start an authorization of `server` for the person; commits the attempt.
+    """Start an authorization of `server` for the person; the attempt is recorded.
 
     A step-up (`challenge` says insufficient_scope) asks for the scopes already granted and the new ones.
 
@@ -156,7 +157,6 @@ async def begin(
         subject_id=server.id,
         payload={"issuer": terms.issuer, "scope": scope or "", "client": client.source},
     )
-    await session.commit()
     return Authorization(
         str(url), browser_key, urlsplit(found.auth_server.authorization_endpoint).netloc, scope
     )
@@ -276,28 +276,28 @@ async def finish(
         tokens=tokens,
         terms=plan.terms,
     )
-    await session.commit()
     return Connected(server_id, issuer, tokens.scope)
 
 
 async def _refuse(
     session: AsyncSession, user_id: str, server_id: str | None, reason: str, message: str
 ) -> NoReturn:
-    """Audit the refusal, discarding the transaction's changes, and raise it."""
-    await session.rollback()
-    await _record_refusal(session, user_id, server_id, reason)
-    raise OAuthRefused(reason, message)
+    """Audit the refusal and raise it, before anything else was written (`keep_writes`: the record
+    commits)."""
+    _record_refusal(session, user_id, server_id, reason)
+    raise keep_writes(session, OAuthRefused(reason, message))
 
 
 async def _refuse_used(
     session: AsyncSession, user_id: str, server_id: str, reason: str, message: str
 ) -> NoReturn:
-    """Audit the refusal and raise it; the attempt stays used up (its deletion commits with the record)."""
-    await _record_refusal(session, user_id, server_id, reason)
-    raise OAuthRefused(reason, message)
+    """Audit the refusal and raise it; the attempt stays used up (its deletion commits with the record,
+    `keep_writes`)."""
+    _record_refusal(session, user_id, server_id, reason)
+    raise keep_writes(session, OAuthRefused(reason, message))
 
 
-async def _record_refusal(session: AsyncSession, user_id: str, server_id: str | None, reason: str) -> None:
+def _record_refusal(session: AsyncSession, user_id: str, server_id: str | None, reason: str) -> None:
     record_event(
         session=session,
         actor=Actor("user", user_id),
@@ -306,7 +306,6 @@ async def _record_refusal(session: AsyncSession, user_id: str, server_id: str | 
         subject_id=server_id or user_id,
         payload={"reason": reason},
     )
-    await session.commit()
 
 
 def _why_refused(error: str | None) -> str:

@@ -112,7 +112,6 @@ async def list_rules(*, session: AsyncSession, team_id: str) -> list[RuleView]:
             .where(PolicyRule.team_id == team_id)
         )
     ).all()
-    await session.commit()
     order = {scope: n for n, scope in enumerate(SCOPES)}
     views = [RuleView(rule, name) for rule, name in rows]
     return sorted(
@@ -138,7 +137,7 @@ async def save_rule(
     condition: str | None = None,
     values: Mapping[str, Any],
 ) -> PolicyRule:
-    """Create or replace one layer of the team's policy (fields given as None inherit); commits.
+    """Create or replace one layer of the team's policy (fields given as None inherit).
 
     With a `condition` (console/policies/conditions.py) the rule applies only to calls whose arguments
     meet it; it is a layer of its own beside the same scope's rule without one.
@@ -192,12 +191,11 @@ async def save_rule(
         subject_id=team_id,
         payload={"scope": key, "when": condition, "before": before, "after": rule.values()},
     )
-    await session.commit()
     return rule
 
 
 async def remove_rule(*, session: AsyncSession, actor: Actor, team_id: str, rule_id: str) -> None:
-    """Delete one layer; its fields inherit again. Commits.
+    """Delete one layer; its fields inherit again.
 
     Raises:
         NotFound: no such rule in the team.
@@ -214,7 +212,6 @@ async def remove_rule(*, session: AsyncSession, actor: Actor, team_id: str, rule
         payload={"scope": rule.scope_key, "when": rule.condition, "before": rule.values()},
     )
     await session.delete(rule)
-    await session.commit()
 
 
 async def _check_escalation_users(

@@ -114,7 +114,7 @@ async def review(
 ) -> AuditPage:
     """One page of the events the viewer may see, newest first (below `before`, or the page just above
     `after`), and the chain's status (the events chained since the last check are verified now,
-    console/audit/checking.py). Commits."""
+    console/audit/checking.py)."""
     f = await to_filter(session=session, viewer=viewer, criteria=criteria)
     events = await page(session=session, f=f, before=before, after=after, limit=limit)
     older = bool(events) and await has_event(session=session, f=f, below=events[-1].seq)
@@ -186,7 +186,7 @@ def shown_payload(event: AuditEvent) -> dict[str, Any]:
 async def export_for(
     *, session: AsyncSession, viewer: Viewer, criteria: Criteria, fmt: Format, signer: Signer | None
 ) -> bytes:
-    """The viewer's current filter as a verifiable export; the download itself is recorded. Commits.
+    """The viewer's current filter as a verifiable export; the download itself is recorded.
 
     Raises:
         Forbidden: not an auditor or admin anywhere.
@@ -201,5 +201,4 @@ async def export_for(
         subject_id=fmt,
         payload={"format": fmt, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()},
     )
-    await session.commit()
     return data

@@ -27,4 +27,3 @@ async def read_into(readings: Readings, session: AsyncSession) -> None:
             select(func.count()).select_from(DispatchJob).where(DispatchJob.status == "ready")
         )
     ).scalar_one()
-    await session.commit()

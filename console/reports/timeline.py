@@ -18,6 +18,7 @@ from console.identity import Viewer
 from console.identity.models import Team, User
 from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
+from console.transactions import keep_writes
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,6 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
         )
     ).one_or_none()
     if row is None:
-        await session.commit()
         raise NotFound(f"no run {run_id!r}")
     run, owner, team = row
     if not may_see_run(viewer, run):
@@ -95,7 +95,7 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
             attempt="view",
             reason=reason,
         )
-        raise NotFound(f"no run {run_id!r}")
+        raise keep_writes(session, NotFound(f"no run {run_id!r}"))
     calls = (
         await session.execute(
             select(Call, McpServer.name)
@@ -124,7 +124,6 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
         )
     ).all()
     signatures = await signatures_of(session=session, questions=[e for e, _ in questions])
-    await session.commit()
     by_round: dict[str, list[AnsweredQuestion]] = {}
     for elicitation, who in questions:
         answered = AnsweredQuestion(elicitation, who, signatures.get(elicitation.id, ()))

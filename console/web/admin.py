@@ -15,6 +15,7 @@ from console.identity.teams import add_member, administered_teams, change_role, 
 from console.mcp.admin import team_overview
 from console.mcp.registry import describe_server
 from console.policies.service import list_rules
+from console.transactions import commit
 from console.web.admin_roots import roots_context, save_roots_form
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, form_fields
@@ -32,6 +33,7 @@ async def _index(
     request: Request, session: DbSession, user: WebUser, *, error: str | None = None, status: int = 200
 ) -> Response:
     teams = await administered_teams(session=session, by=user.viewer)
+    await commit(session)
     return render(request, "admin/index.html", {"user": user, "teams": teams, "error": error}, status=status)
 
 
@@ -48,6 +50,7 @@ async def create_team(request: Request, session: DbSession, user: CsrfUser) -> R
     except InvalidInput as exc:
         message = f"{exc.message}: {next(iter(exc.fields.values()), '')}"
         return await _index(request, session, user, error=message, status=422)
+    await commit(session)
     return RedirectResponse(team_url(team.name), status_code=303)
 
 
@@ -68,9 +71,11 @@ async def _team(
         "where": {s.id: describe_server(s) for s in overview.servers},
         "rules": await list_rules(session=session, team_id=overview.team_id),
     }
+    if not is_htmx(request):
+        context.update(roots or await roots_context(session, user.viewer, team_name))
+    await commit(session)
     if is_htmx(request):
         return render(request, "admin/team.html", context, block="member_list")
-    context.update(roots or await roots_context(session, user.viewer, team_name))
     return render(request, "admin/team.html", context, status=status)
 
 
@@ -88,6 +93,7 @@ async def roots(team_name: str, request: Request, session: DbSession, user: Csrf
 
 
 async def _members_changed(request: Request, session: DbSession, user: CsrfUser, team_name: str) -> Response:
+    await commit(session)
     if is_htmx(request):
         return await _team(request, session, user, team_name)
     return RedirectResponse(team_url(team_name), status_code=303)
@@ -130,6 +136,7 @@ async def remove(
 @router.get("/admin/teams/{team_name}/tokens")
 async def tokens(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
     rows = await team_tokens(session=session, by=user.viewer, team_name=team_name)
+    await commit(session)
     return render(
         request,
         "admin/tokens.html",
@@ -140,4 +147,5 @@ async def tokens(team_name: str, request: Request, session: DbSession, user: Web
 @router.post("/admin/teams/{team_name}/tokens/{token_id}/revoke")
 async def revoke(team_name: str, token_id: str, session: DbSession, user: CsrfUser) -> Response:
     await revoke_team_token(session=session, by=user.viewer, team_name=team_name, token_id=token_id)
+    await commit(session)
     return RedirectResponse(team_url(team_name, "/tokens"), status_code=303)

@@ -12,6 +12,7 @@ from console.errors import InvalidInput
 from console.mcp.sealed import Outbound
 from console.notify.admin import send_again, team_deliveries
 from console.notify.channels import EVENTS, KINDS, add_channel, remove_channel, team_channels
+from console.transactions import commit, rollback
 from console.web.admin import team_url
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, RuntimeDep, SettingsDep, form_fields
@@ -42,6 +43,7 @@ async def _page(
         "entered": {},
         **(extra or {}),
     }
+    await commit(session)  # the request's unit of work, whatever it wrote before
     return render(request, "admin/notifications.html", context, status=status)
 
 
@@ -72,7 +74,7 @@ async def add(
             internal=internal,
         )
     except InvalidInput as refused:
-        await session.rollback()
+        await rollback(session)
         entered = {"kind": kind, "url": url, "events": ticked, "internal": internal}
         extra = {"errors": refused.fields, "entered": entered}
         return await _page(request, session, user, team_name, extra=extra, status=422)
@@ -82,6 +84,7 @@ async def add(
 @router.post("/admin/teams/{team_name}/channels/{channel_id}/remove")
 async def remove(team_name: str, channel_id: str, session: DbSession, user: CsrfUser) -> Response:
     await remove_channel(session=session, by=user.viewer, team_name=team_name, channel_id=channel_id)
+    await commit(session)
     return RedirectResponse(team_url(team_name, f"{PAGE}#channels"), status_code=303)
 
 
@@ -101,5 +104,6 @@ async def resend(
         delivery_id=delivery_id,
         give_up_hours=runtime.settings.notify_give_up_hours,
     )
+    await commit(session)
     runtime.signals.something_changed()  # the notifier looks again
     return RedirectResponse(team_url(team_name, f"{PAGE}#delivery-{delivery_id}"), status_code=303)

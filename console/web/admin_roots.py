@@ -11,6 +11,7 @@ from console.errors import InvalidInput
 from console.identity.viewer import Viewer
 from console.mcp.admin_roots import set_roots, team_roots
 from console.mcp.roots import parse_root_lines, root_lines
+from console.transactions import commit, rollback
 
 
 async def roots_context(
@@ -32,8 +33,9 @@ async def roots_context(
 async def save_roots_form(
     session: AsyncSession, by: Viewer, team_name: str, server_name: str | None, form: FormData
 ) -> dict[str, Any] | None:
-    """Save what the form says; None when saved, else what the form shows again (what was typed, and the
-    error). A server's form may leave its roots to the team's default."""
+    """Save what the form says (the request's unit of work commits); None when saved, else what the form
+    shows again (what was typed, and the error). A server's form may leave its roots to the team's
+    default."""
     value = form.get("roots")
     text = value if isinstance(value, str) else ""
     inherit = server_name is not None and form.get("inherit") == "on"
@@ -41,9 +43,10 @@ async def save_roots_form(
         roots = None if inherit else parse_root_lines(text)
         await set_roots(session=session, by=by, team_name=team_name, server_name=server_name, roots=roots)
     except InvalidInput as exc:
-        await session.rollback()
+        await rollback(session)
         shown = await roots_context(session, by, team_name, server_name)
         return {**shown, "roots_text": text, "roots_inherit": inherit, "roots_error": _first(exc)}
+    await commit(session)
     return None
 
 

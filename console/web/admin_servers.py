@@ -25,6 +25,7 @@ from console.mcp.admin import (
 from console.mcp.models import McpServer
 from console.mcp.probe import ProbeOutcome, probe_server
 from console.mcp.sealed import Outbound
+from console.transactions import commit, rollback
 from console.web.admin import team_url
 from console.web.admin_roots import roots_context, save_roots_form
 from console.web.auth import CsrfUser, WebUser
@@ -137,7 +138,7 @@ def _context(
 @router.get("/admin/teams/{team_name}/servers/new")
 async def new(team_name: str, request: Request, session: DbSession, user: WebUser) -> Response:
     await require_team_admin(session=session, by=user.viewer, team_name=team_name)
-    await session.commit()
+    await commit(session)
     return render(request, NEW_PAGE, {**_context(user, team_name, ServerSettings()), "name": ""})
 
 
@@ -157,6 +158,7 @@ async def create(
             outbound=Outbound.of(runtime.settings),
         )
     except (InvalidInput, Conflict) as exc:
+        await rollback(session)
         # A taken name is shown next to the name field, like any other mistake in the form.
         fields = exc.fields if isinstance(exc, InvalidInput) else {}
         context = {
@@ -164,6 +166,7 @@ async def create(
             "name": name,
         }
         return render(request, NEW_PAGE, context, status=409 if isinstance(exc, Conflict) else 422)
+    await commit(session)
     return RedirectResponse(server_url(team_name, name), status_code=303)
 
 
@@ -172,6 +175,7 @@ async def detail(
     team_name: str, server_name: str, request: Request, session: DbSession, user: WebUser
 ) -> Response:
     server = await server_for_admin(session=session, by=user.viewer, team_name=team_name, name=server_name)
+    await commit(session)
     # Names only, shown after an edit that dropped them (never a value).
     dropped = [v for v in request.query_params.getlist("dropped") if v][:50]
     context = _context(user, team_name, settings_of(server), server=server, dropped=dropped)
@@ -212,6 +216,7 @@ async def edit(
             outbound=Outbound.of(runtime.settings),
         )
     except InvalidInput as exc:
+        await rollback(session)
         server = await server_for_admin(
             session=session, by=user.viewer, team_name=team_name, name=server_name
         )
@@ -220,6 +225,7 @@ async def edit(
         )
         context.update(await roots_context(session, user.viewer, team_name, server_name))
         return render(request, PAGE, context, status=422)
+    await commit(session)
     notice: dict[str, list[str]] = {"dropped": sorted(edited.dropped)}
     if edited.credentials_dropped:
         notice["credentials"] = ["deleted"]
@@ -231,12 +237,14 @@ async def edit(
 @router.post("/admin/teams/{team_name}/servers/{server_name}/disable")
 async def disable(team_name: str, server_name: str, session: DbSession, user: CsrfUser) -> Response:
     await set_disabled(session=session, by=user.viewer, team_name=team_name, name=server_name, disabled=True)
+    await commit(session)
     return RedirectResponse(server_url(team_name, server_name), status_code=303)
 
 
 @router.post("/admin/teams/{team_name}/servers/{server_name}/enable")
 async def enable(team_name: str, server_name: str, session: DbSession, user: CsrfUser) -> Response:
     await set_disabled(session=session, by=user.viewer, team_name=team_name, name=server_name, disabled=False)
+    await commit(session)
     return RedirectResponse(server_url(team_name, server_name), status_code=303)
 
 
@@ -249,13 +257,12 @@ async def test_connection(
     user: CsrfUser,
     settings: SettingsDep,
 ) -> Response:
+    server = await server_for_admin(session=session, by=user.viewer, team_name=team_name, name=server_name)
+    await commit(session)  # no transaction stays open while the server is reached
     server, outcome = await probe_server(
-        session=session,
-        by=user.viewer,
-        team_name=team_name,
-        name=server_name,
-        outbound=Outbound.of(settings),
+        session=session, by=user.viewer, team_name=team_name, server=server, outbound=Outbound.of(settings)
     )
+    await commit(session)
     outcome = await with_pin_advice(
         session=session,
         server=server,

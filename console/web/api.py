@@ -22,6 +22,7 @@ from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
 from console.runtime import runtime_of
+from console.transactions import commit
 from console.web.deps import (
     API_TOKEN,
     DbSession,
@@ -364,6 +365,7 @@ async def pin_server_protocol(
         name=name,
         version=body.protocol_version,
     )
+    await commit(session)
     return _server_out(server)
 
 

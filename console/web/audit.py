@@ -12,6 +12,7 @@ from console.audit.actions import ACTIONS, reviewable
 from console.audit.signing import signer_from
 from console.errors import InvalidInput
 from console.reports.audit_review import Criteria, event_detail, export_for, review
+from console.transactions import commit
 from console.web.auth import WebUser
 from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
@@ -68,6 +69,7 @@ async def audit_page(
         limit=PAGE_SIZE,
         signer=signer_from(settings),
     )
+    await commit(session)  # how far the chain was verified
     query = {k: v for k, v in request.query_params.items() if k not in ("before", "after") and v}
     actions = reviewable(site_admin=user.viewer.site_admin)
     context = {"user": user, "p": found, "c": criteria, "query": query, "actions": actions, "known": ACTIONS}
@@ -96,6 +98,7 @@ async def audit_export(
         fmt=format,
         signer=signer_from(settings),
     )
+    await commit(session)  # the record of the download, before it is handed over
     media = "application/x-ndjson" if format == "jsonl" else "text/csv; charset=utf-8"
     disposition = f'attachment; filename="audit.{format}"'
     return Response(data, media_type=media, headers={"Content-Disposition": disposition})

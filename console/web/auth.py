@@ -14,6 +14,7 @@ from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.sessions import SessionPolicy, SignedIn, resolve
 from console.runtime import runtime_of
+from console.transactions import commit, transaction
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
 
@@ -46,7 +47,9 @@ async def current_session(request: Request, session: DbSession) -> SignedIn | No
     token = request.cookies.get(session_cookie_name(request))
     if not token:
         return None
-    return await resolve(session=session, token=token, policy=policy(request))
+    signed = await resolve(session=session, token=token, policy=policy(request))
+    await commit(session)  # a unit of its own: the route's writes may be refused (CSRF) or never come
+    return signed
 
 
 async def signed_in(
@@ -105,7 +108,7 @@ async def csrf_protected(request: Request, user: Annotated[SignedIn, Depends(sig
 
 async def _record_csrf_failure(request: Request, user: SignedIn, reason: str) -> None:
     """An audit event of its own (the refused request changes nothing); never the token sent."""
-    async with runtime_of(request.app).factory() as session:
+    async with transaction(runtime_of(request.app).factory) as session:
         record_event(
             session=session,
             actor=user.viewer.actor,
@@ -114,7 +117,6 @@ async def _record_csrf_failure(request: Request, user: SignedIn, reason: str) ->
             subject_id=user.viewer.user_id,
             payload={"method": request.method, "path": request.url.path[:300], "reason": reason},
         )
-        await session.commit()
 
 
 def sign_in_redirect(request: Request) -> Response:

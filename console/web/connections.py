@@ -12,6 +12,7 @@ from console.mcp.registry import describe_server, per_user_servers
 from console.mcp.sealed import Outbound
 from console.oauth.enterprise import enterprise_client
 from console.oauth.grants import grant_facts
+from console.transactions import commit
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, SettingsDep, form_fields
 from console.web.templating import render
@@ -23,6 +24,7 @@ router = APIRouter(include_in_schema=False)
 async def connections(request: Request, session: DbSession, user: WebUser, settings: SettingsDep) -> Response:
     servers = await per_user_servers(session=session, team_ids=list(user.viewer.roles))
     saved = await saved_servers(session=session, user_id=user.viewer.user_id)
+    await commit(session)
     outbound = Outbound.of(settings)
     rows = [
         {
@@ -66,4 +68,5 @@ async def save(
             server_id=server_id,
             secret=secret,
         )
+    await commit(session)
     return RedirectResponse("/connections", status_code=303)

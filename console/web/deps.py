@@ -16,6 +16,7 @@ from console.config import Settings
 from console.errors import InvalidInput, Unauthorized
 from console.identity import Principal, authenticate_token
 from console.runtime import Runtime, runtime_of
+from console.transactions import commit, commit_if_kept
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,8 +28,14 @@ async def runtime(request: Request) -> Runtime:
 
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """The request's session. The route ends its unit of work with `console.transactions.commit`; a
+    refusal raised with `keep_writes` commits its record here, before the error is answered."""
     async with runtime_of(request.app).factory() as session:
-        yield session
+        try:
+            yield session
+        except BaseException as error:
+            await commit_if_kept(session, error)
+            raise
 
 
 async def get_settings(request: Request) -> Settings:
@@ -42,7 +49,9 @@ async def get_principal(
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("send an API token as 'Authorization: Bearer <token>'")
-    return await authenticate_token(session=session, token=token.strip())
+    principal = await authenticate_token(session=session, token=token.strip())
+    await commit(session)  # its unit: when the token was last used, and the read ended
+    return principal
 
 
 async def read_body(request: Request) -> str:

@@ -26,6 +26,7 @@ from console.errors import (
 from console.identity.sessions import SignedIn, resolve
 from console.outage import DatabaseUnavailable, unavailable
 from console.runtime import runtime_of
+from console.transactions import transaction
 from console.web.auth import SignInRequired, policy, session_cookie_name, sign_in_redirect
 from console.web.htmx import is_htmx
 from console.web.invisible import reveal
@@ -111,7 +112,7 @@ async def _viewer(request: Request, status: int) -> SignedIn | None:
     if status == 503 or not request.cookies.get(session_cookie_name(request)):
         return None
     try:
-        async with runtime_of(request.app).factory() as session:
+        async with transaction(runtime_of(request.app).factory) as session:
             return await resolve(
                 session=session, token=request.cookies[session_cookie_name(request)], policy=policy(request)
             )

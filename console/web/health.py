@@ -19,6 +19,7 @@ from console.audit.witnessing import restore_problem
 from console.metrics import Readings, kept_here
 from console.migrate import head_revision
 from console.reports.operations import read_into
+from console.transactions import transaction
 from console.web.deps import RuntimeDep
 
 logger = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
             headers={"WWW-Authenticate": "Bearer"},
         )
     readings = Readings()
-    async with runtime.factory() as session:
+    async with transaction(runtime.factory) as session:
         await read_into(readings, session)
     scraped = CollectorRegistry()
     scraped.register(readings)

@@ -10,9 +10,10 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.errors import Forbidden, Unauthorized
-from console.identity.sessions import SignedIn, sign_in, sign_out
+from console.identity.sessions import SignedIn, begin_sign_in, sign_in, sign_out
 from console.identity.throttle import TooManyAttempts
 from console.runtime import runtime_of
+from console.transactions import commit, commit_if_kept
 from console.web.auth import (
     LOGIN_CSRF_COOKIE,
     CsrfUser,
@@ -83,20 +84,22 @@ async def login(
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     if not expected or not hmac.compare_digest(expected.encode(), csrf_token.encode()):
         raise Forbidden("the sign-in form expired; reload the page")
+    client, limits = client_address(request), policy(request)
+    attempt = await begin_sign_in(session=session, name=name, client=client, policy=limits)
+    await commit(session)  # counted by attempts sent after it before its password is checked
     try:
         signed = await sign_in(
-            session=session,
-            name=name,
-            password=password,
-            client=client_address(request),
-            policy=policy(request),
+            session=session, attempt=attempt, name=name, password=password, client=client, policy=limits
         )
     except TooManyAttempts as exc:
+        await commit_if_kept(session, exc)
         page = _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=429)
         page.headers["Retry-After"] = str(exc.retry_after)
         return page
     except Unauthorized as exc:
+        await commit_if_kept(session, exc)
         return _login_page(request, next_path=safe_next(next), error=exc.message, name=name, status=401)
+    await commit(session)
     response = RedirectResponse(safe_next(next), status_code=303)
     set_session_cookie(request, response, signed.token)
     response.delete_cookie(LOGIN_CSRF_COOKIE)
@@ -106,6 +109,7 @@ async def login(
 @router.post("/logout")
 async def logout(request: Request, session: DbSession, user: CsrfUser, settings: SettingsDep) -> Response:
     await sign_out(session=session, token=user.token)
+    await commit(session)
     response = RedirectResponse("/login", status_code=303)
     # Browsers drop a __Host- cookie deletion that lacks Secure, so it mirrors how the cookie was set.
     response.delete_cookie(

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from console.identity.emails import email_choice, set_email_notifications
+from console.transactions import commit
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, SettingsDep, form_fields
 from console.web.templating import render
@@ -28,4 +29,5 @@ async def save(request: Request, session: DbSession, user: CsrfUser) -> Response
     await set_email_notifications(
         session=session, actor=user.viewer.actor, user_id=user.viewer.user_id, on=fields.get("email") == "on"
     )
+    await commit(session)
     return RedirectResponse("/notifications", status_code=303)

@@ -29,6 +29,7 @@ from console.oauth.flow import ATTEMPT_MINUTES, Returned, begin, finish
 from console.oauth.grants import disconnect
 from console.oauth.http import Reach
 from console.runtime import runtime_of
+from console.transactions import commit
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
@@ -143,6 +144,7 @@ async def _to_authorization_server(
         user_id=user.viewer.user_id,
         challenge=challenge,
     )
+    await commit(session)
     response = render(
         request,
         "questions/leaving.html",
@@ -174,6 +176,7 @@ async def callback(request: Request, session: DbSession, user: WebUser, settings
         browser_key=browser_key,
         returned=returned,
     )
+    await commit(session)
     # The calls that waited for this connection go on, and the person sees the first of them.
     accepted = await accept_connects(session=session, viewer=user.viewer, server_id=connected.server_id)
     resume_accepted(request, accepted)

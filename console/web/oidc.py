@@ -9,11 +9,12 @@ from fastapi.responses import RedirectResponse, Response
 
 from console.calls.questions.connected import connect_enterprise_waiting
 from console.errors import NotFound
-from console.identity.oidc import Callback, Started, finish_login, start_login
+from console.identity.oidc import Callback, Started, finish_login, spend_state, start_login
 from console.identity.oidc_client import CALLBACK_PATH, OidcClient, OidcError
 from console.identity.sessions import SignedIn
 from console.mcp.sealed import Outbound
 from console.runtime import Runtime, runtime_of
+from console.transactions import commit, commit_if_kept
 from console.web.auth import client_address, current_session, safe_next, set_session_cookie
 from console.web.deps import DbSession, RuntimeDep, SettingsDep
 from console.web.oauth import resume_accepted
@@ -73,7 +74,9 @@ async def start(request: Request, session: DbSession, client: OidcDep, next: str
             session=session, client=client, next_path=safe_next(next), client_address=client_address(request)
         )
     except OidcError as exc:
+        await commit_if_kept(session, exc)
         return failure_page(request, exc)
+    await commit(session)
     return to_provider(request, started)
 
 
@@ -86,19 +89,29 @@ async def callback(
     settings: SettingsDep,
 ) -> Response:
     outbound = Outbound.of(settings)
+    answer = Callback(*(_param(request, name) for name in ("state", "code", "iss", "error")))
     try:
+        login = await spend_state(
+            session=session,
+            callback=answer,
+            bound_state=request.cookies.get(STATE_COOKIE),
+            client_address=client_address(request),
+        )
+        await commit(session)  # spent, whatever the provider answers
         finished = await finish_login(
             session=session,
             client=client,
-            callback=Callback(*(_param(request, name) for name in ("state", "code", "iss", "error"))),
-            bound_state=request.cookies.get(STATE_COOKIE),
+            callback=answer,
+            login=login,
             current_web_session_id=current.viewer.web_session_id if current else None,
             teams_claim=settings.oidc_teams_claim,
             client_address=client_address(request),
             cipher=outbound.cipher,
         )
     except OidcError as exc:
+        await commit_if_kept(session, exc)
         return failure_page(request, exc)
+    await commit(session)
     # With a fresh ID token, the calls waiting for the person's enterprise-managed connections go on, and
     # the person sees the first of them.
     viewer = finished.signed_in.viewer if finished.signed_in is not None else current and current.viewer

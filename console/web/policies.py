@@ -13,6 +13,7 @@ from console.identity.teams import require_team_admin
 from console.mcp.registry import list_servers
 from console.policies.rules import ANSWERERS, EXPIRY_ACTIONS
 from console.policies.service import RuleView, list_rules, remove_rule, save_rule
+from console.transactions import commit, rollback
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession
 from console.web.templating import render
@@ -54,8 +55,9 @@ async def save(team_name: str, request: Request, session: DbSession, user: CsrfU
             values=values,
         )
     except InvalidInput as exc:
-        await session.rollback()
+        await rollback(session)
         return await _page(request, session, user, team_name, errors=exc.fields, posted=posted, status=422)
+    await commit(session)
     return RedirectResponse(f"/admin/teams/{team_name}/policies", status_code=303)
 
 
@@ -63,6 +65,7 @@ async def save(team_name: str, request: Request, session: DbSession, user: CsrfU
 async def remove(team_name: str, rule_id: str, session: DbSession, user: CsrfUser) -> Response:
     team = await require_team_admin(session=session, by=user.viewer, team_name=team_name)
     await remove_rule(session=session, actor=user.viewer.actor, team_id=team.id, rule_id=rule_id)
+    await commit(session)
     return RedirectResponse(f"/admin/teams/{team_name}/policies", status_code=303)
 
 
@@ -132,6 +135,7 @@ async def _page(
     team = await require_team_admin(session=session, by=user.viewer, team_name=team_name)
     servers = [s.name for s in await list_servers(session=session, team_id=team.id)]
     rules = await list_rules(session=session, team_id=team.id)
+    await commit(session)
     editing = next((r for r in rules if r.rule.id == edit), None)
     if editing is not None and posted is None:
         posted = _form_of(editing)

@@ -38,6 +38,7 @@ from console.policies.rules import (
     step_up_refusal,
 )
 from console.runtime import runtime_of
+from console.transactions import commit
 from console.web.annotations import annotation_badges
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
@@ -77,6 +78,7 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
         kept = await take_kept_form(
             session=session, web_session_id=user.viewer.web_session_id, subject=elicitation_id
         )
+        await commit(session)
     context = await _context(request, session, user, view, kept=kept)
     return render(request, TEMPLATE, context)
 
@@ -141,6 +143,7 @@ async def decide(
     if done.outcome == "consent_first":
         return gate_redirect(elicitation_id)  # consent happens on the gate, with the full URL shown
     if done.outcome == "step_up":
+        await commit(session)  # the form it kept
         return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
     if done.outcome == "invalid":
         fields = page_answers.form_fields(view.elicitation)
@@ -307,6 +310,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     step_up = None
     if refusal is None and e.status == "pending" and e.step_up_minutes is not None:
         authenticated = await signed_in_at(session=session, web_session_id=user.viewer.web_session_id)
+        await commit(session)
         step_up = step_up_refusal(e.step_up_minutes, authenticated, utcnow())
     seconds = (e.expires_at - e.created_at).total_seconds()  # microseconds apart: round for people
     asked_for_minutes = round(seconds / 60) if seconds >= 60 else seconds / 60

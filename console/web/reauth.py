@@ -8,8 +8,14 @@ from fastapi.responses import RedirectResponse, Response
 from console.errors import Forbidden, Unauthorized
 from console.identity.oidc import start_login
 from console.identity.oidc_client import OidcError
-from console.identity.sessions import SignedIn, reauthenticate, reauthentication_method
+from console.identity.sessions import (
+    SignedIn,
+    begin_reauthentication,
+    reauthenticate,
+    reauthentication_method,
+)
 from console.identity.throttle import TooManyAttempts
+from console.transactions import commit, commit_if_kept
 from console.web.auth import CsrfUser, WebUser, client_address, policy, safe_next
 from console.web.deps import DbSession, RuntimeDep, SettingsDep, form_fields
 from console.web.oidc import failure_page, provider_client, to_provider
@@ -41,6 +47,7 @@ async def reauth_page(
     web_session_id = _session_id(user)
     issuer = settings.oidc_issuer if settings.oidc_enabled else None
     method = await reauthentication_method(session=session, web_session_id=web_session_id, oidc_issuer=issuer)
+    await commit(session)
     if method == "oidc":
         try:
             started = await start_login(
@@ -51,7 +58,9 @@ async def reauth_page(
                 web_session_id=web_session_id,
             )
         except OidcError as exc:
+            await commit_if_kept(session, exc)
             return failure_page(request, exc)
+        await commit(session)
         return to_provider(request, started)
     if not settings.local_sign_in:
         raise Forbidden(PASSWORD_OFF)
@@ -69,18 +78,25 @@ async def reauth(
     password, next = fields.get("password", ""), fields.get("next", "/")
     if not settings.local_sign_in:
         raise Forbidden(PASSWORD_OFF)
+    web_session_id, limits = _session_id(user), policy(request)
     try:
+        attempt = await begin_reauthentication(session=session, web_session_id=web_session_id, policy=limits)
+        await commit(session)  # counted by attempts sent after it before its password is checked
         await reauthenticate(
             session=session,
-            web_session_id=_session_id(user),
+            attempt=attempt,
+            web_session_id=web_session_id,
             password=password,
             client=client_address(request),
-            policy=policy(request),
+            policy=limits,
         )
     except TooManyAttempts as exc:
+        await commit_if_kept(session, exc)
         page = _page(request, user, safe_next(next), exc.message, status=429)
         page.headers["Retry-After"] = str(exc.retry_after)
         return page
     except Unauthorized as exc:
+        await commit_if_kept(session, exc)
         return _page(request, user, safe_next(next), exc.message, status=401)
+    await commit(session)
     return RedirectResponse(safe_next(next), status_code=303)

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 
 from console.calls.listing import PAGE_SIZE, RUN_STATES, list_runs
 from console.reports.timeline import run_timeline
+from console.transactions import commit
 from console.web.auth import WebUser
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
@@ -70,4 +71,5 @@ async def runs_page(
 @router.get("/runs/{run_id}")
 async def run_page(run_id: str, request: Request, session: DbSession, user: WebUser) -> Response:
     timeline = await run_timeline(session=session, viewer=user.viewer, run_id=run_id)
+    await commit(session)
     return render(request, "runs/detail.html", {"user": user, "t": timeline})

@@ -12,6 +12,7 @@ from console.errors import InvalidInput
 from console.identity.tokens import IssuedToken, issue_token, list_tokens, revoke_token, rotate_webhook_secret
 from console.mcp.sealed import Outbound
 from console.runtime import runtime_of
+from console.transactions import commit
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, SettingsDep, form_fields
 from console.web.templating import render
@@ -29,6 +30,7 @@ async def _page(
     status: int = 200,
 ) -> Response:
     tokens = await list_tokens(session=session, user_name=user.viewer.user_name)
+    await commit(session)  # the request's unit of work, whatever it wrote before
     teams = sorted(user.viewer.team_names.items(), key=lambda item: item[1])
     context = {"user": user, "tokens": tokens, "teams": teams, "new": new, "error": error}
     if new is not None and new.token:
@@ -89,6 +91,7 @@ async def revoke(token_id: str, request: Request, session: DbSession, user: Csrf
     await revoke_token(
         session=session, actor=user.viewer.actor, token_id=token_id, owner_id=user.viewer.user_id
     )
+    await commit(session)
     return RedirectResponse("/tokens", status_code=303)
 
 

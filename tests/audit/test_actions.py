@@ -15,6 +15,7 @@ from console.audit import Actor, record_event
 from console.audit.actions import ACTIONS, SITE_ONLY, Seen, UnknownAuditAction
 from console.audit.models import AuditEvent
 from console.identity import team_by_name
+from console.transactions import transaction
 from tests.harness import TEAM, Console, html, one, promote, running_console, signed_in, text
 
 pytestmark = pytest.mark.anyio
@@ -73,7 +74,7 @@ async def test_an_unlisted_action_is_refused_before_anything_is_written(sqlite_u
 async def _record_both(console: Console) -> dict[str, int]:
     """A site-only and a team action, both recorded with the platform team (as a hostile or mistaken
     code path might): their seq numbers by action."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
         for action in ("signed_in", "server_tested"):
             record_event(

@@ -22,6 +22,7 @@ from console.audit.records import (
 from console.audit.signing import Signer
 from console.audit.verify import Report
 from console.db import create_engine, session_factory
+from console.transactions import transaction
 from tests.audit.chain_setup import behind_the_back, new_signer, write_events
 
 pytestmark = pytest.mark.anyio
@@ -198,7 +199,7 @@ async def test_verify_names_the_first_tampered_event(
 async def verify_page(url: str, signer: Signer, limit: int = PAGE_LIMIT) -> ChainStatus:
     engine = create_engine(url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             return await verify_new(session=session, public_key=signer.key.public_key(), limit=limit)
     finally:
         await engine.dispose()

@@ -20,6 +20,7 @@ from console.calls.service import start_call
 from console.db import utcnow
 from console.errors import InvalidInput
 from console.identity import authenticate_token
+from console.transactions import transaction
 from tests.harness import Console, Mrtr, result_text, running_console
 from tests.policies.setup import set_policy
 from tests.processes import requests_with
@@ -35,7 +36,7 @@ async def gate(console: Console, *, condition: str | None = None, **values: Any)
 
 
 async def audit_events(console: Console, call_id: str, action: str) -> list[dict[str, Any]]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         rows = (
             await session.execute(
                 select(AuditEvent.payload_json)
@@ -205,7 +206,7 @@ async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
     async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         await gate(console, expiry_minutes=5)
         call = await console.call("mrtr", "complete_now", {"x": topic})
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=6)) == [call["id"]]
         ended = await console.get_call(call["id"])
         assert ended["status"] == "cancelled"
@@ -355,7 +356,7 @@ async def test_a_call_recorded_before_its_tool_was_listed_is_checked_before_its_
                 "params": {"name": "complete_now", "arguments": {"x": 7, "t": topic}},
             }
         )
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             principal = await authenticate_token(session=session, token=console.tokens["dev"])
             started = await start_call(
                 session=session,

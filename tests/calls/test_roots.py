@@ -12,6 +12,7 @@ import pytest
 from console.errors import InvalidInput
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root, check_root, parse_root_lines
+from console.transactions import transaction
 from tests.harness import TEAM, Console, ServerSpec, result_text, running_console
 from tests.mcp.sdk1 import SERVER as SDK1_SERVER
 from tests.mcp.sdk1 import install as install_sdk1
@@ -23,7 +24,7 @@ DATA = Root("file:///srv/data%20sets")
 
 
 async def set_server_roots(console: Console, server: str | None, roots: list[Root] | None) -> None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         await set_roots(session=session, by=None, team_name=TEAM, server_name=server, roots=roots)
 
 

@@ -13,6 +13,7 @@ from sqlalchemy import select, update
 from console.calls.models import Call
 from console.calls.moves import may_become, move_call
 from console.calls.states import CALL_MOVES, FINAL, GOING, START, TERMINAL, CallStatus, IllegalMove
+from console.transactions import transaction
 from tests.harness import Mrtr, running_console
 
 pytestmark = pytest.mark.anyio
@@ -91,7 +92,7 @@ async def test_a_completed_call_cannot_be_moved_back_by_an_object_or_a_statement
     async with running_console(sqlite_url, {"mrtr": mrtr_memory.spec}) as console:
         done = await console.call("mrtr", "complete_now", {"x": "once"})
         assert done["status"] == "completed"
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             call = (await session.execute(select(Call).where(Call.id == done["id"]))).scalar_one()
             with pytest.raises(IllegalMove, match="may not move from completed to resuming"):
                 move_call(call, CallStatus.RESUMING)

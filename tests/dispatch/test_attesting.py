@@ -38,6 +38,7 @@ from console.mcp.admin import ServerSettings, create_server
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.policies.service import save_rule
+from console.transactions import transaction
 from tests.harness import REPO, SECRET_KEY, Console, Mrtr, ServerSpec, result_text, running_console, user_id
 from tests.policies.setup import set_policy
 from tests.processes import WORKER_WAIT, ServerProcess, ended, serving_keys, start_http_server, worker_process
@@ -100,7 +101,7 @@ async def decide(
 
 async def kept_attestations(console: Console, call_id: str) -> list[Claims]:
     """What the attestations of the call's sends say, as the console kept them, oldest first."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         kept = await session.execute(
             select(DispatchJob.attestation)
             .where(DispatchJob.call_id == call_id, DispatchJob.attestation.is_not(None))
@@ -185,7 +186,7 @@ async def test_two_approvers_answering_the_deployers_question_deploy_to_producti
 
 async def add_to_elsewhere(console: Console) -> None:
     """The other team gets a member whose agent calls and a second approver beside `outsider`."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         for name, role in (("mallory", "member"), ("outsider2", "approver")):
             await create_user(
                 session=session, name=name, team_name="elsewhere", role=role, password=f"{name}-pw-1"
@@ -197,7 +198,7 @@ async def add_to_elsewhere(console: Console) -> None:
 
 
 async def register_hostile(console: Console, team: str, name: str) -> None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         await create_server(
             session=session,
             by=None,
@@ -210,7 +211,7 @@ async def register_hostile(console: Console, team: str, name: str) -> None:
 
 async def gate_in(console: Console, team: str, server: str) -> None:
     """Two approvers, not the requester, gate production deploys on the team's `server`."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         found = await team_by_name(session=session, name=team)
         query = select(McpServer.id).where(McpServer.team_id == found.id, McpServer.name == server)
         await save_rule(
@@ -373,7 +374,7 @@ async def test_a_resend_after_the_attestation_expired_needs_a_new_approval(
         call = await _interrupted_after_approval(console, database_url, tmp_path)
         first = await kept_attestation(console, call["id"])
         dev_id = await user_id(console, "dev")
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             platform = await team_by_name(session=session, name="platform")
             dev = Viewer(user_id=dev_id, user_name="dev", roles={platform.id: "member"})
             with pytest.raises(Conflict) as refused:

@@ -12,6 +12,7 @@ from console.audit import SYSTEM
 from console.identity.teams import remove_member
 from console.identity.tokens import list_tokens, revoke_token
 from console.identity.viewer import READ_ONLY
+from console.transactions import transaction
 from tests.gateway.agents import mcp, payload
 from tests.harness import TEAM, Console, Mrtr, running_console, stdio_deployer
 
@@ -79,7 +80,7 @@ async def test_a_page_of_another_site_or_a_rebound_host_name_is_refused_though_t
 async def test_a_revoked_token_and_a_removed_members_token_are_refused(console: Console) -> None:
     for who in ("dev", "lead"):
         assert "deployer__deploy" in tool_names(await mcp(console, "tools/list", who=who))
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         (token,) = await list_tokens(session=session, user_name="dev")
         await revoke_token(session=session, actor=SYSTEM, token_id=token.id)
         await remove_member(session=session, by=None, team_name=TEAM, user_name="lead")

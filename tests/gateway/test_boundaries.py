@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from console.audit.models import AuditEvent
 from console.calls.models import Call, Run
+from console.transactions import transaction
 from tests.gateway.agents import mcp, payload
 from tests.harness import WAIT, Console, Mrtr, running_console, stdio_deployer, user_id
 from tests.site import Site
@@ -154,7 +155,7 @@ async def test_console_await_follows_only_the_callers_own_call_and_others_are_re
         refused = await mcp(console, "tools/call", awaited, who=who)
         assert payload(refused)["error"]["message"] == f"no call {call['id']!r}", (who, refused.text)
         assert "team-secret" not in refused.text
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         query = select(AuditEvent).where(
             AuditEvent.action == "access_refused", AuditEvent.call_id == call["id"]
         )
@@ -176,7 +177,7 @@ async def test_a_session_id_another_user_sends_files_their_calls_under_a_run_of_
     answered = (await devs.request(1, "tools/call", complete_now("dev")))[-1].message
     assert answered is not None
     assert answered["result"]["content"][0]["text"] == "hello dev", answered
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         owners = await session.execute(
             select(Run.owner_id, Run.gateway_key).join(Call, Call.run_id == Run.id)
         )

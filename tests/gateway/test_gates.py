@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from console.db import create_engine, session_factory
+from console.transactions import transaction
 from tests.gateway.agents import Heard
 from tests.harness import WAIT, register_server, stdio_deployer
 from tests.policies.setup import set_policy_at
@@ -37,7 +38,7 @@ async def site(database_url: str, tmp_path: Path, state_key: str) -> AsyncIterat
         jwks = f"{running.base}/.well-known/jwks.json"
         engine = create_engine(database_url)
         try:
-            async with session_factory(engine)() as session:
+            async with transaction(session_factory(engine)) as session:
                 await register_server(
                     session, "deployer", stdio_deployer(state_key, DEPLOY_REQUIRE_APPROVAL_JWKS=jwks)
                 )

@@ -26,6 +26,7 @@ from mcp.types import (
 from console.db import create_engine, session_factory
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root as ConfiguredRoot
+from console.transactions import transaction
 from tests.harness import TEAM, WAIT, ServerSpec
 from tests.mcp.sdk1 import SERVER, install
 from tests.site import Site, running_site
@@ -94,7 +95,7 @@ async def test_roots_a_2025_11_25_server_pushes_mid_call_are_answered_with_the_a
 async def test_roots_an_admin_set_answer_the_server_even_when_the_agent_declared_its_own(site: Site) -> None:
     engine = create_engine(site.database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             await set_roots(
                 session=session,
                 by=None,

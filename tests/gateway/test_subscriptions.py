@@ -23,6 +23,7 @@ from console.audit import SYSTEM
 from console.db import create_engine, session_factory
 from console.identity.teams import remove_member
 from console.identity.tokens import list_tokens, revoke_token
+from console.transactions import transaction
 from tests.harness import TEAM, WAIT, ServerSpec
 from tests.site import Site, running_site
 
@@ -115,7 +116,7 @@ async def shut_out(site: Site, how: str) -> None:
     """Revoke dev's token, or remove dev from the team, in the running console's database."""
     engine = create_engine(site.database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             if how == "revoked":
                 (token,) = await list_tokens(session=session, user_name="dev")
                 await revoke_token(session=session, actor=SYSTEM, token_id=token.id)

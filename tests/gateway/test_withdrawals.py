@@ -27,6 +27,7 @@ from console.audit.models import AuditEvent
 from console.db import create_engine, session_factory
 from console.gateway.server import TASK_AFTER_SECONDS
 from console.identity.models import User
+from console.transactions import transaction
 from tests.gateway.agents import Heard
 from tests.harness import WAIT, Browser, Mrtr, html, one, sign_in, text
 from tests.interop.foreign import NPM_FOLDER, node_tools
@@ -132,7 +133,7 @@ async def in_database(site: Site, query: Any) -> list[Any]:
     """What `query` finds in the site's database, as the console process committed it."""
     engine = create_engine(site.database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             return list((await session.execute(query)).scalars())
     finally:
         await engine.dispose()

@@ -26,6 +26,7 @@ from console.calls.models import Call
 from console.db import create_engine, session_factory
 from console.identity.credentials import CredentialCipher, SecretMissing, credential_for, save_credential
 from console.identity.models import ServerCredential, User
+from console.transactions import transaction
 from tests.harness import (
     Console,
     ServerSpec,
@@ -59,7 +60,7 @@ def raw_token(who: str) -> str:
 async def db_session(database_url: str) -> AsyncIterator[AsyncSession]:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             yield session
     finally:
         await engine.dispose()
@@ -316,7 +317,7 @@ async def test_each_users_calls_carry_their_own_credential(
         message = refused.json()["error"]["message"]
         assert "lead2 has no credential for server 'tracker'" in message
         assert "Connections page" in message
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             recorded = (await session.execute(select(Call.id).where(Call.run_id == run_id))).all()
         assert recorded == []
 

@@ -21,6 +21,7 @@ from console.identity.oidc_accounts import (
     parse_teams_claim,
     sync_memberships,
 )
+from console.transactions import transaction
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ PASSWORD = "alice-local-pw"  # noqa: S105  # a test account's password
 async def session(database_url: str) -> AsyncIterator[AsyncSession]:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as db:
+        async with transaction(session_factory(engine)) as db:
             for team in ("platform", "ops", "data"):
                 await create_team(session=db, name=team)
             await create_user(session=db, name="alice", team_name="ops", role="auditor", password=PASSWORD)

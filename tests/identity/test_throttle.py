@@ -14,8 +14,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console.db import create_engine, session_factory
 from console.errors import Unauthorized
 from console.identity import create_team, create_user
-from console.identity.sessions import SessionPolicy, reauthenticate, sign_in
+from console.identity.sessions import (
+    SessionPolicy,
+    SignedIn,
+    begin_reauthentication,
+    begin_sign_in,
+    reauthenticate,
+    sign_in,
+)
 from console.identity.throttle import TooManyAttempts, client_key
+from console.transactions import transaction
 
 pytestmark = pytest.mark.anyio
 
@@ -34,16 +42,25 @@ class Site:
         self, password: str, *, at: datetime, client: str = ATTACKER, name: str = "lead"
     ) -> str:
         """ "ok", "wrong", or the Retry-After seconds of a refusal."""
-        async with self.factory() as session:
-            try:
-                await sign_in(
-                    session=session, name=name, password=password, client=client, policy=POLICY, now=at
-                )
-            except Unauthorized:
-                return "wrong"
-            except TooManyAttempts as exc:
-                return f"wait {exc.retry_after}"
+        try:
+            await signed_in(self.factory, name, password, client=client, at=at)
+        except Unauthorized:
+            return "wrong"
+        except TooManyAttempts as exc:
+            return f"wait {exc.retry_after}"
         return "ok"
+
+
+async def signed_in(
+    factory: async_sessionmaker[AsyncSession], name: str, password: str, *, client: str, at: datetime
+) -> SignedIn:
+    """A sign-in as the login page runs it: the attempt recorded in a unit of its own, then checked."""
+    async with transaction(factory) as session:
+        attempt = await begin_sign_in(session=session, name=name, client=client, policy=POLICY, now=at)
+    async with transaction(factory) as session:
+        return await sign_in(
+            session=session, attempt=attempt, name=name, password=password, client=client, policy=POLICY
+        )
 
 
 @pytest.fixture
@@ -51,7 +68,7 @@ async def site(database_url: str) -> AsyncIterator[Site]:
     engine = create_engine(database_url)
     try:
         factory = session_factory(engine)
-        async with factory() as session:
+        async with transaction(factory) as session:
             await create_team(session=session, name="platform")
             await create_user(
                 session=session, name="lead", team_name="platform", role="approver", password=PASSWORD
@@ -141,31 +158,29 @@ async def test_attempts_sent_at_once_are_checked_at_most_one_at_a_time(site: Sit
 
 
 async def test_step_up_counts_only_its_own_sessions_failures(site: Site) -> None:
-    async with site.factory() as session:
-        mine = await sign_in(
-            session=session, name="lead", password=PASSWORD, client=OWNER, policy=POLICY, now=T0
-        )
-    async with site.factory() as session:
-        other = await sign_in(
-            session=session, name="lead", password=PASSWORD, client=OWNER, policy=POLICY, now=T0
-        )
+    mine = await signed_in(site.factory, "lead", PASSWORD, client=OWNER, at=T0)
+    other = await signed_in(site.factory, "lead", PASSWORD, client=OWNER, at=T0)
 
     async def confirm(signed_in_as: str | None, password: str, at: datetime) -> str:
         assert signed_in_as is not None
-        async with site.factory() as session:
-            try:
+        try:
+            async with transaction(site.factory) as session:
+                attempt = await begin_reauthentication(
+                    session=session, web_session_id=signed_in_as, policy=POLICY, now=at
+                )
+            async with transaction(site.factory) as session:
                 await reauthenticate(
                     session=session,
+                    attempt=attempt,
                     web_session_id=signed_in_as,
                     password=password,
                     client=OWNER,
                     policy=POLICY,
-                    now=at,
                 )
-            except Unauthorized:
-                return "wrong"
-            except TooManyAttempts as exc:
-                return f"wait {exc.retry_after}"
+        except Unauthorized:
+            return "wrong"
+        except TooManyAttempts as exc:
+            return f"wait {exc.retry_after}"
         return "ok"
 
     # Someone guessing at the account from elsewhere does not block the signed-in person's step-up.

@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from console.db import create_engine, session_factory
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root as AdminRoot
+from console.transactions import transaction
 from tests.harness import TEAM, Console, result_text, running_console
 from tests.interop.filesystem import (
     SETTLE_SECONDS,
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.anyio
 async def admin_sets_roots(database_url: str, folder: Path) -> None:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             roots = [AdminRoot(folder.as_uri())]
             await set_roots(session=session, by=None, team_name=TEAM, server_name="files", roots=roots)
     finally:

@@ -12,6 +12,7 @@ import pytest
 
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root
+from console.transactions import transaction
 from tests.harness import TEAM, Console, ServerSpec, running_console
 from tests.mcp.sdk_everything import running_example
 from tests.policies.setup import set_policy
@@ -63,7 +64,7 @@ async def test_every_input_required_tool_of_the_sdks_everything_server_completes
 ) -> None:
     async with running_console(sqlite_url, {"example": ServerSpec(url=example_url)}, round_cap=4) as console:
         await set_policy(console, "server", server="example", sampling=True)
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             roots = [Root("file:///srv/app", "App"), Root("file:///srv/data")]
             await set_roots(session=session, by=None, team_name=TEAM, server_name="example", roots=roots)
         results = {}

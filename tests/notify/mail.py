@@ -19,6 +19,7 @@ from console.identity.emails import set_email
 from console.identity.models import User
 from console.notify.models import Delivery
 from console.notify.sender import deliver_due
+from console.transactions import transaction
 from tests.harness import Console, Mrtr, running_console
 from tests.notify.kept import Kept
 
@@ -45,7 +46,7 @@ def parts(message: EmailMessage) -> tuple[str, str]:
 
 
 async def with_addresses(console: Console) -> None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         for name, address in ADDRESSES.items():
             await set_email(session=session, name=name, email=address)
         lead2 = (await session.execute(select(User).where(User.name == "lead2"))).scalar_one()
@@ -60,7 +61,7 @@ async def send_due(console: Console, when: timedelta = timedelta(0)) -> int:
 
 
 async def deliveries(console: Console) -> list[Delivery]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         return list((await session.execute(select(Delivery).order_by(Delivery.created_at))).scalars())
 
 

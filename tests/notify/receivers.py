@@ -10,6 +10,7 @@ from typing import Any
 
 from console.mcp.sealed import Outbound
 from console.notify.channels import add_channel
+from console.transactions import transaction
 from tests.harness import TEAM, Console
 from tests.notify.kept import Kept
 from tests.processes import start_http_server
@@ -36,7 +37,7 @@ def posts(inbox: Kept) -> list[dict[str, Any]]:
 async def add(console: Console, kind: str, url: str, *, team: str = TEAM, **kw: Any) -> str | None:
     """An operator registers the team's channel (on this machine, so internal); its secret, for a
     webhook."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         added = await add_channel(
             session=session,
             cipher=Outbound.of(console.runtime.settings).cipher,

@@ -20,6 +20,7 @@ from console.db import utcnow
 from console.identity import create_token
 from console.notify.models import Delivery
 from console.notify.sender import deliver_due
+from console.transactions import transaction
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
 from tests.notify.kept import Kept
 from tests.notify.receivers import posts
@@ -47,7 +48,7 @@ async def new_webhook_secret(console: Console, who: str = "dev") -> str:
 
 
 async def callbacks(console: Console) -> list[Delivery]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         query = select(Delivery).where(Delivery.channel == "callback").order_by(Delivery.created_at)
         return list((await session.execute(query)).scalars())
 
@@ -121,7 +122,7 @@ async def test_a_rotated_secret_signs_the_next_callbacks_and_a_revoked_tokens_ca
             [revoke] = html(await dev.client.get("/tokens")).select('form[action$="/revoke"]')
             revoked = await dev.client.post(str(revoke["action"]), data={"csrf_token": dev.csrf})
             assert revoked.status_code == 303, revoked.text
-        async with console.runtime.factory() as session:  # dev reads the call with another token
+        async with transaction(console.runtime.factory) as session:  # dev reads the call with another token
             console.tokens["dev"] = (
                 await create_token(session=session, user_name="dev", team_name=TEAM)
             ).token
@@ -162,13 +163,13 @@ async def test_a_callback_url_the_console_may_not_reach_or_cannot_sign_for_is_re
         assert "at most 2000" in (await refused("https://agent.example.com/" + "a" * 2000))["callback_url"]
         assert "at most 2000" in (await refused(["https://agent.example.com/"]))["callback_url"]
 
-        async with console.runtime.factory() as session:  # a token made without a console secret
+        async with transaction(console.runtime.factory) as session:  # a token made without a console secret
             bare = await create_token(session=session, user_name="dev", team_name=TEAM, name="bare")
         assert bare.webhook_secret is None
         console.tokens["bare"] = bare.token
         assert "no webhook secret" in (await refused("https://93.184.216.34/x", who="bare"))["callback_url"]
 
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             calls = (await session.execute(select(Call).where(Call.run_id == run_id))).scalars().all()
         assert calls == []  # nothing was recorded
 
@@ -195,7 +196,7 @@ async def test_only_the_runs_owner_gives_its_calls_a_callback_and_nobody_else_le
                 f"/api/v1/runs/{run_id}/calls", json=theirs, headers=console.auth(who)
             )
             assert tried.status_code == status, (who, tried.text)
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             assert (await session.execute(select(Call).where(Call.run_id == run_id))).scalars().all() == []
 
         hook = f"{receiver.url}/agent?key=s3cret-of-the-agent"

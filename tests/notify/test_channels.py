@@ -24,6 +24,7 @@ from console.mcp.sealed import Outbound
 from console.notify.channels import add_channel
 from console.notify.models import Channel, Delivery
 from console.notify.sender import deliver_due
+from console.transactions import transaction
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, signed_in, text
 from tests.notify.kept import Kept
 from tests.notify.receivers import add, sink
@@ -137,7 +138,7 @@ async def test_a_receiver_that_fails_gets_the_same_message_again_later(
             assert secret is not None
             await console.call("mrtr", "two_rounds", {"topic": "alpha"})
             assert await send_due(console) == 0
-            async with console.runtime.factory() as session:
+            async with transaction(console.runtime.factory) as session:
                 [delivery] = (await session.execute(select(Delivery))).scalars().all()
             assert (delivery.status, delivery.attempts) == ("pending", 1)
             assert delivery.last_error == f"{failing.url.removeprefix('http://')} answered HTTP 503"
@@ -154,7 +155,7 @@ async def test_a_channel_url_must_be_https_on_a_public_address_unless_a_site_adm
 ) -> None:
     async with running_console(database_url, {}, notifier=False) as console:
         await promote(console, "lead", role="admin")
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             admin = (await authenticate_token(session=session, token=console.tokens["lead"])).viewer
             cipher = Outbound.of(console.runtime.settings).cipher
 
@@ -257,7 +258,7 @@ async def test_another_teams_channel_hears_nothing_of_this_teams_questions(
 
 async def run_elsewhere(console: Console, name: str) -> None:
     """Make `name` the admin of the other team, "elsewhere"."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         user = (await session.execute(select(User).where(User.name == name))).scalar_one()
         team = await team_by_name(session=session, name="elsewhere")
         await session.execute(
@@ -281,7 +282,7 @@ async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_au
             await console.call("mrtr", "two_rounds", {"topic": "alpha"})
             await send_due(console)
             await send_due(console, timedelta(hours=25))  # past its time to give up: failed
-            async with console.runtime.factory() as session:
+            async with transaction(console.runtime.factory) as session:
                 [delivery] = (await session.execute(select(Delivery))).scalars().all()
                 [channel] = (await session.execute(select(Channel))).scalars().all()
             assert delivery.status == "failed"
@@ -307,7 +308,7 @@ async def test_a_teams_notifications_are_its_admins_alone_not_an_approvers_an_au
                     ):
                         tried = await person.client.post(url, data={"csrf_token": person.csrf})
                         assert tried.status_code == 404, url
-            async with console.runtime.factory() as session:
+            async with transaction(console.runtime.factory) as session:
                 kept = await session.get(Delivery, delivery.id)
                 assert kept is not None
                 assert kept.status == "failed"

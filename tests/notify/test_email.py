@@ -32,6 +32,7 @@ from console.mcp.sealed import Outbound
 from console.notify.mail import Mailer
 from console.notify.models import Delivery
 from console.notify.sender import FIRST_BACKOFF, Carriers, deliver_due
+from console.transactions import transaction
 from tests.harness import TEAM, Console, Mrtr, html, one, promote, running_console, seed, signed_in, text
 from tests.notify.kept import Kept
 from tests.notify.mail import (
@@ -253,7 +254,8 @@ async def test_reminders_go_at_half_time_and_fifteen_minutes_before_expiry_unles
         second = await console.call("mrtr", "two_rounds", {"topic": "beta"})
         assert await send_due(console) == 4  # dev (the owner) and lead, for each question
         assert await send_due(console, timedelta(minutes=29)) == 0
-        async with console.runtime.factory() as session:  # dev turns email off: the rest of dev's stops
+        # dev turns email off: the rest of dev's stops
+        async with transaction(console.runtime.factory) as session:
             dev = (await session.execute(select(User).where(User.name == "dev"))).scalar_one()
             await set_email_notifications(session=session, actor=SYSTEM, user_id=dev.id, on=False)
 
@@ -299,7 +301,7 @@ async def test_console_serve_links_its_emails_to_the_address_it_listens_on_when_
     tokens = await seed(database_url, {"mrtr": mrtr_stdio.spec})
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             for name in ("dev", "lead"):
                 await set_email(session=session, name=name, email=ADDRESSES[name])
             await session.commit()

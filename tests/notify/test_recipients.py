@@ -18,6 +18,7 @@ from console.identity.emails import set_email, set_email_notifications
 from console.identity.teams import add_member, change_role, remove_member
 from console.notify.mail import Mailer
 from console.notify.sender import deliver_due
+from console.transactions import transaction
 from tests.harness import TEAM, Console, Mrtr, user_id
 from tests.notify.kept import Kept
 from tests.notify.mail import ADDRESSES, SENDER, deliveries, mailing, parts, received, send_due
@@ -43,11 +44,10 @@ def mail_about(mailbox: Kept, question_id: str, since: int = 0) -> list[tuple[st
 async def membership_changes(console: Console) -> None:
     """lead leaves the team, lead2 (who turns email on) becomes a plain member, dev's address changes and
     outsider joins as an approver."""
-    async with console.runtime.factory() as session:
+    lead2 = await user_id(console, "lead2")
+    async with transaction(console.runtime.factory) as session:
         await remove_member(session=session, by=None, team_name=TEAM, user_name="lead")
-        await set_email_notifications(
-            session=session, actor=SYSTEM, user_id=await user_id(console, "lead2"), on=True
-        )
+        await set_email_notifications(session=session, actor=SYSTEM, user_id=lead2, on=True)
         await change_role(session=session, by=None, team_name=TEAM, user_name="lead2", role="member")
         await set_email(session=session, name="dev", email=MOVED)
         await add_member(session=session, by=None, team_name=TEAM, user_name="outsider", role="approver")

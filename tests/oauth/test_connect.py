@@ -27,6 +27,7 @@ from console.calls.questions.decisions import expire_due
 from console.db import utcnow
 from console.mcp.admin import edit_server, server_for_admin, settings_of
 from console.mcp.sealed import Outbound
+from console.transactions import transaction
 from tests.harness import (
     TEAM,
     Browser,
@@ -428,7 +429,7 @@ async def test_a_grant_is_never_sent_as_a_typed_in_credential_after_the_server_c
 ) -> None:
     async with console_with(database_url, notes) as console, signed_in(console, "dev") as dev:
         await connect(dev, await server_id(console, dev), "dana")
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             server = await server_for_admin(session=session, by=None, team_name=TEAM, name="notes")
             typed = replace(settings_of(server), oauth=False, credential_name="Authorization")
             await edit_server(
@@ -451,7 +452,7 @@ async def test_an_unanswered_connect_question_expires_and_cancels_the_call(
         call = await whoami(console, "dev")
         connect_question(call)
         ttl = console.runtime.settings.elicitation_ttl_seconds
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl - 60)) == []
             assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl + 60)) == [
                 call["id"]
@@ -473,7 +474,7 @@ async def test_an_abandoned_call_never_sends_the_request_it_parked(database_url:
         )
         assert abandoned.status_code == 200, abandoned.text
         await connect(dev, await server_id(console, dev), "dana")  # nothing waits now: back to Connections
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             jobs = (
                 await session.execute(select(DispatchJob.status).where(DispatchJob.call_id == call["id"]))
             ).all()

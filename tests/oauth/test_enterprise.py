@@ -33,6 +33,7 @@ from console.identity import create_token
 from console.identity.models import SsoAssertion, User
 from console.mcp.admin import ServerSettings, edit_server, server_for_admin, settings_of
 from console.mcp.sealed import Outbound
+from console.transactions import transaction
 from tests.harness import (
     TEAM,
     Browser,
@@ -140,12 +141,12 @@ async def enterprise_console(database_url: str, site: Site) -> AsyncIterator[Con
 
 
 async def notes_settings(console: Console) -> ServerSettings:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         return settings_of(await server_for_admin(session=session, by=None, team_name=TEAM, name="notes"))
 
 
 async def set_notes(console: Console, settings: ServerSettings) -> None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         await edit_server(
             session=session,
             by=None,
@@ -188,7 +189,7 @@ async def ada_signed_in(console: Console) -> AsyncIterator[Browser]:
         assert back.status_code == 303, back.text
         page = await ada.client.get("/")
         ada.csrf = form_fields(one(html(page), 'form[action="/logout"]'))["csrf_token"]
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             console.tokens["ada"] = (
                 await create_token(session=session, user_name="ada", team_name=TEAM)
             ).token
@@ -222,7 +223,7 @@ async def test_a_person_signed_in_through_sso_calls_under_their_own_identity_wit
         connected = await console.audit_payloads("oauth_connected")
         assert [p["issuer"] for p in connected] == [issuer_of(site.notes)]
 
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             ada = (await session.execute(select(User).where(User.name == "ada"))).scalar_one()
         assert ada.email == "ada@example.com"  # notifications go where the provider says
 
@@ -250,7 +251,7 @@ async def test_once_the_id_token_expired_the_call_waits_until_the_person_signs_i
     database_url: str, site: Site
 ) -> None:
     async with enterprise_console(database_url, site) as console, ada_signed_in(console) as ada:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             await session.execute(update(SsoAssertion).values(expires_at=utcnow() - timedelta(minutes=1)))
             await session.commit()
         call = await whoami(console, "ada")
@@ -304,7 +305,7 @@ async def test_an_admin_cannot_turn_it_on_without_what_it_needs(database_url: st
                 await set_notes(console, wrong)
             assert message in refused.value.fields[field], refused.value.fields
     async with running_console(database_url, {}, tokens={}, dispatcher=False) as plain:  # no single sign-on
-        async with plain.runtime.factory() as session:
+        async with transaction(plain.runtime.factory) as session:
             server = await server_for_admin(session=session, by=None, team_name=TEAM, name="notes")
             wanted = replace(
                 settings_of(server),

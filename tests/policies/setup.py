@@ -12,6 +12,7 @@ from console.db import create_engine, session_factory
 from console.identity import create_token, create_user, team_by_name
 from console.mcp.models import McpServer
 from console.policies.service import save_rule
+from console.transactions import transaction
 from tests.harness import TEAM, Console
 
 
@@ -53,7 +54,7 @@ async def _save(
     condition: str | None,
     values: dict[str, Any],
 ) -> None:
-    async with factory() as session:
+    async with transaction(factory) as session:
         team = await team_by_name(session=session, name=TEAM)
         server_id = None
         if server is not None:
@@ -73,13 +74,13 @@ async def _save(
 
 async def add_person(console: Console, name: str, role: str) -> None:
     """Another person in the platform team with an API token; signs in with `<name>-pw-1` like the others."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         await create_user(session=session, name=name, team_name=TEAM, role=role, password=f"{name}-pw-1")
         console.tokens[name] = (await create_token(session=session, user_name=name, team_name=TEAM)).token
 
 
 async def set_server_trust(console: Console, server: str, trusted: bool) -> None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         found = (await session.execute(select(McpServer).where(McpServer.name == server))).scalar_one()
         found.trusted = trusted
         await session.commit()

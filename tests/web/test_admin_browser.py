@@ -9,6 +9,7 @@ from playwright.async_api import Browser, Locator, Page, expect
 
 from console.db import create_engine, session_factory
 from console.identity.teams import change_role
+from console.transactions import transaction
 from tests.harness import TEAM, stdio_mrtr
 from tests.site import running_site
 from tests.web.browser import ACTION_TIMEOUT_MS, Watch, new_page, sign_in
@@ -35,7 +36,7 @@ async def test_an_admin_tests_a_connection_and_changes_a_role_without_leaving_th
     async with running_site(sqlite_url, {"mrtr": stdio_mrtr(tmp_path / "mrtr.jsonl")}, tmp_path) as site:
         engine = create_engine(sqlite_url)
         try:
-            async with session_factory(engine)() as session:
+            async with transaction(session_factory(engine)) as session:
                 await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
         finally:
             await engine.dispose()

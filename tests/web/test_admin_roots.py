@@ -14,6 +14,7 @@ from console.identity.models import Membership
 from console.identity.service import team_by_name
 from console.mcp.admin_roots import set_roots, team_roots
 from console.mcp.roots import Root
+from console.transactions import transaction
 from tests.harness import TEAM, Browser, Console, Mrtr, html, one, promote, running_console, signed_in
 from tests.web.test_csrf_and_routes import audit_count
 
@@ -23,7 +24,7 @@ HOSTILE_NAME = "<script>alert(1)</script>"
 
 
 async def stored(console: Console) -> tuple[tuple[Root, ...], dict[str, tuple[Root, ...] | None]]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         shown = await team_roots(session=session, by=None, team_name=TEAM)
     return shown.default, shown.servers
 
@@ -88,7 +89,7 @@ async def test_a_team_admin_reads_the_roots_but_may_not_change_them(
     database_url: str, mrtr_memory: Mrtr
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             await set_roots(
                 session=session, by=None, team_name=TEAM, server_name=None, roots=[Root("file:///srv/app")]
             )
@@ -116,7 +117,7 @@ async def test_members_approvers_auditors_and_other_teams_admins_may_not_change_
 ) -> None:
     async with running_console(database_url, {"mrtr": mrtr_memory.spec}) as console:
         if who == "outsider":  # an admin, but of another team
-            async with console.runtime.factory() as session:
+            async with transaction(console.runtime.factory) as session:
                 elsewhere = await team_by_name(session=session, name="elsewhere")
                 await session.execute(
                     update(Membership).where(Membership.team_id == elsewhere.id).values(role="admin")

@@ -32,6 +32,7 @@ from console.audit.models import AuditEvent
 from console.db import create_engine, session_factory
 from console.identity.credentials import CredentialCipher, save_credential
 from console.identity.models import User
+from console.transactions import transaction
 from tests.harness import WAIT, ServerSpec, register_server, seed
 from tests.processes import console_process
 from tests.site import Site
@@ -49,7 +50,7 @@ async def register_tracker(database_url: str, tracker: Tracker) -> None:
     """The tracker as a per-user server of `platform`, with dev's and lead's own tokens saved sealed."""
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             spec = ServerSpec(url=tracker.process.url, credential_name="Authorization")
             server = await register_server(session, "tracker", spec)
             for name, tracker_user in tracker.users.items():
@@ -108,7 +109,7 @@ async def next_round(site: Site, call: dict[str, Any]) -> dict[str, Any]:
 async def refused_attempts(database_url: str, elicitation_id: str) -> list[tuple[str | None, str]]:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             rows = (
                 await session.execute(
                     select(AuditEvent.actor_id, AuditEvent.payload_json)
@@ -124,7 +125,7 @@ async def refused_attempts(database_url: str, elicitation_id: str) -> list[tuple
 async def user_id(database_url: str, name: str) -> str:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             found: str = (await session.execute(select(User.id).where(User.name == name))).scalar_one()
             return found
     finally:

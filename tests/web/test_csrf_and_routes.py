@@ -35,6 +35,7 @@ from console.notify.models import Delivery
 from console.oauth.grants import Terms, Tokens, holds_grant, save_grant
 from console.oauth.hints import SignInHint
 from console.policies.service import RuleView, list_rules, save_rule
+from console.transactions import transaction
 from tests.harness import (
     TEAM,
     Browser,
@@ -105,7 +106,7 @@ async def audit_count(console: Console, action: str | None = None) -> int:
     query = select(func.count()).select_from(AuditEvent)
     if action is not None:
         query = query.where(AuditEvent.action == action)
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         count: int = (await session.execute(query)).scalar_one()
     return count
 
@@ -155,7 +156,7 @@ async def open_link_target(console: Console, who: Browser) -> Target:
 
 async def credential_target(console: Console, who: Browser) -> Target:
     """Lead saves a personal token for a team server that wants one per person."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         spec = ServerSpec(url="http://127.0.0.1:9/mcp", credential_name="API_TOKEN")
         server = await register_server(session, f"personal-{secrets.token_hex(4)}", spec)
         server_id = server.id
@@ -174,7 +175,7 @@ async def credential_target(console: Console, who: Browser) -> Target:
 async def oauth_connect_target(console: Console, who: Browser) -> Target:
     """Lead starts connecting their account at a server behind OAuth; nothing answers at its address, so the
     console's attempt ends in a refusal page, and the audit log shows it was made."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         spec = ServerSpec(url="http://127.0.0.1:9/mcp", oauth=True)
         server_id = (await register_server(session, f"oauth-{secrets.token_hex(4)}", spec)).id
     before = await audit_count(console, "oauth_refused")
@@ -190,7 +191,7 @@ async def connect_question_target(console: Console, who: Browser) -> Target:
     token); nothing answers at the server's address, so the attempt ends in a refusal page, and the audit
     log shows it was made."""
     run_id = await console.new_run("dev")
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         spec = ServerSpec(url="http://127.0.0.1:9/mcp", oauth=True)
         server = await register_server(session, f"oauth-{secrets.token_hex(4)}", spec)
         run = await session.get(Run, run_id)
@@ -229,7 +230,7 @@ async def connect_question_target(console: Console, who: Browser) -> Target:
 async def oauth_disconnect_target(console: Console, who: Browser) -> Target:
     """Lead disconnects their account at a server behind OAuth (its authorization server offers no
     revocation, so the grant is only deleted)."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         spec = ServerSpec(url="http://127.0.0.1:9/mcp", oauth=True)
         server_id = (await register_server(session, f"oauth-{secrets.token_hex(4)}", spec)).id
         lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
@@ -254,7 +255,7 @@ async def oauth_disconnect_target(console: Console, who: Browser) -> Target:
         await session.commit()
 
     async def happened() -> bool:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             return not await holds_grant(session=session, user_id=lead.id, server_id=server_id)
 
     assert not await happened()
@@ -264,7 +265,7 @@ async def oauth_disconnect_target(console: Console, who: Browser) -> Target:
 async def create_token_target(console: Console, who: Browser) -> Target:
     """Lead creates an API token for an agent."""
     name = f"agent-{secrets.token_hex(4)}"
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
 
     async def happened() -> bool:
@@ -277,7 +278,7 @@ async def create_token_target(console: Console, who: Browser) -> Target:
 
 async def revoke_token_target(console: Console, who: Browser) -> Target:
     """Lead revokes one of their own API tokens."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
         team_id = (await team_by_name(session=session, name=TEAM)).id
         await issue_token(session=session, actor=SYSTEM, user_id=lead.id, team_id=team_id, name="to revoke")
@@ -292,7 +293,7 @@ async def revoke_token_target(console: Console, who: Browser) -> Target:
 
 async def webhook_secret_target(console: Console, who: Browser) -> Target:
     """Lead gives one of their own API tokens a new webhook secret."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
         team_id = (await team_by_name(session=session, name=TEAM)).id
         cipher = Outbound.of(console.runtime.settings).cipher
@@ -302,7 +303,7 @@ async def webhook_secret_target(console: Console, who: Browser) -> Target:
     token_id = next(t.id for t in await _tokens_of("lead", console) if t.name == "signing")
 
     async def sealed() -> str | None:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             token = await session.get(ApiToken, token_id)
             return token.sealed_webhook_secret if token is not None else None
 
@@ -316,7 +317,7 @@ async def webhook_secret_target(console: Console, who: Browser) -> Target:
 
 
 async def _team_rules(console: Console) -> list[RuleView]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
         return await list_rules(session=session, team_id=team_id)
 
@@ -336,7 +337,7 @@ async def save_policy_target(console: Console, who: Browser) -> Target:
 async def remove_policy_target(console: Console, who: Browser) -> Target:
     """The team's admin removes a tool rule."""
     await promote(console, "lead", role="admin")
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
         rule = await save_rule(
             session=session,
@@ -360,7 +361,7 @@ async def reauth_target(console: Console, who: Browser) -> Target:
     session_id = hashlib.sha256(who.client.cookies["console_session"].encode()).hexdigest()
 
     async def confirmed_at() -> datetime:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             moment: datetime = (
                 await session.execute(select(WebSession.authenticated_at).where(WebSession.id == session_id))
             ).scalar_one()
@@ -375,14 +376,14 @@ async def reauth_target(console: Console, who: Browser) -> Target:
 
 
 async def _tokens_of(user_name: str, console: Console) -> list[TokenInfo]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         return await list_tokens(session=session, user_name=user_name)
 
 
 async def _new_person(console: Console, *, role: str | None = None) -> str:
     """A fresh user, in the platform team with `role` when given; returns their name."""
     name = f"p-{secrets.token_hex(4)}"
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         user = User(name=name)
         session.add(user)
         await session.flush()
@@ -394,7 +395,7 @@ async def _new_person(console: Console, *, role: str | None = None) -> str:
 
 
 async def _role_of(console: Console, name: str) -> str | None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         query = (
             select(Membership.role)
             .join(User, User.id == Membership.user_id)
@@ -406,7 +407,7 @@ async def _role_of(console: Console, name: str) -> str | None:
 
 
 async def _server_row(console: Console, name: str) -> McpServer | None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         query = select(McpServer).where(McpServer.name == name)
         server: McpServer | None = (await session.execute(query)).scalar_one_or_none()
     return server
@@ -416,7 +417,7 @@ async def _admin_server(console: Console, *, disabled: bool = False) -> str:
     """Lead made an admin of the platform team, and a fresh server of that team; the server's name."""
     await promote(console, "lead", role="admin")
     name = f"srv-{secrets.token_hex(4)}"
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         server = await register_server(session, name, ServerSpec(url="http://127.0.0.1:9/mcp"))
         server.disabled = disabled
         await session.commit()
@@ -429,7 +430,7 @@ async def create_team_target(console: Console, who: Browser) -> Target:
     name = f"team-{secrets.token_hex(4)}"
 
     async def happened() -> bool:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             return (await session.execute(select(Team).where(Team.name == name))).first() is not None
 
     return Target("/admin/teams", {"name": name}, happened)
@@ -468,7 +469,7 @@ async def remove_member_target(console: Console, who: Browser) -> Target:
 async def revoke_team_token_target(console: Console, who: Browser) -> Target:
     """A team admin revokes a member's API token."""
     await promote(console, "lead", role="admin")
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         dev = (await session.execute(select(User).where(User.name == "dev"))).scalar_one()
         team_id = (await team_by_name(session=session, name=TEAM)).id
         await issue_token(session=session, actor=SYSTEM, user_id=dev.id, team_id=team_id, name="doomed")
@@ -483,7 +484,7 @@ async def revoke_team_token_target(console: Console, who: Browser) -> Target:
 async def resend_delivery_target(console: Console, who: Browser) -> Target:
     """A team admin sends a failed notification again."""
     await promote(console, "lead", role="admin")
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         team_id = (await team_by_name(session=session, name=TEAM)).id
         failed = Delivery(
             team_id=team_id,
@@ -501,7 +502,7 @@ async def resend_delivery_target(console: Console, who: Browser) -> Target:
         delivery_id = failed.id
 
     async def happened() -> bool:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             row = await session.get(Delivery, delivery_id)
             return row is not None and row.status == "pending"
 
@@ -512,7 +513,7 @@ async def notification_settings_target(console: Console, who: Browser) -> Target
     """A person turns their email notifications off."""
 
     async def happened() -> bool:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             lead = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
             return not lead.email_notifications
 
@@ -520,7 +521,7 @@ async def notification_settings_target(console: Console, who: Browser) -> Target
 
 
 async def _channel_hosts(console: Console) -> list[str]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         return [c.host for c in await team_channels(session=session, by=None, team_name=TEAM)]
 
 
@@ -542,7 +543,7 @@ async def add_channel_target(console: Console, who: Browser) -> Target:
 async def remove_channel_target(console: Console, who: Browser) -> Target:
     """A team admin removes a channel."""
     await promote(console, "lead", role="admin")
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         added = await add_channel(
             session=session,
             cipher=Outbound.of(console.runtime.settings).cipher,
@@ -608,7 +609,7 @@ async def probe_server_target(console: Console, who: Browser) -> Target:
     server_id = server.id
 
     async def happened() -> bool:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             query = select(AuditEvent).where(
                 AuditEvent.action == "server_tested", AuditEvent.subject_id == server_id
             )
@@ -623,7 +624,7 @@ async def team_roots_target(console: Console, who: Browser) -> Target:
     uri = f"file:///srv/{secrets.token_hex(4)}"
 
     async def happened() -> bool:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             team = await team_by_name(session=session, name=TEAM)
             return uri in (team.default_roots_json or "")
 

@@ -22,6 +22,7 @@ from console.mcp.admin import ServerSettings, create_server, settings_of
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
 from console.notify.models import Channel
+from console.transactions import transaction
 from console.web.errors import as_sentence
 from tests.harness import (
     MRTR_SERVER,
@@ -121,7 +122,7 @@ ATTEMPTS = {
 
 async def host_state(console: Console) -> dict[str, Any]:
     """Everything of the team that may name something on the console's host, as stored."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         servers = {
             s.name: (
                 s.transport,
@@ -140,7 +141,7 @@ async def host_state(console: Console) -> dict[str, Any]:
 
 
 async def add_as_operator(console: Console, name: str, settings: ServerSettings) -> None:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         outbound = Outbound.of(console.runtime.settings)
         await create_server(
             session=session, by=None, team_name=TEAM, name=name, settings=settings, outbound=outbound

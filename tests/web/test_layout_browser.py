@@ -15,6 +15,7 @@ from console.identity.models import User
 from console.identity.teams import change_role
 from console.mcp.admin import ServerSettings, settings_of
 from console.mcp.models import McpServer
+from console.transactions import transaction
 from console.web.audit import PAGE_SIZE
 from tests.harness import TEAM, ServerSpec, stdio_deployer, stdio_mrtr
 from tests.policies.setup import set_policy_at
@@ -54,7 +55,7 @@ PHONE = """() => {
 async def write_probes(database_url: str, count: int) -> None:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             await record_probes(session, TEAM, count)
     finally:
         await engine.dispose()
@@ -63,7 +64,7 @@ async def write_probes(database_url: str, count: int) -> None:
 async def server_settings(database_url: str, name: str) -> ServerSettings:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             server = (await session.execute(select(McpServer).where(McpServer.name == name))).scalar_one()
             return settings_of(server)
     finally:
@@ -83,7 +84,7 @@ async def test_sign_out_stays_on_the_top_bars_first_row_at_1280_px(
     async with running_site(sqlite_url, servers, tmp_path) as site:
         engine = create_engine(sqlite_url)
         try:  # the longest bar: a site admin who administers a team sees every link
-            async with session_factory(engine)() as session:
+            async with transaction(session_factory(engine)) as session:
                 await change_role(session=session, by=None, team_name=TEAM, user_name="lead", role="admin")
                 await session.execute(update(User).where(User.name == "lead").values(site_admin=True))
                 await session.commit()
@@ -142,7 +143,7 @@ CELLS = "() => document.querySelectorAll('main td').length"
 async def as_admin(database_url: str, name: str = "lead", *, site_admin: bool = False) -> None:
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             await change_role(session=session, by=None, team_name=TEAM, user_name=name, role="admin")
             if site_admin:
                 await session.execute(update(User).where(User.name == name).values(site_admin=True))

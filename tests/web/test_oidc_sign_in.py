@@ -30,6 +30,7 @@ from console.db import create_engine, session_factory, utcnow
 from console.identity import create_team, create_user
 from console.identity.models import Membership, OidcLogin, Team, User, WebSession
 from console.identity.oidc import state_hash
+from console.transactions import transaction
 from console.web.oidc import STATE_COOKIE
 from tests.harness import seed
 from tests.oidc.provider import OpenIdProvider, install, openid_provider
@@ -104,7 +105,7 @@ async def _add_team(url: str, name: str) -> None:
 async def _db(url: str) -> AsyncIterator[AsyncSession]:
     engine = create_engine(url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             yield session
     finally:
         await engine.dispose()

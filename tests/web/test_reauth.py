@@ -14,6 +14,7 @@ from sqlalchemy import select
 from console.audit.models import AuditEvent
 from console.identity.models import User, WebSession
 from console.identity.sessions import open_session
+from console.transactions import transaction
 from tests.harness import (
     Browser,
     Console,
@@ -38,14 +39,14 @@ SSO: dict[str, Any] = {
 
 async def authenticated_at(console: Console, who: Browser) -> datetime:
     session_id = hashlib.sha256(who.client.cookies["console_session"].encode()).hexdigest()
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         query = select(WebSession.authenticated_at).where(WebSession.id == session_id)
         moment: datetime = (await session.execute(query)).scalar_one()
     return moment
 
 
 async def actions(console: Console) -> list[tuple[str, dict[str, object]]]:
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         events = (await session.execute(select(AuditEvent).order_by(AuditEvent.seq))).scalars()
         return [(e.action, json.loads(e.payload_json)) for e in events]
 
@@ -129,7 +130,7 @@ async def test_with_local_sign_in_off_the_password_form_is_gone_and_posts_are_re
             assert "signed_in" not in [action for action, _ in await actions(console)]
 
         # A password session from before the switch cannot be confirmed with the password either.
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             user = (await session.execute(select(User).where(User.name == "lead"))).scalar_one()
             old = await open_session(session=session, user=user, method="password", client="test")
         async with browser(console) as who:

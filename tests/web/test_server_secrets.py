@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text as sql
 from sqlalchemy.engine import make_url
 
+from console.transactions import transaction
 from tests.harness import (
     SECRET_KEY,
     TEAM,
@@ -158,7 +159,7 @@ async def test_pointing_a_per_user_server_elsewhere_deletes_everyones_saved_cred
 ) -> None:
     tokens = await seed(database_url, {})
     async with running_console(database_url, {}, tokens=tokens) as console:
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             spec = ServerSpec(url="https://tracker.example/mcp", credential_name="Authorization")
             server_id = (await register_server(session, "tracker", spec)).id
         await save_for(database_url, "dev", server_id, raw_token("dev"), console_secret=SECRET_KEY)

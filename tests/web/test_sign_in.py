@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from console.audit.models import AuditEvent
 from console.db import utcnow
 from console.identity.models import WebSession
+from console.transactions import transaction
 from tests.harness import (
     Browser,
     Console,
@@ -66,7 +67,7 @@ async def is_signed_in(who: Browser) -> bool:
 async def age_sessions(console: Console, *, idle: timedelta, age: timedelta) -> None:
     """Make every browser session look last used `idle` ago and created `age` ago."""
     now = utcnow()
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         await session.execute(update(WebSession).values(last_seen_at=now - idle, created_at=now - age))
         await session.commit()
 
@@ -323,7 +324,7 @@ async def test_login_post_without_its_csrf_cookie_and_field_is_refused(database_
         async with browser(console) as fresh:
             assert (await fresh.client.post("/login", data=credentials)).status_code == 403
         # None of these counted as a failed password either.
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             actions = (await session.execute(select(AuditEvent.action))).scalars().all()
         assert "sign_in_failed" not in actions
         assert "signed_in" not in actions
@@ -341,7 +342,7 @@ async def test_sign_ins_and_outs_are_audited_without_secrets(database_url: str) 
         out = await who.client.post("/logout", data={"csrf_token": who.csrf})
         assert out.status_code == 303
 
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             events = (await session.execute(select(AuditEvent).order_by(AuditEvent.seq))).scalars().all()
             sessions = (await session.execute(select(WebSession))).scalars().all()
     signing = [e for e in events if e.action in ("sign_in_failed", "signed_in", "signed_out")]

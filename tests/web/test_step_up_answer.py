@@ -13,6 +13,7 @@ from sqlalchemy import update
 
 from console.db import utcnow
 from console.identity.models import WebSession
+from console.transactions import transaction
 from tests.harness import (
     Browser,
     Console,
@@ -45,7 +46,7 @@ def session_id(who: Browser) -> str:
 
 async def age_sign_in(console: Console, who: Browser, *, minutes: int) -> None:
     """Pretend this browser's sign-in happened `minutes` ago."""
-    async with console.runtime.factory() as session:
+    async with transaction(console.runtime.factory) as session:
         await session.execute(
             update(WebSession)
             .where(WebSession.id == session_id(who))
@@ -157,7 +158,7 @@ async def test_the_kept_answer_ends_with_the_session_and_after_a_while(
 
             await age_sign_in(console, lead, minutes=6)
             await accept_too_late(lead, question_id)
-            async with console.runtime.factory() as session:
+            async with transaction(console.runtime.factory) as session:
                 await session.execute(
                     update(WebSession)
                     .where(WebSession.id == session_id(lead))
