@@ -41,6 +41,7 @@ from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
 from console.oauth.clients import ClientSite
 from console.oauth.flow import Returned, begin, finish
+from console.transactions import after_commit, transaction
 
 TEAM = "scripted"
 MEMBER = "script"
@@ -93,7 +94,7 @@ class ScriptedConsole:
 
     async def seed(self, server: str, settings: ServerSettings, roots: tuple[Root, ...] = ()) -> None:
         """The team, its member and the one server (internal: it may run on this machine)."""
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             await create_team(session=session, name=TEAM)
             await create_user(session=session, name=MEMBER, team_name=TEAM, role="member")
             token = (await create_token(session=session, user_name=MEMBER, team_name=TEAM)).token
@@ -117,7 +118,7 @@ class ScriptedConsole:
         console keeps it for enterprise-managed authorization."""
         sso = Outbound.of(self._settings).sso
         assert sso is not None, "single sign-on settings first"  # noqa: S101  # a programming error
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             await keep_assertion(
                 session=session,
                 cipher=Outbound.of(self._settings).cipher,
@@ -126,7 +127,6 @@ class ScriptedConsole:
                 id_token=id_token,
                 expires_at=expires_at,
             )
-            await session.commit()
 
     @property
     def principal(self) -> Principal:
@@ -135,7 +135,7 @@ class ScriptedConsole:
 
     async def listed_tools(self) -> list[dict[str, Any]]:
         """The server's tools, over the connection its calls take."""
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             server = await server_by_name(session=session, team_id=self.principal.team_id, name=self.server)
             endpoint = await endpoint_for_owner(
                 session=session,
@@ -144,7 +144,6 @@ class ScriptedConsole:
                 owner_id=self.principal.user_id,
                 owner_name=self.principal.user_name,
             )
-            await session.commit()
         return await self._pool.list_tools(endpoint)
 
     async def connect(self, challenge: Challenge | None, browse: Browse) -> None:
@@ -156,7 +155,7 @@ class ScriptedConsole:
             OAuthRefused: discovery, registration, the answer or the code exchange was refused.
         """
         outbound = Outbound.of(self._settings)
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             server = await server_by_name(session=session, team_id=self.principal.team_id, name=self.server)
             authorization = await begin(
                 session=session,
@@ -167,7 +166,7 @@ class ScriptedConsole:
                 challenge=challenge,
             )
         returned = await browse(authorization.url)
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             connected = await finish(
                 session=session,
                 outbound=outbound,
@@ -180,7 +179,7 @@ class ScriptedConsole:
             if await accept_connects(
                 session=session, viewer=self.principal.viewer, server_id=connected.server_id
             ):
-                self.signals.work_available()
+                after_commit(session, self.signals.work_available)
 
     async def call(
         self,
@@ -200,7 +199,7 @@ class ScriptedConsole:
         body = json.dumps(
             {"server": self.server, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
         )
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             run = await create_run(
                 session=session, principal=self.principal, team=TEAM, title=tool, agent="scripted"
             )
@@ -219,7 +218,7 @@ class ScriptedConsole:
         asked: set[str] = set()  # questions already given to answer_round (some left to the server)
         while True:
             marker = self.signals.call_marker(call_id)
-            async with self.factory() as session:
+            async with transaction(self.factory) as session:
                 call = (await view_call(session=session, viewer=self.principal.viewer, call_id=call_id)).call
             if call.status == "awaiting_input":
                 waiting = await self._round(call_id, call.round)
@@ -236,7 +235,7 @@ class ScriptedConsole:
             await self.signals.wait_for_call(call_id, 0.2, since=marker)
 
     async def _round(self, call_id: str, n: int) -> Round:
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             round_ = (
                 await session.execute(select(CallRound).where(CallRound.call_id == call_id, CallRound.n == n))
             ).scalar_one()
@@ -248,7 +247,6 @@ class ScriptedConsole:
                 )
             ).scalars()
             requests = json.loads(round_.input_requests_json or "{}")
-            await session.commit()
         order = {key: i for i, key in enumerate(requests)}
         questions = sorted(pending, key=lambda q: order.get(q.key, len(order)))
         return Round(n, requests, questions, held=round_.held)
@@ -257,7 +255,7 @@ class ScriptedConsole:
         for elicitation_id, given in answers.items():
             if given.action == WAIT:
                 continue
-            async with self.factory() as session:
+            async with transaction(self.factory) as session:
                 decision = await answer(
                     session=session,
                     viewer=self.principal.viewer,
@@ -265,8 +263,8 @@ class ScriptedConsole:
                     action=given.action,
                     content=given.content,
                 )
-            if decision.resume_queued:
-                self.signals.work_available()
+                if decision.resume_queued:
+                    after_commit(session, self.signals.work_available)
 
 
 @asynccontextmanager

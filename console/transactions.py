@@ -12,7 +12,7 @@ forgets it. The registry is the session's: SQLAlchemy's `after_commit` event mar
 commit as due, so an effect never runs for a transaction that did not commit.
 
 An entry point that holds a session it did not open with `transaction` (a route's request-scoped
-session) ends its unit with `commit`.
+session) ends its unit with `commit`; the route's session commits a refusal's record (`keep_if_kept`).
 """
 
 from __future__ import annotations
@@ -58,9 +58,15 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
         try:
             yield session
         except BaseException as error:
-            if session.info.pop(_KEPT, None) is error:
-                await commit(session)
+            await keep_if_kept(session, error)
             raise
+        await commit(session)
+
+
+async def keep_if_kept(session: AsyncSession, error: BaseException) -> None:
+    """For an entry point that lets `error` through: commit what a refusal raised with `keep_writes`
+    kept; for any other error, nothing (closing the session rolls its transaction back)."""
+    if session.info.pop(_KEPT, None) is error:
         await commit(session)
 
 

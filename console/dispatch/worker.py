@@ -65,6 +65,7 @@ from console.mcp.sealed import Outbound
 from console.metrics import ANSWER_TO_RESUME, LEASE_EXPIRIES
 from console.oauth.grants import holds_grant
 from console.oauth.hints import SignInHint, sign_in_hint
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +209,7 @@ class Dispatcher:
     async def housekeep_once(self) -> None:
         """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
         with anyio.CancelScope(shield=True):
-            async with self._factory() as session:
+            async with transaction(self._factory) as session:
                 expired = await expire_due(session=session)
             async with self._factory() as session:
                 unanswered = await expire_agent_requests(session=session)

@@ -16,8 +16,9 @@ from console.oauth.enterprise import enterprise_client, enterprise_grant
 
 
 async def accept_connects(*, session: AsyncSession, viewer: Viewer, server_id: str) -> list[Decision]:
-    """Accept the viewer's pending connect questions for the server, oldest first (each answer commits
-    on its own); the decisions made. A question decided or expired meanwhile is left as it is."""
+    """Accept the viewer's pending connect questions for the server, oldest first, in the caller's
+    transaction; the decisions made. A question decided or expired meanwhile (or refused) is left as it
+    is: each answer is a savepoint of its own."""
     waiting = (
         (
             await session.execute(
@@ -35,15 +36,16 @@ async def accept_connects(*, session: AsyncSession, viewer: Viewer, server_id: s
         .scalars()
         .all()
     )
-    await session.commit()
     decided: list[Decision] = []
     for elicitation_id in waiting:
         try:
-            decided.append(
-                await answer(session=session, viewer=viewer, elicitation_id=elicitation_id, action="accept")
-            )
+            async with session.begin_nested():
+                decision = await answer(
+                    session=session, viewer=viewer, elicitation_id=elicitation_id, action="accept"
+                )
         except (Conflict, Gone, Forbidden, InvalidInput):
-            await session.rollback()
+            continue
+        decided.append(decision)
     return decided
 
 

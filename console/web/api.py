@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from console.calls import service as calls
 from console.calls.objects import CallOut
 from console.dispatch import follow
-from console.dispatch.taking import ResumeHandOver
+from console.dispatch.taking import resume_after_commit
 from console.elicitations import decisions
 from console.elicitations import service as questions
 from console.errors import Conflict
@@ -22,6 +22,7 @@ from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
 from console.runtime import runtime_of
+from console.transactions import commit, rollback
 from console.web.deps import (
     API_TOKEN,
     DbSession,
@@ -83,7 +84,7 @@ async def _once(
     # The same key in a request at the same time, which got there first: its key collides, or (an answer)
     # it decided the question this one then found decided.
     except (IntegrityError, Conflict):
-        await session.rollback()
+        await rollback(session)
         if key is None or (earlier := await created_before(session, key, kind)) is None:
             raise
         return earlier, False
@@ -313,7 +314,6 @@ async def answer_elicitation(
     approvals are in."""
     body = await read_model(request, AnswerIn, "answer")
     key = await _key_of(request, principal)
-    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
 
     async def create() -> str:
         decision = await decisions.answer(
@@ -326,10 +326,11 @@ async def answer_elicitation(
             signed_digest=body.content_digest,
             reason=body.reason,
             idempotency=key,
-            take_resume=resume.take,
         )
-        runtime.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
-        resume.send(decision.resume_queued)
+        await resume_after_commit(
+            session=session, signals=runtime.signals, dispatcher=runtime.dispatcher, decision=decision
+        )
+        await commit(session)
         return elicitation_id
 
     await _once(session, key, "question", create)

@@ -16,6 +16,7 @@ from console.config import Settings
 from console.errors import InvalidInput, Unauthorized
 from console.identity import Principal, authenticate_token
 from console.runtime import Runtime, runtime_of
+from console.transactions import keep_if_kept
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -28,7 +29,11 @@ async def runtime(request: Request) -> Runtime:
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     async with runtime_of(request.app).factory() as session:
-        yield session
+        try:
+            yield session
+        except BaseException as error:  # before the error's response: a refusal keeps its record
+            await keep_if_kept(session, error)
+            raise
 
 
 async def get_settings(request: Request) -> Settings:

@@ -29,6 +29,7 @@ from console.oauth.flow import ATTEMPT_MINUTES, Returned, begin, finish
 from console.oauth.grants import disconnect
 from console.oauth.http import Reach
 from console.runtime import runtime_of
+from console.transactions import commit
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
@@ -124,6 +125,7 @@ async def _through_single_sign_on(
             "an administrator finds the reason in the audit log"
         )
     accepted = await accept_connects(session=session, viewer=viewer, server_id=server.id)
+    await commit(session)
     resume_accepted(request, accepted)
     target = f"/elicitations/{accepted[0].elicitation.id}" if accepted else back
     return RedirectResponse(target, status_code=303)
@@ -176,6 +178,7 @@ async def callback(request: Request, session: DbSession, user: WebUser, settings
     )
     # The calls that waited for this connection go on, and the person sees the first of them.
     accepted = await accept_connects(session=session, viewer=user.viewer, server_id=connected.server_id)
+    await commit(session)
     resume_accepted(request, accepted)
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else None
     response = RedirectResponse(back or f"/connections#connection-{connected.server_id}", status_code=303)

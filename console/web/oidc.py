@@ -14,6 +14,7 @@ from console.identity.oidc_client import CALLBACK_PATH, OidcClient, OidcError
 from console.identity.sessions import SignedIn
 from console.mcp.sealed import Outbound
 from console.runtime import Runtime, runtime_of
+from console.transactions import commit
 from console.web.auth import client_address, current_session, safe_next, set_session_cookie
 from console.web.deps import DbSession, RuntimeDep, SettingsDep
 from console.web.oauth import resume_accepted
@@ -105,6 +106,7 @@ async def callback(
     accepted = (
         await connect_enterprise_waiting(session=session, outbound=outbound, viewer=viewer) if viewer else []
     )
+    await commit(session)
     resume_accepted(request, accepted)
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else finished.next_path
     response = RedirectResponse(safe_next(back), status_code=303)

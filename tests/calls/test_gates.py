@@ -20,6 +20,7 @@ from console.db import utcnow
 from console.elicitations.decisions import expire_due
 from console.errors import InvalidInput
 from console.identity import authenticate_token
+from console.transactions import transaction
 from tests.harness import Console, Mrtr, result_text, running_console
 from tests.policies.setup import set_policy
 from tests.processes import requests_with
@@ -203,7 +204,7 @@ async def test_a_gate_nobody_answers_in_time_ends_the_call_unsent(
     async with running_console(database_url, {"mrtr": mrtr_stdio.spec}) as console:
         await gate(console, expiry_minutes=5)
         call = await console.call("mrtr", "complete_now", {"x": topic})
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=6)) == [call["id"]]
         ended = await console.get_call(call["id"])
         assert ended["status"] == "cancelled"

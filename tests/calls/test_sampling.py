@@ -15,6 +15,7 @@ from console.db import utcnow
 from console.elicitations.decisions import expire_due
 from console.mcp.admin_roots import set_roots
 from console.mcp.roots import Root
+from console.transactions import transaction
 from tests.harness import TEAM, Console, Mrtr, ServerSpec, result_text, running_console
 from tests.policies.setup import set_policy
 
@@ -76,7 +77,7 @@ async def test_an_unanswered_sampling_request_abandons_the_call_when_it_expires(
     async with running_console(database_url, {"everything": everything}) as console:
         await allow_sampling(console, expiry_minutes=1)
         call = await console.call("everything", SAMPLING_TOOL, {})
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(minutes=2)) == [call["id"]]
         ended = await console.get_call(call["id"])
         assert ended["status"] == "abandoned", ended

@@ -27,6 +27,7 @@ from console.db import utcnow
 from console.elicitations.decisions import expire_due
 from console.mcp.admin import edit_server, server_for_admin, settings_of
 from console.mcp.sealed import Outbound
+from console.transactions import transaction
 from tests.harness import (
     TEAM,
     Browser,
@@ -451,8 +452,9 @@ async def test_an_unanswered_connect_question_expires_and_cancels_the_call(
         call = await whoami(console, "dev")
         connect_question(call)
         ttl = console.runtime.settings.elicitation_ttl_seconds
-        async with console.runtime.factory() as session:
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl - 60)) == []
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl + 60)) == [
                 call["id"]
             ]
