@@ -25,15 +25,16 @@ async def resume_after_commit(
 ) -> None:
     """After `decision`, in its transaction: this process's dispatcher takes the resume it queued, to send
     it once the transaction commits; then, too, whoever waits on the call hears of it (a declined gate
-    ended it), and whichever dispatcher polls is woken for work the decision made ready and nobody took
-    (a gate's first send, a connect's parked request, a resume this dispatcher could not take)."""
+    ended it), and, unless this dispatcher took a resume, whichever dispatcher polls is woken for what
+    the decision may have made ready (a gate's first send, a connect's parked request, a resume this
+    dispatcher could not take, a task's cancel after a refused sampling request)."""
     resume = decision.resume
     claimed = None
     if resume is not None and dispatcher is not None:
         claimed = await dispatcher.take_resume(session, resume)
         if claimed is not None:
             after_commit(session, partial(_send, dispatcher, claimed, resume.created_at))
-    if decision.resume_queued and claimed is None:
+    if claimed is None:
         after_commit(session, signals.work_available)
     after_commit(session, partial(signals.call_changed, decision.call_id))
 

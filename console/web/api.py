@@ -384,7 +384,7 @@ async def server_tools(
 ) -> list[ToolOut]:
     """The server's tools as it lists them."""
     server = await server_by_name(session=session, team_id=principal.team_id, name=name)
-    await session.commit()  # asking the server may start it: hold no transaction meanwhile
+    await commit(session)  # asking the server may start it: hold no transaction meanwhile
     endpoint = endpoint_for(server, Outbound.of(runtime.settings))
     tools = await runtime.pool.list_tools(endpoint)
     return [ToolOut.model_validate(t) for t in tools]

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 
 from console.calls.listing import PAGE_SIZE, RUN_STATES, list_runs
 from console.reports.timeline import run_timeline
+from console.transactions import commit
 from console.web.auth import WebUser
 from console.web.deps import DbSession
 from console.web.htmx import is_htmx
@@ -49,6 +50,7 @@ async def runs_page(
         before=before,
         limit=PAGE_SIZE,
     )
+    await commit(session)  # end the read: on SQLite an open transaction holds the write lock
     applied = {k: v for k, v in filters.items() if v}
     next_before = rows[-1].id if len(rows) == PAGE_SIZE else None
     context = {
