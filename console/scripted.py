@@ -27,8 +27,9 @@ from console.calls.service import create_run, start_call, view_call
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
+from console.dispatch.taking import accept_connects
 from console.dispatch.worker import Dispatcher
-from console.elicitations.connected import accept_connects
+from console.elicitations.connected import connects_waiting
 from console.elicitations.decisions import answer
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.identity.sso_assertions import keep_assertion
@@ -175,11 +176,17 @@ class ScriptedConsole:
                 browser_key=authorization.browser_key,
                 returned=returned,
             )
-            # As the console's callback does: the calls waiting for this connection go on.
-            if await accept_connects(
+            waiting = await connects_waiting(
                 session=session, viewer=self.principal.viewer, server_id=connected.server_id
-            ):
-                after_commit(session, self.signals.work_available)
+            )
+        # As the console's callback does: the calls waiting for this connection go on.
+        await accept_connects(
+            factory=self.factory,
+            signals=self.signals,
+            dispatcher=None,
+            viewer=self.principal.viewer,
+            question_ids=waiting,
+        )
 
     async def call(
         self,
