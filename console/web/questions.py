@@ -140,8 +140,7 @@ async def decide(
     if done.outcome == "step_up":
         await commit(session)  # the refused attempt's record, and the form kept for after the sign-in
         return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
-    if done.outcome == "invalid":
-        await rollback(session)
+    if done.outcome == "invalid":  # refused before anything was written: nothing to undo
         fields = page_answers.form_fields(view.elicitation)
         return await _form_again(
             request, session, user, view, fields, posted, done.errors, message=done.message
