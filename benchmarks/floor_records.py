@@ -102,6 +102,8 @@ def build_app(factory: async_sessionmaker[AsyncSession], pool: ConnectionPool, u
                 result=reply.result,
                 protocol=None,
             )
+            if ended is not None:
+                await session.commit()
         if ended is None:
             raise ValueError("the call was not as its send left it")
         return {"id": call.id, "run_id": run_id, "status": ended.call.status, "result": reply.result}

@@ -23,12 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console import migrate
 from console.calls.endpoints import endpoint_for_owner
 from console.calls.models import CallRound, Elicitation
-from console.calls.questions.connected import accept_connects
+from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import answer
 from console.calls.service import create_run, start_call, view_call
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.signals import Signals
+from console.dispatch.taking import accept_connects
 from console.dispatch.worker import Dispatcher
 from console.identity import Principal, authenticate_token, create_team, create_token, create_user
 from console.identity.sso_assertions import keep_assertion
@@ -41,7 +42,7 @@ from console.mcp.roots import Root
 from console.mcp.sealed import Outbound
 from console.oauth.clients import ClientSite
 from console.oauth.flow import Returned, begin, finish
-from console.transactions import transaction
+from console.transactions import after_commit, transaction
 
 TEAM = "scripted"
 MEMBER = "script"
@@ -118,7 +119,7 @@ class ScriptedConsole:
         console keeps it for enterprise-managed authorization."""
         sso = Outbound.of(self._settings).sso
         assert sso is not None, "single sign-on settings first"  # noqa: S101  # a programming error
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             await keep_assertion(
                 session=session,
                 cipher=Outbound.of(self._settings).cipher,
@@ -127,7 +128,6 @@ class ScriptedConsole:
                 id_token=id_token,
                 expires_at=expires_at,
             )
-            await session.commit()
 
     @property
     def principal(self) -> Principal:
@@ -136,7 +136,7 @@ class ScriptedConsole:
 
     async def listed_tools(self) -> list[dict[str, Any]]:
         """The server's tools, over the connection its calls take."""
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             server = await server_by_name(session=session, team_id=self.principal.team_id, name=self.server)
             endpoint = await endpoint_for_owner(
                 session=session,
@@ -145,7 +145,6 @@ class ScriptedConsole:
                 owner_id=self.principal.user_id,
                 owner_name=self.principal.user_name,
             )
-            await session.commit()
         return await self._pool.list_tools(endpoint)
 
     async def connect(self, challenge: Challenge | None, browse: Browse) -> None:
@@ -177,11 +176,17 @@ class ScriptedConsole:
                 browser_key=authorization.browser_key,
                 returned=returned,
             )
-            # As the console's callback does: the calls waiting for this connection go on.
-            if await accept_connects(
+            waiting = await connects_waiting(
                 session=session, viewer=self.principal.viewer, server_id=connected.server_id
-            ):
-                self.signals.work_available()
+            )
+        # As the console's callback does: the calls waiting for this connection go on.
+        await accept_connects(
+            factory=self.factory,
+            signals=self.signals,
+            dispatcher=None,
+            viewer=self.principal.viewer,
+            question_ids=waiting,
+        )
 
     async def call(
         self,
@@ -201,7 +206,7 @@ class ScriptedConsole:
         body = json.dumps(
             {"server": self.server, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
         )
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             run = await create_run(
                 session=session, principal=self.principal, team=TEAM, title=tool, agent="scripted"
             )
@@ -220,7 +225,7 @@ class ScriptedConsole:
         asked: set[str] = set()  # questions already given to answer_round (some left to the server)
         while True:
             marker = self.signals.call_marker(call_id)
-            async with self.factory() as session:
+            async with transaction(self.factory) as session:
                 call = (await view_call(session=session, viewer=self.principal.viewer, call_id=call_id)).call
             if call.status == "awaiting_input":
                 waiting = await self._round(call_id, call.round)
@@ -237,7 +242,7 @@ class ScriptedConsole:
             await self.signals.wait_for_call(call_id, 0.2, since=marker)
 
     async def _round(self, call_id: str, n: int) -> Round:
-        async with self.factory() as session:
+        async with transaction(self.factory) as session:
             round_ = (
                 await session.execute(select(CallRound).where(CallRound.call_id == call_id, CallRound.n == n))
             ).scalar_one()
@@ -249,7 +254,6 @@ class ScriptedConsole:
                 )
             ).scalars()
             requests = json.loads(round_.input_requests_json or "{}")
-            await session.commit()
         order = {key: i for i, key in enumerate(requests)}
         questions = sorted(pending, key=lambda q: order.get(q.key, len(order)))
         return Round(n, requests, questions, held=round_.held)
@@ -258,7 +262,7 @@ class ScriptedConsole:
         for elicitation_id, given in answers.items():
             if given.action == WAIT:
                 continue
-            async with self.factory() as session:
+            async with transaction(self.factory) as session:
                 decision = await answer(
                     session=session,
                     viewer=self.principal.viewer,
@@ -266,8 +270,8 @@ class ScriptedConsole:
                     action=given.action,
                     content=given.content,
                 )
-            if decision.resume_queued:
-                self.signals.work_available()
+                if decision.resume_queued:
+                    after_commit(session, self.signals.work_available)
 
 
 @asynccontextmanager

@@ -12,7 +12,7 @@ forgets it. The registry is the session's: SQLAlchemy's `after_commit` event mar
 commit as due, so an effect never runs for a transaction that did not commit.
 
 An entry point that holds a session it did not open with `transaction` (a route's request-scoped
-session) ends its unit with `commit`.
+session) ends its unit with `commit`; the route's session commits a refusal's record (`commit_if_kept`).
 """
 
 from __future__ import annotations

@@ -26,32 +26,13 @@ pytestmark = pytest.mark.anyio
 NOT_YET_CONVERTED: frozenset[str] = frozenset(
     {
         "audit/service.py",
-        "calls/access.py",
-        "calls/agent_runs.py",
         "calls/fanout.py",
-        "calls/listing.py",
         "calls/pin_advice.py",
-        "calls/service.py",
-        "calls/withdrawal.py",
-        "cli/calling.py",
-        "calls/replies/at_once.py",
-        "dispatch/held.py",
-        "calls/server_reports/kept.py",
-        "dispatch/link_notices.py",
-        "calls/restored.py",
-        "dispatch/worker.py",
-        "calls/questions/agent_answers.py",
-        "calls/questions/connected.py",
-        "calls/questions/decisions.py",
         "calls/questions/inbox.py",
-        "calls/questions/waiting.py",
-        "gateway/catalog.py",
-        "gateway/endpoint.py",
+        "calls/service.py",
         "oauth/enterprise.py",
         "oauth/grants.py",
         "oauth/team.py",
-        "scripted.py",
-        "web/api.py",
     }
 )
 # The DBAPI-level SQLite adapter ends the driver's transactions, below any session.

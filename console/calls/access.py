@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.viewer import READ_ONLY, Viewer
+from console.transactions import keep_writes
 
 
 async def refuse_read_only(
@@ -24,11 +25,11 @@ async def refuse_read_only(
     The role is the one read for this request, so a role change applies from the next request on.
 
     Raises:
-        Forbidden: the viewer is an auditor of the team.
+        Forbidden: the viewer is an auditor of the team; the record of it is kept (`keep_writes`), so
+            call this before writing anything.
     """
     if not viewer.read_only_in(team_id):
         return
-    await session.rollback()  # nothing of the refused attempt is kept, only the record of it
     record_event(
         session=session,
         actor=viewer.actor,
@@ -39,5 +40,4 @@ async def refuse_read_only(
         team_id=team_id,
         payload={"attempt": attempt, "reason": READ_ONLY, "role": viewer.role_in(team_id)},
     )
-    await session.commit()
-    raise Forbidden(READ_ONLY)
+    raise keep_writes(session, Forbidden(READ_ONLY))

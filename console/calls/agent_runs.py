@@ -6,6 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from console.calls.access import refuse_read_only
 from console.calls.models import Run
 from console.calls.service import open_run
 from console.identity import Principal
@@ -14,28 +15,37 @@ from console.identity import Principal
 async def run_for_agent(
     *, session: AsyncSession, principal: Principal, key: str, title: str, agent: str
 ) -> Run:
-    """The caller's run filed under `key` in their team, opened (and audited) on first use.
+    """The caller's run filed under `key` in their team, opened (and audited) on first use, in the
+    caller's transaction.
 
     Raises:
         Forbidden: the caller is read-only in the team (recorded).
     """
     found = await _find(session, principal, key)
     if found is not None:
-        await session.commit()
         return found
+    await refuse_read_only(  # before the savepoint, which would take the record of it along
+        session=session,
+        viewer=principal.viewer,
+        team_id=principal.team_id,
+        attempt="create_run",
+        subject_type="team",
+        subject_id=principal.team_id,
+    )
     try:
-        run = await open_run(
-            session=session, principal=principal, title=title[:500], agent=agent[:200], gateway_key=key[:300]
-        )
+        async with session.begin_nested():
+            return await open_run(
+                session=session,
+                principal=principal,
+                title=title[:500],
+                agent=agent[:200],
+                gateway_key=key[:300],
+            )
     except IntegrityError:  # another request of the same agent opened it first
-        await session.rollback()
         raced = await _find(session, principal, key)
-        await session.commit()
         if raced is None:
             raise
         return raced
-    await session.commit()
-    return run
 
 
 async def _find(session: AsyncSession, principal: Principal, key: str) -> Run | None:

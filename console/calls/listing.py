@@ -59,7 +59,8 @@ async def list_runs(
     before: str | None = None,
     limit: int = PAGE_SIZE,
 ) -> list[RunRow]:
-    """Runs the viewer may see, newest first, keyset-paginated by `before` (a run id).
+    """Runs the viewer may see, newest first, keyset-paginated by `before` (a run id). The caller ends
+    the read (on SQLite an open transaction holds the write lock).
 
     Raises:
         NotFound: `before` names no run the viewer may see.
@@ -81,7 +82,6 @@ async def list_runs(
     if before is not None:
         anchor = (await session.execute(select(Run).where(Run.id == before, visible))).scalar_one_or_none()
         if anchor is None:
-            await session.commit()
             raise NotFound(f"no run {before!r}")
         query = query.where(
             (Run.created_at < anchor.created_at)
@@ -89,7 +89,6 @@ async def list_runs(
         )
     query = query.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
     rows = (await session.execute(query)).all()
-    await session.commit()  # end the read: on SQLite an open transaction holds the write lock
     return [
         RunRow(run.id, team, owner, run.owner_id, run.agent, run.title, run.created_at, n, st)
         for run, team, owner, n, st in rows

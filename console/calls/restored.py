@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -27,6 +28,7 @@ from console.calls.replies.outcomes import record_lost
 from console.calls.states import TERMINAL
 from console.config import Settings
 from console.db import utcnow
+from console.transactions import after_commit, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -62,20 +64,20 @@ async def hold_if_restored(factory: async_sessionmaker[AsyncSession], settings: 
     a witness."""
     if not settings.audit_witness_file:
         return None
-    async with factory() as session:
+    async with transaction(factory) as session:
         return await hold_after_restore(session=session, witness=settings.audit_witness_file)
 
 
 async def hold_after_restore(*, session: AsyncSession, witness: str | Path) -> Restore | None:
     """When the database's chain is behind its witness, hold the calls that moved on after the backup as
-    `interrupted` and record the restore (`restore_detected`); None when it is not behind. Commits."""
+    `interrupted` and record the restore (`restore_detected`), in the caller's transaction; None when it
+    is not behind."""
     # The head first: on PostgreSQL another process starting at the same time waits here, and then finds
     # the witness agreeing (this transaction writes it before it commits); SQLite's BEGIN IMMEDIATE
     # already holds the whole database.
     await session.execute(select(AuditHead.seq).where(AuditHead.id == 1).with_for_update())
     since = await since_backup(session=session, path=witness)
     if since is None:
-        await session.rollback()
         return None
     named = {line.call for line in since.lines if line.call is not None and line.action not in HARMLESS}
     if since.missed:
@@ -107,14 +109,17 @@ async def hold_after_restore(*, session: AsyncSession, witness: str | Path) -> R
     for call in unfinished:
         await _hold(session, call)
     session.info[RESTORED_TO] = since.common_seq
-    await session.commit()
-    logger.warning(
-        "this database was restored from a backup: its audit chain ends at seq %s, its witness went to "
-        "seq %s; %s unfinished calls held as interrupted, %s calls it does not know",
-        since.common_seq,
-        since.witness_seq,
-        len(restore.held),
-        restore.unknown,
+    after_commit(
+        session,
+        partial(
+            logger.warning,
+            "this database was restored from a backup: its audit chain ends at seq %s, its witness went to "
+            "seq %s; %s unfinished calls held as interrupted, %s calls it does not know",
+            since.common_seq,
+            since.witness_seq,
+            len(restore.held),
+            restore.unknown,
+        ),
     )
     return restore
 

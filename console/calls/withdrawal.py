@@ -26,7 +26,8 @@ def left_reason(grace: float) -> str:
 async def withdraw_for_agent(
     *, session: AsyncSession, principal: Principal, call_id: str, reason: str
 ) -> str:
-    """End the agent's own call `abandoned` with `reason` unless it already ended; what became of it:
+    """End the agent's own call `abandoned` with `reason` unless it already ended, in the caller's
+    transaction; what became of it:
     `abandoned`, `already_sent` (under way at the server: left to finish, recorded) or its final status.
 
     Raises:
@@ -54,7 +55,6 @@ async def withdraw_for_agent(
     if await abandon_rows(
         session=session, call_id=call_id, actor=principal.actor, error=error, payload=payload
     ):
-        await session.commit()
         return "abandoned"
     record_event(  # running or resuming: the server has the request, which cannot be unsent
         session=session,
@@ -65,5 +65,4 @@ async def withdraw_for_agent(
         call_id=call_id,
         payload={"reason": reason, "status": call.status},
     )
-    await session.commit()
     return "already_sent"

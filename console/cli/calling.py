@@ -195,8 +195,7 @@ async def _registered(session: AsyncSession, settings: Settings, name: str, team
         )
     outbound = Outbound.of(settings)
     endpoint = endpoint_for(server, outbound)  # raises SecretMissing (a ConsoleError) without the key
-    roots = await roots_for_server(session=session, server=server)
-    await session.commit()
+    roots = await roots_for_server(session=session, server=server)  # a read: closing the session ends it
     copied = ServerSettings(
         transport=endpoint.transport,
         command=shlex.join(endpoint.command),

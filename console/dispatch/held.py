@@ -27,6 +27,7 @@ from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.signals import Signals
 from console.mcp.endpoint import PushedRefused
+from console.transactions import transaction
 
 WITHDRAWN = "the server stopped waiting for the answer"
 
@@ -48,7 +49,7 @@ class HeldRequest:
 
     async def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         with anyio.CancelScope(shield=True):
-            async with self.factory() as session:
+            async with transaction(self.factory) as session:
                 round_id = await self._open(session, method, params)
             if params.get("elicitationId") in self.done_links:
                 await self.link_completed(str(params["elicitationId"]))
@@ -58,9 +59,8 @@ class HeldRequest:
         except anyio.get_cancelled_exc_class():
             # The server withdrew its request, or the connection ended: nobody may answer it now.
             with anyio.CancelScope(shield=True):
-                async with self.factory() as session:
+                async with transaction(self.factory) as session:
                     await close_held(session=session, call_id=self.call_id, reason=WITHDRAWN)
-                    await session.commit()
                 self.signals.call_changed(self.call_id)
             raise
 
@@ -69,11 +69,10 @@ class HeldRequest:
         closed as accepted by the console, and the request held for it goes on."""
         self.done_links.add(elicitation_id)
         with anyio.CancelScope(shield=True):
-            async with self.factory() as session:
+            async with transaction(self.factory) as session:
                 closed = await complete_link(
                     session=session, call_id=self.call_id, elicitation_id=elicitation_id
                 )
-                await session.commit()
         if closed:
             self.signals.work_available()
             self.signals.call_changed(self.call_id)
@@ -81,25 +80,19 @@ class HeldRequest:
     async def _open(self, session: AsyncSession, method: str, params: dict[str, Any]) -> str:
         job, call, run = await self._locked(session)
         if is_terminal(status := call.status):
-            await session.rollback()  # it expires the call: read nothing of it after this
-            raise PushedRefused(f"the call was {status}")
-        try:
-            round_ = await record_pushed(
-                session=session,
-                call=call,
-                run=run,
-                job=job,
-                method=method,
-                params=params,
-                settings=self.settings,
-                server=self.server,
-            )
-        except PushedRefused:
-            await session.rollback()
-            raise
+            raise PushedRefused(f"the call was {status}")  # the transaction rolls back
+        round_ = await record_pushed(
+            session=session,
+            call=call,
+            run=run,
+            job=job,
+            method=method,
+            params=params,
+            settings=self.settings,
+            server=self.server,
+        )
         job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
         self.reports.keep(call)
-        await session.commit()
         return round_.id
 
     async def _answer(self, round_id: str) -> dict[str, Any]:
@@ -112,8 +105,8 @@ class HeldRequest:
             renew = anyio.current_time() - renewed >= renew_after
             try:
                 with anyio.CancelScope(shield=True):
-                    async with self.factory() as session:
-                        answer = await self._answered(session, round_id, renew=renew)
+                    async with transaction(self.factory) as session:
+                        ready, answer = await self._answered(session, round_id, renew=renew)
             except Exception as error:
                 if not is_database_error(error):
                     raise
@@ -123,36 +116,33 @@ class HeldRequest:
                 await anyio.sleep(wait_after(failures))
                 continue
             failures = 0
-            if answer is not None:
+            if ready:
+                if answer is None:
+                    raise PushedRefused("nobody answered")
                 self.signals.call_changed(self.call_id)
                 return answer
             if renew:
                 renewed = anyio.current_time()
             await self.signals.wait_for_work(self.settings.dispatch_poll_seconds, since=marker)
 
-    async def _answered(self, session: AsyncSession, round_id: str, *, renew: bool) -> dict[str, Any] | None:
+    async def _answered(
+        self, session: AsyncSession, round_id: str, *, renew: bool
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Whether the round was answered, and the answer (None: nobody answered), marking it so."""
         job, call, _ = await self._locked(session)
         round_ = await get_row(session, CallRound, round_id)
         if is_terminal(status := call.status):
-            await session.rollback()  # it expires the call: read nothing of it after this
-            raise PushedRefused(f"the call was {status}")
+            raise PushedRefused(f"the call was {status}")  # the transaction rolls back
         if round_.status != "ready":
-            reported = self.reports.keep(call)  # what the server reported while it waits
+            self.reports.keep(call)  # what the server reported while it waits
             if renew:
                 job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
-            if renew or reported:
-                await session.commit()
-            else:
-                await session.rollback()
-            return None
+            return False, None
         answer = await _answer_of(session, round_)
         round_.status = "answered"
         # The request is out again until the server answers it; the sender's heartbeat renews the lease.
         job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
-        await session.commit()
-        if answer is None:
-            raise PushedRefused("nobody answered")
-        return answer
+        return True, answer
 
     async def _locked(self, session: AsyncSession) -> tuple[DispatchJob, Call, Run]:
         found = await session.execute(
@@ -165,7 +155,6 @@ class HeldRequest:
         )
         job, call, run = found.one()
         if job.status != "sending" or job.claimed_by != self.worker_id:
-            await session.rollback()
             raise PushedRefused("the console no longer holds this request")
         return job, call, run
 

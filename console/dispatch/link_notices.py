@@ -21,6 +21,7 @@ from console.calls.replies.outcomes import complete_link
 from console.dispatch.signals import Signals
 from console.errors import McpError
 from console.mcp.endpoint import Endpoint
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 MAX_AWAITED = 1000  # the oldest expected notices are forgotten past this
@@ -46,11 +47,10 @@ class AwaitedLinks:
             return
         try:
             with anyio.CancelScope(shield=True):
-                async with self.factory() as session:
+                async with transaction(self.factory) as session:
                     closed = await complete_link(
                         session=session, call_id=call_id, elicitation_id=elicitation_id, held=False
                     )
-                    await session.commit()
         except Exception as error:
             if not is_database_error(error):
                 raise

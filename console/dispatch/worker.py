@@ -65,6 +65,7 @@ from console.mcp.sealed import Outbound
 from console.metrics import ANSWER_TO_RESUME, LEASE_EXPIRIES
 from console.oauth.grants import holds_grant
 from console.oauth.hints import SignInHint, sign_in_hint
+from console.transactions import after_commit, rollback, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -208,11 +209,11 @@ class Dispatcher:
     async def housekeep_once(self) -> None:
         """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
         with anyio.CancelScope(shield=True):
-            async with self._factory() as session:
+            async with transaction(self._factory) as session:
                 expired = await expire_due(session=session)
-            async with self._factory() as session:
+            async with transaction(self._factory) as session:
                 unanswered = await expire_agent_requests(session=session)
-            async with self._factory() as session:
+            async with transaction(self._factory) as session:
                 lost = await _recover_lost_sends(session, self._settings)
         for call_id in {*expired, *unanswered, *lost}:
             self._signals.call_changed(call_id)
@@ -250,7 +251,7 @@ class Dispatcher:
             (DispatchJob.status == "ready") & (DispatchJob.not_before <= now),
             (DispatchJob.status == "claimed") & (DispatchJob.lease_until < now),
         )
-        async with self._factory() as session:
+        async with transaction(self._factory) as session:
             if not await finds_any(session, due):
                 return None
             candidate = (
@@ -263,8 +264,7 @@ class Dispatcher:
                 )
             ).one_or_none()
             if candidate is None:
-                await session.rollback()
-                return None
+                return None  # nothing written: the commit ends the read
             taken = await session.execute(
                 update(DispatchJob)
                 .where(DispatchJob.id == candidate.id, due)
@@ -276,9 +276,7 @@ class Dispatcher:
                 )
             )
             if taken.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-                await session.rollback()
                 return None
-            await session.commit()
         if candidate.status == "claimed":  # its claimer's lease ran out before it sent anything
             LEASE_EXPIRIES.inc()
         return Claimed(candidate.id, candidate.call_id, candidate.kind)
@@ -307,7 +305,7 @@ class Dispatcher:
         if prepared is None:
             try:
                 with anyio.CancelScope(shield=True):
-                    async with self._factory() as session:
+                    async with transaction(self._factory) as session:
                         prepared = await self._prepare(session, claimed)
             except Exception as error:
                 if not is_database_error(error):
@@ -368,7 +366,7 @@ class Dispatcher:
                         if isinstance(reply, AuthorizationRequired)
                         else None
                     )
-                    async with self._factory() as session:
+                    async with transaction(self._factory) as session:
                         return await self._record(
                             session, claimed, reply, server, protocol, roots, reports, hint
                         )
@@ -399,7 +397,7 @@ class Dispatcher:
         while True:
             try:
                 with anyio.CancelScope(shield=True):
-                    async with self._factory() as session:
+                    async with transaction(self._factory) as session:
                         await session.execute(
                             update(DispatchJob)
                             .where(
@@ -414,7 +412,6 @@ class Dispatcher:
                                 attempts=DispatchJob.attempts - 1,
                             )
                         )
-                        await session.commit()
                 self._signals.work_available()
                 return
             except Exception as again:
@@ -433,7 +430,7 @@ class Dispatcher:
             self._fault("crash_while_sending")
             try:
                 with anyio.CancelScope(shield=True):
-                    async with self._factory() as session:
+                    async with transaction(self._factory) as session:
                         await session.execute(
                             update(DispatchJob)
                             .where(
@@ -443,7 +440,6 @@ class Dispatcher:
                             )
                             .values(lease_until=utcnow() + lease)
                         )
-                        await session.commit()
             except Exception as error:
                 if not is_database_error(error):
                     raise
@@ -504,10 +500,9 @@ class Dispatcher:
             .values(status="sending", lease_until=utcnow() + timedelta(seconds=lease))
         )
         if sending.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-            await session.rollback()
+            await rollback(session)
             return None  # our lease ran out and another worker has it
         await _mark_sent(session, job, request)
-        await session.commit()
         if job.kind == "resume":  # queued by the answer that completed the round
             ANSWER_TO_RESUME.observe((utcnow() - job.created_at).total_seconds())
         return endpoint, request, server.name
@@ -597,8 +592,16 @@ class Dispatcher:
         """Nothing was sent and nothing can be: the call fails with the reason, the job is done."""
         job.status, job.lease_until = "done", None
         fail_call(session=session, call=call, job=job, error={"message": reason})
-        await session.commit()
-        logger.warning("call %s failed before it was sent: %s", call.id, reason, extra={"call_id": call.id})
+        after_commit(
+            session,
+            partial(
+                logger.warning,
+                "call %s failed before it was sent: %s",
+                call.id,
+                reason,
+                extra={"call_id": call.id},
+            ),
+        )
 
     async def _record(
         self,
@@ -624,10 +627,11 @@ class Dispatcher:
             )
             if completed is not None:
                 return completed
+            await rollback(session)  # the send is recorded below, as the statements found it
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
         if job.status != "sending" or job.claimed_by != self.worker_id:
-            await session.rollback()
+            await rollback(session)
             return None  # the lease ran out first and the call was marked interrupted
         job.status, job.lease_until = "done", None
         reports.keep(call)
@@ -635,7 +639,6 @@ class Dispatcher:
         if job.kind == CANCEL:
             record_cancel_sent(session, call, reply)
         if is_terminal(call.status):  # abandoned while the server held it open: what it answered is moot
-            await session.commit()
             return None
         if protocol is not None and server_row.protocol_version != protocol:
             server_row.protocol_version = protocol
@@ -694,10 +697,8 @@ class Dispatcher:
         if is_terminal(call.status) and call.round > 0:  # only a round can be held: none, nothing to close
             await close_held(session=session, call_id=call.id, reason=f"the call was {call.status}")
         # A resume, a restart or a state-only retry was queued, or a task's next poll.
-        queued = call.status == "resuming" or (call.task_id is not None and call.status == "running")
-        await session.commit()
-        if queued:
-            self._signals.work_available()
+        if call.status == "resuming" or (call.task_id is not None and call.status == "running"):
+            after_commit(session, self._signals.work_available)
         if is_terminal(call.status):
             return CallView(call, server_row.name, run.owner_id, run.team_id, [])
         if call.status == "awaiting_input" and asked is not None:  # earlier rounds' were all answered
@@ -852,6 +853,5 @@ async def _recover_lost_sends(session: AsyncSession, settings: Settings) -> list
             continue
         logger.warning("call %s interrupted: %s", call.id, reason, extra={"call_id": call.id})
         await close_held(session=session, call_id=call.id, reason=HELD_LOST)
-    await session.commit()
     LEASE_EXPIRIES.inc(len(stale))
     return lost

@@ -116,6 +116,7 @@ async def upstreams(
 ) -> list[Upstream]:
     """The servers the caller may reach here, each as the caller's own endpoint; a server that wants a
     credential the caller has not saved is left out (it says why when called by name at /mcp/<server>).
+    Listing asks the servers: the caller ends its transaction first.
 
     Raises:
         NotFound, Conflict (disabled): `only` names no enabled server of the team.
@@ -140,7 +141,6 @@ async def upstreams(
         except (CredentialMissing, SecretMissing):
             continue
         found.append(Upstream(server.name, endpoint))
-    await session.commit()  # listing asks the servers: hold no transaction meanwhile
     return found
 
 

@@ -32,6 +32,7 @@ from console.gateway.subscribed import Subscriptions
 from console.mcp.registry import server_by_name
 from console.outage import unavailable
 from console.runtime import Runtime
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 
@@ -108,9 +109,8 @@ class Gateway:
                 await principal(scope, receive, send)
                 return
             if only is not None:
-                async with factory() as session:
+                async with transaction(factory) as session:
                     await server_by_name(session=session, team_id=principal.team_id, name=only)
-                    await session.commit()
         except (NotFound, Conflict) as exc:
             status = 404 if isinstance(exc, NotFound) else 409
             await Refusal(status, exc.message, code=INVALID_PARAMS)(scope, receive, send)

@@ -34,6 +34,7 @@ from console.gateway.request_state import StateSeal
 from console.identity import Principal
 from console.mcp.pool import ConnectionPool
 from console.runtime import Runtime
+from console.transactions import commit, transaction
 
 HEARTBEAT_SECONDS = 15.0  # how often a held request hears that it still waits
 NOTICE_BUFFER = 64  # the server's progress and log notifications waiting for a slow agent
@@ -109,12 +110,13 @@ async def forward(
         ConsoleError: the call could not be started (unknown tool, read-only caller, bad params ...).
     """
     body = json.dumps({"server": server, "method": method, "params": params}, ensure_ascii=False)
-    async with services.factory() as session:
+    async with transaction(services.factory) as session:
         run_id = services.memo.runs.get((principal.user_id, run.key))
         if run_id is None:
             owned = await run_for_agent(
                 session=session, principal=principal, key=run.key, title=run.title, agent=run.agent
             )
+            await commit(session)  # the agent's run stays, whatever becomes of this call
             run_id = owned.id
             services.memo.runs.put((principal.user_id, run.key), run_id)
         # Not cancelled half-way: a call that was recorded is one the agent's cancellation can withdraw.

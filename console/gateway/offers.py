@@ -19,10 +19,11 @@ from console.calls.models import AgentRequest, Elicitation
 from console.calls.questions.agent_answers import invalid_field
 from console.calls.questions.decisions import ACTIONS, answer, answer_refusal
 from console.calls.questions.waiting import Waiting
-from console.dispatch.taking import ResumeHandOver
+from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, Gone, InvalidInput
 from console.gateway.forwarding import Services
 from console.identity import Principal
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 
@@ -110,16 +111,17 @@ async def apply_answer(
         raise refused(named, "the answer has no valid action", {"action": choices})
     # Recorded as decided in the owner's own agent, so the question page says where it was answered.
     viewer = replace(principal.viewer, via=f"mcp:{principal.token_id}")
-    resume = ResumeHandOver(services.signals, services.dispatcher)
     try:
-        async with services.factory() as session:
-            await answer(
+        async with transaction(services.factory) as session:
+            decision = await answer(
                 session=session,
                 viewer=viewer,
                 elicitation_id=question_id,
                 action=str(action),
                 content=response.get("content") if action == "accept" else None,
-                take_resume=resume.take,
+            )
+            await resume_after_commit(
+                session=session, signals=services.signals, dispatcher=services.dispatcher, decision=decision
             )
     except (Conflict, Gone):
         return False  # the first answer won, elsewhere
@@ -131,7 +133,6 @@ async def apply_answer(
         if mode == "url":  # the only thing a link's answer can get wrong is its content
             raise refused(named, exc.message, {"content": next(iter(errors.values()))}) from None
         raise refused(named, exc.message, {_in_content(name): why for name, why in errors.items()}) from None
-    resume.send(queued=True)
     return True
 
 

@@ -27,6 +27,7 @@ from console.gateway.context import Context
 from console.gateway.forwarding import Outcome, Services, Stop
 from console.gateway.request_state import OfferedState, StateRefused
 from console.identity import Principal
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 Held = Callable[[Stop], Awaitable[Outcome]]
@@ -148,7 +149,7 @@ async def end_refused(services: Services, principal: Principal, call_id: str, re
     reason = told_failed(refusal.error.message)
     with anyio.CancelScope(shield=True):
         try:
-            async with services.factory() as session:
+            async with transaction(services.factory) as session:
                 await withdraw_for_agent(session=session, principal=principal, call_id=call_id, reason=reason)
         except ConsoleError as exc:  # it ended meanwhile
             logger.info("gateway: call %s not abandoned after a refused answer: %s", call_id, exc.message)
@@ -166,7 +167,7 @@ async def answer_ask(
         MCPError: the answer has the wrong shape for the request (its field named, under `named`).
     """
     try:
-        async with services.factory() as session:
+        async with transaction(services.factory) as session:
             answered = await answer_agent_request(
                 session=session, viewer=principal.viewer, request_id=request_id, response=response
             )

@@ -31,6 +31,7 @@ from console.gateway.memo import Memo
 from console.gateway.withdrawing import withdraw_on_failure
 from console.mcp.connection import Listing
 from console.outage import unavailable
+from console.transactions import transaction
 
 AWAIT_TOOL_ITEM = {
     "name": AWAIT_TOOL,
@@ -264,7 +265,7 @@ async def _refuse_read_only(ctx: Context, attempt: str) -> None:
     if not principal.viewer.read_only_in(principal.team_id):
         return
     try:
-        async with services.factory() as session:
+        async with transaction(services.factory) as session:
             await refuse_read_only(
                 session=session,
                 viewer=principal.viewer,
@@ -390,7 +391,7 @@ async def _catalog(ctx: Context, *kinds: Listing) -> Catalog:
     if kept is not None:
         return kept
     try:
-        async with services.factory() as session:
+        async with transaction(services.factory) as session:  # ended before the servers are asked
             servers = await upstreams(
                 session=session, principal=principal, settings=services.settings, only=only
             )

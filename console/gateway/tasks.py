@@ -22,6 +22,7 @@ from console.errors import ConsoleError, NotFound
 from console.gateway import context, forwarding, input_responses, offers, rounds
 from console.gateway.context import Context
 from console.identity import Principal
+from console.transactions import transaction
 
 TASKS = "io.modelcontextprotocol/tasks"
 POLL_MS = 2000
@@ -103,7 +104,7 @@ async def cancel_task(ctx: Context, params: TaskParams) -> dict[str, Any]:
     services, principal = _checked(ctx)
     await _outcome(services, principal, params.task_id)
     try:
-        async with services.factory() as session:
+        async with transaction(services.factory) as session:
             await withdraw_for_agent(
                 session=session, principal=principal, call_id=params.task_id, reason=CANCELLED
             )

@@ -22,6 +22,7 @@ from console.gateway.attendance import Exchange
 from console.gateway.context import Context
 from console.gateway.driven import noting
 from console.gateway.forwarding import AWAIT_TOOL
+from console.transactions import transaction
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ async def _withdraw(ctx: Context, calls: list[str], reason: str) -> None:
     with anyio.CancelScope(shield=True), anyio.move_on_after(WITHDRAW_SECONDS):
         for call_id in calls:
             try:
-                async with services.factory() as session:
+                async with transaction(services.factory) as session:
                     await withdraw_for_agent(
                         session=session, principal=principal, call_id=call_id, reason=reason
                     )

@@ -14,7 +14,7 @@ from console.calls.objects import CallOut
 from console.calls.questions import decisions
 from console.calls.questions import inbox as questions
 from console.dispatch import follow
-from console.dispatch.taking import ResumeHandOver
+from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict
 from console.identity.idempotency import HEADER, Keyed, created_before, keyed
 from console.mcp.admin import pin_protocol
@@ -22,7 +22,7 @@ from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
 from console.runtime import runtime_of
-from console.transactions import commit
+from console.transactions import commit, rollback
 from console.web.deps import (
     API_TOKEN,
     DbSession,
@@ -84,7 +84,7 @@ async def _once(
     # The same key in a request at the same time, which got there first: its key collides, or (an answer)
     # it decided the question this one then found decided.
     except (IntegrityError, Conflict):
-        await session.rollback()
+        await rollback(session)
         if key is None or (earlier := await created_before(session, key, kind)) is None:
             raise
         return earlier, False
@@ -314,7 +314,6 @@ async def answer_elicitation(
     approvals are in."""
     body = await read_model(request, AnswerIn, "answer")
     key = await _key_of(request, principal)
-    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
 
     async def create() -> str:
         decision = await decisions.answer(
@@ -327,10 +326,11 @@ async def answer_elicitation(
             signed_digest=body.content_digest,
             reason=body.reason,
             idempotency=key,
-            take_resume=resume.take,
         )
-        runtime.signals.call_changed(decision.call_id)  # a gate's decline ends the call here
-        resume.send(decision.resume_queued)
+        await resume_after_commit(
+            session=session, signals=runtime.signals, dispatcher=runtime.dispatcher, decision=decision
+        )
+        await commit(session)
         return elicitation_id
 
     await _once(session, key, "question", create)
@@ -385,7 +385,7 @@ async def server_tools(
 ) -> list[ToolOut]:
     """The server's tools as it lists them."""
     server = await server_by_name(session=session, team_id=principal.team_id, name=name)
-    await session.commit()  # asking the server may start it: hold no transaction meanwhile
+    await commit(session)  # asking the server may start it: hold no transaction meanwhile
     endpoint = endpoint_for(server, Outbound.of(runtime.settings))
     tools = await runtime.pool.list_tools(endpoint)
     return [ToolOut.model_validate(t) for t in tools]

@@ -9,10 +9,11 @@ from console.calls.links.inspection import LinkReport, inspect_link
 from console.calls.questions import decisions
 from console.calls.questions import inbox as questions
 from console.calls.questions.inbox import QuestionView
-from console.dispatch.taking import ResumeHandOver
+from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, InvalidInput, StepUpRequired
 from console.identity.sessions import SignedIn
 from console.runtime import runtime_of
+from console.transactions import commit, rollback
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, RuntimeDep, form_fields
 from console.web.htmx import redirect_to_reauthentication
@@ -61,26 +62,30 @@ async def open_link(
     if await questions.reopen_link(session=session, viewer=user.viewer, elicitation=view.elicitation):
         # The server asked again for a link the owner already agreed to open: open it, answer nothing yet.
         return _leaving(request, link)
-    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
     try:
-        await decisions.answer(
+        decision = await decisions.answer(
             session=session,
             viewer=user.viewer,
             elicitation_id=elicitation_id,
             action="accept",
             digest=digest or None,
-            take_resume=resume.take,
         )
     except StepUpRequired:
+        await commit(session)  # the refused attempt's record
         return redirect_to_reauthentication(request, f"/connect/{elicitation_id}")
     except Conflict:
         # A second click (or a reload) after consent: the person may still go where they agreed to go.
+        await rollback(session)
         fresh = await questions.look_at_question(
             session=session, viewer=user.viewer, elicitation_id=elicitation_id
         )
         if fresh.elicitation.status != "accepted":
             raise
-    resume.send(queued=True)
+        return _leaving(request, link)
+    await resume_after_commit(
+        session=session, signals=runtime.signals, dispatcher=runtime.dispatcher, decision=decision
+    )
+    await commit(session)
     return _leaving(request, link)
 
 

@@ -14,9 +14,11 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from console.calls.connects.deciding import kept_challenge, server_of
 from console.calls.questions import inbox as questions
-from console.calls.questions.connected import accept_connects
+from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import Decision
+from console.dispatch.taking import accept_connects
 from console.errors import Conflict, InvalidInput, NotFound
+from console.identity import Viewer
 from console.identity.sessions import reauthentication_method
 from console.identity.sso_assertions import current_assertion
 from console.mcp.challenge import Challenge
@@ -124,8 +126,9 @@ async def _through_single_sign_on(
             f"the identity provider or the authorization server of {server.name} refused the connection; "
             "an administrator finds the reason in the audit log"
         )
-    accepted = await accept_connects(session=session, viewer=viewer, server_id=server.id)
-    resume_accepted(request, accepted)
+    waiting = await connects_waiting(session=session, viewer=viewer, server_id=server.id)
+    await commit(session)
+    accepted = await accept_waiting(request, viewer, waiting)
     target = f"/elicitations/{accepted[0].elicitation.id}" if accepted else back
     return RedirectResponse(target, status_code=303)
 
@@ -178,8 +181,9 @@ async def callback(request: Request, session: DbSession, user: WebUser, settings
     )
     await commit(session)
     # The calls that waited for this connection go on, and the person sees the first of them.
-    accepted = await accept_connects(session=session, viewer=user.viewer, server_id=connected.server_id)
-    resume_accepted(request, accepted)
+    waiting = await connects_waiting(session=session, viewer=user.viewer, server_id=connected.server_id)
+    await commit(session)
+    accepted = await accept_waiting(request, user.viewer, waiting)
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else None
     response = RedirectResponse(back or f"/connections#connection-{connected.server_id}", status_code=303)
     response.delete_cookie(BROWSER_COOKIE, path=CALLBACK_PATH)
@@ -203,13 +207,16 @@ async def disconnect_server(
     return RedirectResponse(f"/connections#connection-{server.id}", status_code=303)
 
 
-def resume_accepted(request: Request, accepted: list[Decision]) -> None:
-    """Wake the dispatcher and the pages watching the calls whose connect questions were accepted."""
-    signals = runtime_of(request.app).signals
-    for decision in accepted:
-        signals.call_changed(decision.call_id)
-    if accepted:
-        signals.work_available()
+async def accept_waiting(request: Request, viewer: Viewer, question_ids: list[str]) -> list[Decision]:
+    """Accept the connect questions the person's connection answers; their calls go on."""
+    runtime = runtime_of(request.app)
+    return await accept_connects(
+        factory=runtime.factory,
+        signals=runtime.signals,
+        dispatcher=runtime.dispatcher,
+        viewer=viewer,
+        question_ids=question_ids,
+    )
 
 
 def _one(value: str | None) -> str | None:

@@ -17,7 +17,7 @@ from console.runtime import Runtime, runtime_of
 from console.transactions import commit, commit_if_kept
 from console.web.auth import client_address, current_session, safe_next, set_session_cookie
 from console.web.deps import DbSession, RuntimeDep, SettingsDep
-from console.web.oauth import resume_accepted
+from console.web.oauth import accept_waiting
 from console.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -115,10 +115,11 @@ async def callback(
     # With a fresh ID token, the calls waiting for the person's enterprise-managed connections go on, and
     # the person sees the first of them.
     viewer = finished.signed_in.viewer if finished.signed_in is not None else current and current.viewer
-    accepted = (
+    waiting = (
         await connect_enterprise_waiting(session=session, outbound=outbound, viewer=viewer) if viewer else []
     )
-    resume_accepted(request, accepted)
+    await commit(session)
+    accepted = await accept_waiting(request, viewer, waiting) if viewer else []
     back = f"/elicitations/{accepted[0].elicitation.id}" if accepted else finished.next_path
     response = RedirectResponse(safe_next(back), status_code=303)
     if finished.signed_in is not None:

@@ -18,7 +18,7 @@ from console.calls.questions.inbox import QuestionView
 from console.calls.questions.sampling import shown_request
 from console.calls.states import TERMINAL
 from console.db import utcnow
-from console.dispatch.taking import ResumeHandOver
+from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, Gone, InvalidInput
 from console.forms import SchemaError, build_widgets, parse_schema
 from console.forms.fields import FieldSpec
@@ -38,7 +38,7 @@ from console.policies.rules import (
     step_up_refusal,
 )
 from console.runtime import runtime_of
-from console.transactions import commit
+from console.transactions import commit, rollback
 from console.web.annotations import annotation_badges
 from console.web.auth import CsrfUser, WebUser
 from console.web.connect import gate_redirect, link_of
@@ -128,31 +128,29 @@ async def decide(
     # again inside the decision's transaction.
     form = await request.form()
     posted = {key: [str(v) for v in form.getlist(key)] for key in form}
-    resume = ResumeHandOver(runtime.signals, runtime.dispatcher)
     try:
         done = await page_answers.answer_from_page(
-            session=session,
-            viewer=user.viewer,
-            elicitation_id=elicitation_id,
-            posted=posted,
-            take_resume=resume.take,
+            session=session, viewer=user.viewer, elicitation_id=elicitation_id, posted=posted
         )
     except (Conflict, Gone) as exc:
+        await rollback(session)
         return await _decided_elsewhere(request, session, user, elicitation_id, exc)
     view = done.view
     if done.outcome == "consent_first":
         return gate_redirect(elicitation_id)  # consent happens on the gate, with the full URL shown
     if done.outcome == "step_up":
-        await commit(session)  # the form it kept
+        await commit(session)  # the refused attempt's record, and the form kept for after the sign-in
         return redirect_to_reauthentication(request, f"/elicitations/{elicitation_id}")
-    if done.outcome == "invalid":
+    if done.outcome == "invalid":  # refused before anything was written: nothing to undo
         fields = page_answers.form_fields(view.elicitation)
         return await _form_again(
             request, session, user, view, fields, posted, done.errors, message=done.message
         )
-    # A declined gate or sampling request ends the call here; anything else may have queued a resume.
-    runtime.signals.call_changed(view.elicitation.call_id)
-    resume.send(queued=True)
+    assert done.decision is not None  # noqa: S101  # "decided" carries its decision
+    await resume_after_commit(
+        session=session, signals=runtime.signals, dispatcher=runtime.dispatcher, decision=done.decision
+    )
+    await commit(session)
     if not is_htmx(request):
         return RedirectResponse(f"/elicitations/{elicitation_id}", status_code=303)
     fresh = await questions.look_at_question(

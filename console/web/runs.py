@@ -50,6 +50,7 @@ async def runs_page(
         before=before,
         limit=PAGE_SIZE,
     )
+    await commit(session)  # end the read: on SQLite an open transaction holds the write lock
     applied = {k: v for k, v in filters.items() if v}
     next_before = rows[-1].id if len(rows) == PAGE_SIZE else None
     context = {

@@ -77,7 +77,7 @@ SENDS = {"initial": _first_send_out, "resume": _resume_out}
 
 async def _record(console: Console, kind: str, call_id: str, job_id: str) -> CallView | None:
     async with console.runtime.factory() as session:
-        return await record_completed(
+        recorded = await record_completed(
             session,
             job_id=job_id,
             kind=kind,
@@ -86,6 +86,9 @@ async def _record(console: Console, kind: str, call_id: str, job_id: str) -> Cal
             result=RESULT,
             protocol=PROTOCOL,
         )
+        if recorded is not None:  # as the dispatcher does: else its transaction rolls back
+            await session.commit()
+        return recorded
 
 
 @dataclass

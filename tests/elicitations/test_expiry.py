@@ -9,6 +9,7 @@ import pytest
 
 from console.calls.questions.decisions import expire_due
 from console.db import create_engine, session_factory, utcnow
+from console.transactions import transaction
 from tests.harness import memory_mrtr, result_text, running_console
 from tests.processes import read_log
 
@@ -26,7 +27,7 @@ async def test_expired_question_is_answered_cancel_and_the_call_resumes(
         question = call["pending"][0]["id"]
         engine = create_engine(database_url)
         try:
-            async with session_factory(engine)() as session:
+            async with transaction(session_factory(engine)) as session:
                 expired = await expire_due(session=session, now=utcnow() + timedelta(hours=2))
         finally:
             await engine.dispose()

@@ -454,6 +454,7 @@ async def test_an_unanswered_connect_question_expires_and_cancels_the_call(
         ttl = console.runtime.settings.elicitation_ttl_seconds
         async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl - 60)) == []
+        async with transaction(console.runtime.factory) as session:
             assert await expire_due(session=session, now=utcnow() + timedelta(seconds=ttl + 60)) == [
                 call["id"]
             ]

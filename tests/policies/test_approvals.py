@@ -14,6 +14,7 @@ from console.calls.models import DispatchJob
 from console.calls.questions.decisions import expire_due
 from console.db import utcnow
 from console.identity.models import User, WebSession
+from console.transactions import transaction
 from tests.harness import (
     Console,
     form_fields,
@@ -166,10 +167,9 @@ async def test_expired_question_gets_the_policys_answer_exactly_once(
         question = await console.question(call["pending"][0]["id"])
         assert question["policy"]["expiry_action"] == action
         asked_for = question["expires_at"], question["created_at"]
-        async with console.runtime.factory() as session:
-            assert await expire_due(session=session, now=utcnow() + timedelta(minutes=29)) == []
-            assert await expire_due(session=session, now=utcnow() + timedelta(minutes=31)) == [call["id"]]
-            assert await expire_due(session=session, now=utcnow() + timedelta(minutes=32)) == []
+        for minutes, expired in ((29, []), (31, [call["id"]]), (32, [])):
+            async with transaction(console.runtime.factory) as session:
+                assert await expire_due(session=session, now=utcnow() + timedelta(minutes=minutes)) == expired
         console.runtime.signals.work_available()
         done = await console.settle(call["id"])
         late = await console.answer(question["id"], "accept", {"name": "Ada"})

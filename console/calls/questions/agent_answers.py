@@ -29,22 +29,20 @@ async def pending_agent_requests(*, session: AsyncSession, call_id: str) -> list
         .where(AgentRequest.call_id == call_id, AgentRequest.status == "pending")
         .order_by(AgentRequest.created_at, AgentRequest.key)
     )
-    found = list((await session.execute(query)).scalars())
-    await session.commit()
-    return found
+    return list((await session.execute(query)).scalars())
 
 
 async def answer_agent_request(
     *, session: AsyncSession, viewer: Viewer, request_id: str, response: Any
 ) -> bool:
-    """Record the agent's answer; False when the request was already answered or has ended.
+    """Record the agent's answer, in the caller's transaction; False when the request was already
+    answered or has ended.
 
     Raises:
         NotFound: no such request of the viewer's own calls.  InvalidInput: the answer has the wrong shape.
     """
     row = await session.get(AgentRequest, request_id)
     if row is None or row.owner_id != viewer.user_id:
-        await session.rollback()
         raise NotFound(f"no request {request_id!r}")
     _check_shape(row.method, response)
     round_ = (
@@ -57,7 +55,6 @@ async def answer_agent_request(
         .values(status="answered", response_json=text, answered_at=utcnow())
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        await session.rollback()
         return False
     record_event(
         session=session,
@@ -73,13 +70,12 @@ async def answer_agent_request(
         },  # model output stays out
     )
     await queue_resume_if_complete(session=session, round_=round_, actor=viewer.actor)
-    await session.commit()
     return True
 
 
 async def expire_agent_requests(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
     """End the calls whose agent never answered the server in time (a sampling or roots request has no
-    answer that means "no"); returns their ids."""
+    answer that means "no"), in the caller's transaction; returns their ids."""
     now = now or utcnow()
     overdue = (AgentRequest.status == "pending") & (AgentRequest.expires_at <= now)
     if not await finds_any(session, overdue):
@@ -104,7 +100,6 @@ async def expire_agent_requests(*, session: AsyncSession, now: datetime | None =
             now=now,
         )
         touched.append(row.call_id)
-    await session.commit()
     return touched
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -51,23 +50,22 @@ from console.identity.models import Membership, User
 from console.identity.sessions import authenticated_at
 from console.identity.viewer import OUTSIDER
 from console.policies.rules import refusal, step_up_refusal
+from console.transactions import keep_writes
 
 ACTIONS = ("accept", "decline", "cancel")
 DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
-
-# Given the resume job an answer queued, in the answer's transaction before it commits: this process's
-# dispatcher may record it there as being sent by itself, to send it once the answer committed
-# (console/dispatch/taking.py); else it stays queued for whichever dispatcher claims it.
-TakeResume = Callable[[AsyncSession, DispatchJob], Awaitable[None]]
 
 
 @dataclass(frozen=True)
 class Decision:
     elicitation: Elicitation  # as the decision left it (its updates are applied to the session's copy)
     call_id: str
-    resume_queued: bool
+    resume_queued: bool  # the round is complete: a resume, a first send or a parked request is ready
     approvals: int  # accepts so far; equals `required_approvals` once accepted
     required_approvals: int
+    # The resume job it queued, in the answer's transaction: this process's dispatcher may take it there,
+    # to send it once the answer committed (console/dispatch/taking.py); else whichever dispatcher claims it.
+    resume: DispatchJob | None = None
 
 
 def may_answer(viewer: Viewer, elicitation: Elicitation) -> bool:
@@ -101,11 +99,10 @@ async def answer(
     signed_digest: str | None = None,
     reason: str | None = None,
     idempotency: Keyed | None = None,
-    take_resume: TakeResume | None = None,
 ) -> Decision:
-    """Record one person's decision; when it completes its round, queue exactly one resume (offered to
-    `take_resume` in the same transaction). With `idempotency`, the request's key is kept with the
-    decision, in its transaction.
+    """Record one person's decision in the caller's transaction; when it completes its round, queue
+    exactly one resume (`Decision.resume`). With `idempotency`, the request's key is kept with the
+    decision.
 
     With N-of-M approval the first accept fixes the content, each further accept co-signs that
     content (`signed_digest`, or the same content again), and any decline ends the question. A gate
@@ -115,7 +112,7 @@ async def answer(
     Raises:
         NotFound, Forbidden (policy or same-user rule, with the reason), StepUpRequired,
         Gone (expired), Conflict (decided, changed since shown, signed twice, other content),
-        InvalidInput (with field errors).
+        InvalidInput (with field errors). A refusal keeps its record (`keep_writes`).
     """
     found = await _locked_question(session, elicitation_id)
     if found is None:
@@ -132,7 +129,7 @@ async def answer(
             reason=OUTSIDER,
             mode=elicitation.mode,
         )
-        raise NotFound(f"no question {elicitation_id!r}")
+        raise keep_writes(session, NotFound(f"no question {elicitation_id!r}"))
     if action not in ACTIONS:
         raise InvalidInput("invalid answer", {"action": f"must be one of {', '.join(ACTIONS)}"})
     await _authorise(session, viewer, elicitation, action)
@@ -152,12 +149,11 @@ async def answer(
             )
     if elicitation.mode in POLICY_MODES and elicitation.required_approvals > 1:
         return await _sign(
-            session, viewer, elicitation, round_, action, content, signed_digest, said, take_resume, approved
+            session, viewer, elicitation, round_, action, content, signed_digest, said, approved
         )
     content_json = said or approved or await _checked_content(session, elicitation, action, content)
-    queued = await _decide(session, viewer, elicitation, round_, action, content_json, take_resume)
-    await session.commit()
-    return Decision(elicitation, elicitation.call_id, queued, int(action == "accept"), 1)
+    queued, resume = await _decide(session, viewer, elicitation, round_, action, content_json)
+    return Decision(elicitation, elicitation.call_id, queued, int(action == "accept"), 1, resume)
 
 
 async def _decide(
@@ -167,9 +163,9 @@ async def _decide(
     round_: CallRound,
     action: str,
     content_json: str | None,
-    take_resume: TakeResume | None,
-) -> bool:
-    """The one decision on the question (conditional on it still pending); True if a resume was queued."""
+) -> tuple[bool, DispatchJob | None]:
+    """The one decision on the question (conditional on it still pending); whether it completed the
+    round, and the resume it queued."""
     result = await session.execute(
         update(Elicitation)
         .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
@@ -182,7 +178,6 @@ async def _decide(
         )
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        await session.rollback()
         await _raise_already_decided(session, elicitation.id)
     question_answered(session, elicitation)
     record_event(
@@ -199,9 +194,7 @@ async def _decide(
             "key": elicitation.key,
         },
     )
-    return await queue_resume_if_complete(
-        session=session, round_=round_, actor=viewer.actor, take_resume=take_resume
-    )
+    return await _complete_round(session, round_, viewer.actor)
 
 
 async def _sign(
@@ -213,7 +206,6 @@ async def _sign(
     content: Any,
     signed_digest: str | None,
     said: str | None,
-    take_resume: TakeResume | None,
     approved: str | None = None,
 ) -> Decision:
     required = elicitation.required_approvals
@@ -225,16 +217,14 @@ async def _sign(
         )
     ).scalar_one_or_none()
     if earlier is not None:
-        await session.rollback()
         raise Conflict(f"you already answered this question ({earlier}); a second person must co-sign")
     if action != "accept":
         session.add(
             Signature(elicitation_id=elicitation.id, user_id=viewer.user_id, action=action, via=viewer.via)
         )
-        queued = await _decide(session, viewer, elicitation, round_, action, said, take_resume)
+        queued, resume = await _decide(session, viewer, elicitation, round_, action, said)
         approvals = await _count_approvals(session, elicitation.id)
-        await session.commit()
-        return Decision(elicitation, elicitation.call_id, queued, approvals, required)
+        return Decision(elicitation, elicitation.call_id, queued, approvals, required, resume)
     first = elicitation.content_digest is None
     if first:
         content_json = approved or await _checked_content(session, elicitation, action, content)
@@ -270,12 +260,11 @@ async def _sign(
             "required": required,
         },
     )
-    queued = False
+    queued, resume = False, None
     if approvals >= required:
         accepted = elicitation.content_json
-        queued = await _decide(session, viewer, elicitation, round_, "accept", accepted, take_resume)
-    await session.commit()
-    return Decision(elicitation, elicitation.call_id, queued, approvals, required)
+        queued, resume = await _decide(session, viewer, elicitation, round_, "accept", accepted)
+    return Decision(elicitation, elicitation.call_id, queued, approvals, required, resume)
 
 
 async def _check_cosign(
@@ -350,13 +339,12 @@ async def _authorise(
     *,
     because: str | None = None,
 ) -> None:
-    """Raises Forbidden (or StepUpRequired), after committing an audit event of the refused attempt;
+    """Raises Forbidden (or StepUpRequired), keeping an audit event of the refused attempt;
     `because` says why the question's policy is what it is now, when that is news to the person."""
     role = (
         await session.execute(_ROLE_IN_TEAM, {"user_id": viewer.user_id, "team_id": elicitation.team_id})
     ).scalar_one_or_none()
     if role is None:
-        await session.rollback()
         raise NotFound(f"no question {elicitation.id!r}")
     is_owner = viewer.user_id == elicitation.owner_id
     reason = refusal(
@@ -399,7 +387,7 @@ async def refuse(
     reason: str,
     error: type[Forbidden] = Forbidden,
 ) -> None:
-    """Record a refused attempt on a question (its own transaction, so it outlives the refusal) and raise.
+    """Record a refused attempt on a question and raise; the record outlives the refusal (`keep_writes`).
 
     Raises:
         Forbidden (or the given subclass): always.
@@ -414,7 +402,7 @@ async def refuse(
         reason=reason,
         mode=elicitation.mode,
     )
-    raise error(reason)
+    raise keep_writes(session, error(reason))
 
 
 async def _ensure_open(session: AsyncSession, elicitation: Elicitation, digest: str | None) -> None:
@@ -466,27 +454,34 @@ async def _checked_content(
     return json.dumps(clean, separators=(",", ":"), ensure_ascii=False)
 
 
-async def queue_resume_if_complete(
-    *, session: AsyncSession, round_: CallRound, actor: Actor, take_resume: TakeResume | None = None
-) -> bool:
+async def queue_resume_if_complete(*, session: AsyncSession, round_: CallRound, actor: Actor) -> bool:
     """If nothing of the round is pending (its questions, and what its agent answers), mark it ready and
-    add its one dispatch job (a resume is offered to `take_resume`)."""
+    add its one dispatch job."""
+    queued, _resume = await _complete_round(session, round_, actor)
+    return queued
+
+
+async def _complete_round(
+    session: AsyncSession, round_: CallRound, actor: Actor
+) -> tuple[bool, DispatchJob | None]:
+    """`queue_resume_if_complete`, and the resume job it queued (a gate's, connect's or links' round
+    makes ready a job it does not return, and a held round's answers go on the request held open)."""
     pending = (await session.execute(_PENDING_IN_ROUND, {"round_id": round_.id})).one()
     if any(pending):
-        return False
+        return False, None
     moved = await session.execute(
         update(CallRound).where(CallRound.id == round_.id, CallRound.status == "open").values(status="ready")
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
-        return False
+        return False, None
     if round_.n == GATE_ROUND:
-        return await pass_gate(session=session, round_=round_, actor=actor)
+        return await pass_gate(session=session, round_=round_, actor=actor), None
     connect = await _connect_of(session, round_)
     if connect is not None:
-        return await pass_connect(session=session, round_=round_, question=connect, actor=actor)
+        return await pass_connect(session=session, round_=round_, question=connect, actor=actor), None
     parked = await parked_for_links(session, round_)
     if parked is not None:
-        return await pass_links(session=session, round_=round_, parked=parked, actor=actor)
+        return await pass_links(session=session, round_=round_, parked=parked, actor=actor), None
     now = utcnow()
     if round_.held:  # the request is still out: the console holding it sends the answers on it
         others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")
@@ -500,9 +495,9 @@ async def queue_resume_if_complete(
             )
             .values(status=CallStatus.RUNNING, updated_at=now)
         )
-        return True
+        return True, None
     if await end_if_sampling_refused(session=session, round_=round_, actor=actor):
-        return False
+        return False, None
     await session.execute(
         update(Call)
         .where(Call.id == round_.call_id, Call.status == "awaiting_input", may_become(CallStatus.RESUMING))
@@ -519,9 +514,7 @@ async def queue_resume_if_complete(
         call_id=round_.call_id,
         payload={"round": round_.n},
     )
-    if take_resume is not None:
-        await take_resume(session, job)
-    return True
+    return True, job
 
 
 # What a round still waits for: its pending questions, and the pending requests its agent answers. Built
@@ -546,7 +539,8 @@ async def _connect_of(session: AsyncSession, round_: CallRound) -> Elicitation |
 
 
 async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
-    """Answer every overdue question as its policy says (cancel or decline) and queue resumes.
+    """Answer every overdue question (200 at most) as its policy says (cancel or decline) and queue
+    resumes, in the caller's transaction.
 
     Returns the ids of the calls touched.
     """
@@ -576,7 +570,6 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
         )
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
         touched.append(elicitation.call_id)
-    await session.commit()
     return touched
 
 

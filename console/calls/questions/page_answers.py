@@ -10,7 +10,7 @@ from typing import Any, Literal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import FORM_MODES, Elicitation
-from console.calls.questions.decisions import TakeResume, answer, answer_refusal, refuse
+from console.calls.questions.decisions import Decision, answer, answer_refusal, refuse
 from console.calls.questions.inbox import QuestionView, consented_before, look_at_question
 from console.errors import InvalidInput, StepUpRequired
 from console.forms import FieldSpec, SchemaError, form_to_content, parse_schema
@@ -28,6 +28,7 @@ class PageAnswer:
     outcome: PageOutcome
     errors: dict[str, str] = field(default_factory=dict)  # for "invalid": field -> message
     message: str | None = None
+    decision: Decision | None = None  # for "decided"
 
 
 def form_fields(elicitation: Elicitation) -> tuple[FieldSpec, ...] | None:
@@ -80,10 +81,9 @@ async def answer_from_page(
     viewer: Viewer,
     elicitation_id: str,
     posted: Mapping[str, list[str]],
-    take_resume: TakeResume | None = None,
 ) -> PageAnswer:
-    """Decide the question with what its page posted (`action`, `digest`, `content_digest`, the fields);
-    a resume it completes is offered to `take_resume` (`decisions.answer`).
+    """Decide the question with what its page posted (`action`, `digest`, `content_digest`, the fields),
+    in the caller's transaction (`decisions.answer`).
 
     Who may not answer is refused before the fields are looked at, so a refused person learns nothing
     about the form. A link is accepted only after consent on its gate; typed content that needs a
@@ -118,7 +118,7 @@ async def answer_from_page(
         if errors:
             return PageAnswer(view, "invalid", errors)
     try:
-        await answer(
+        decision = await answer(
             session=session,
             viewer=viewer,
             elicitation_id=elicitation_id,
@@ -127,7 +127,6 @@ async def answer_from_page(
             digest=_first(posted, "digest"),
             signed_digest=_first(posted, "content_digest") or None,
             reason=_first(posted, "reason") if elicitation.mode == "gate" and action == "decline" else None,
-            take_resume=take_resume,
         )
     except StepUpRequired:
         if content is not None:
@@ -138,7 +137,7 @@ async def answer_from_page(
     except InvalidInput as exc:
         errors = _gate_errors(exc.fields, fields) if elicitation.mode == "gate" else exc.fields
         return PageAnswer(view, "invalid", errors, exc.message)
-    return PageAnswer(view, "decided")
+    return PageAnswer(view, "decided", decision=decision)
 
 
 def _gate_errors(errors: Mapping[str, str], fields: tuple[FieldSpec, ...] | None) -> dict[str, str]:

@@ -55,7 +55,6 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
             .order_by(Elicitation.created_at, Elicitation.key)
         )
     ).all()
-    await session.commit()
     return [Waiting(q, who(q, owner, team), int(count or 0)) for q, owner, team, count in rows]
 
 

@@ -129,8 +129,8 @@ async def record_completed(
     protocol: str | None,
 ) -> CallView | None:
     """Record `result` as the end of the call whose `kind` of send (one of COMPLETES_AT_ONCE) `job_id`
-    was; the call as the agent is shown it. None, with nothing written, when the job or the call is not as
-    that send left them."""
+    was, in the caller's transaction; the call as the agent is shown it. None when the job or the call is
+    not as that send left them: the caller then rolls back (on SQLite the job may have been updated)."""
     statements = _BY_KIND[kind]
     # Named unlike any column: an UPDATE would also set a column its parameters name.
     parameters = {
@@ -149,7 +149,6 @@ async def record_completed(
     else:
         row = None
     if row is None:
-        await session.rollback()
         return None
     found = row._mapping
     call = Call(**{column: found[column] for column in _CALL_COLUMNS})
@@ -159,5 +158,4 @@ async def record_completed(
     context = EventContext(found["run_team_id"], found["server"], call_target(call.params_json))
     knows_context(session.sync_session, "call", call.id, context)
     record_completion(session, call, kind, result)
-    await session.commit()
     return CallView(call, found["server"], found["run_owner_id"], found["run_team_id"], [])

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.calls.models import Call
+from console.transactions import transaction
 
 WRITE_SECONDS = 1.0
 
@@ -31,9 +32,9 @@ class Throttle:
 async def keep_on_call(
     factory: async_sessionmaker[AsyncSession], call_id: str, keep: Callable[[Call], bool]
 ) -> None:
-    """Let `keep` change the call in a transaction of its own that holds the row's lock."""
+    """Let `keep` change the call in a transaction of its own that holds the row's lock (a `keep` that
+    changes nothing returns False; the lock is let go all the same)."""
     with anyio.CancelScope(shield=True):
-        async with factory() as session:
+        async with transaction(factory) as session:
             query = select(Call).where(Call.id == call_id).with_for_update()
-            if keep((await session.execute(query)).scalar_one()):
-                await session.commit()
+            keep((await session.execute(query)).scalar_one())
