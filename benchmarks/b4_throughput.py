@@ -25,6 +25,7 @@ from benchmarks.stats import table
 from console.calls.service import create_run
 from console.db import create_engine, session_factory
 from console.identity.service import authenticate_token
+from console.transactions import transaction
 
 # A round trip sends two recorded MCP requests (the call and its resume) and records a third request (the
 # answer), so it costs at least two of the floor's calls: the floor allows at most half its calls/s.
@@ -160,7 +161,7 @@ async def _runs(database_url: str, token: str, count: int) -> list[str]:
     """`count` runs of the token's user, made as the console makes them."""
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             principal = await authenticate_token(session=session, token=token)
             made = [
                 await create_run(session=session, principal=principal, team=TEAM, title=f"b4-{i}", agent="b4")

@@ -14,6 +14,7 @@ from benchmarks.setup import TEAM
 from console.db import create_engine, session_factory
 from console.identity.credentials import CredentialCipher
 from console.notify.channels import add_channel
+from console.transactions import transaction
 
 RECEIVER = str(procs.REPO / "tests" / "servers" / "http_sink.py")
 
@@ -29,7 +30,7 @@ async def three_channels(database_url: str, work: Path, secret_key: str) -> Asyn
             down = f"http://127.0.0.1:{closed.getsockname()[1]}/hook"
         engine = create_engine(database_url)
         try:
-            async with session_factory(engine)() as session:
+            async with transaction(session_factory(engine)) as session:
                 for kind, url in (
                     ("slack", f"{up.url}/slack"),
                     ("teams", f"{up.url}/teams"),

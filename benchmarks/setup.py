@@ -17,6 +17,7 @@ from console.identity.credentials import CredentialCipher
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.sealed import Outbound
 from console.migrate import upgrade
+from console.transactions import transaction
 
 TEAM = "bench"
 AGENT = "agent"
@@ -54,7 +55,7 @@ async def seed(database_url: str, servers: dict[str, str]) -> str:
     API token (the agent owns its runs and may answer their questions)."""
     engine = create_engine(database_url)
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             await create_team(session=session, name=TEAM)
             await create_user(session=session, name=AGENT, team_name=TEAM, role="member", password=PASSWORD)
             token = (await create_token(session=session, user_name=AGENT, team_name=TEAM)).token

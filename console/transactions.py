@@ -92,9 +92,8 @@ async def rollback(session: AsyncSession) -> None:
 
 
 async def run_due(session: AsyncSession) -> None:
-    """Run the effects of the transactions that committed (SQLAlchemy may commit on the entry point's
-    behalf, as `finds_any` does); one that fails is logged and the rest still run: the change they follow
-    is durable either way."""
+    """Run the effects of the transactions that committed, in the order registered; one that fails is
+    logged and the rest still run: the change they follow is durable either way."""
     due: list[Effect] = session.info.pop(_DUE, [])
     for effect in due:
         try:

@@ -8,6 +8,7 @@ from console.identity import create_team, create_token, create_user
 from console.identity.credentials import CredentialCipher
 from console.mcp.admin import ServerSettings, create_server
 from console.mcp.sealed import Outbound
+from console.transactions import transaction
 
 
 def agent_names(count: int) -> list[str]:
@@ -23,7 +24,7 @@ async def seed(database_url: str, server_url: str, agents: list[str], approvers:
     engine = create_engine(database_url)
     tokens: dict[str, str] = {}
     try:
-        async with session_factory(engine)() as session:
+        async with transaction(session_factory(engine)) as session:
             await create_team(session=session, name=TEAM)
             await create_server(
                 session=session,

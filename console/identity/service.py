@@ -16,6 +16,7 @@ from console.identity.models import ROLES, ApiToken, Membership, Team, User
 from console.identity.passwords import hash_password, token_hash
 from console.identity.tokens import IssuedToken, issue_token
 from console.identity.viewer import Viewer
+from console.transactions import end_read
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -134,6 +135,9 @@ async def authenticate_token(*, session: AsyncSession, token: str) -> Principal:
     now = utcnow()
     if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION:
         await session.execute(update(ApiToken).where(ApiToken.id == row.token_id).values(last_used_at=now))
+    # A read without BEGIN ends itself: what the caller writes next is a transaction again, not a
+    # statement committed at once.
+    await end_read(session)
     return Principal(row.user_id, row.user_name, row.team_id, row.team_name, row.role, row.token_id)
 
 
