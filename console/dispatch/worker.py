@@ -44,6 +44,7 @@ from console.calls.server_reports.logs import LogRecorder
 from console.calls.server_reports.progress import ProgressRecorder
 from console.calls.server_reports.reports import Reports
 from console.calls.service import CallView, is_terminal, pending_questions, record_sent
+from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import finds_any, get_row, utcnow
@@ -697,7 +698,9 @@ class Dispatcher:
         if is_terminal(call.status) and call.round > 0:  # only a round can be held: none, nothing to close
             await close_held(session=session, call_id=call.id, reason=f"the call was {call.status}")
         # A resume, a restart or a state-only retry was queued, or a task's next poll.
-        if call.status == "resuming" or (call.task_id is not None and call.status == "running"):
+        if call.status == CallStatus.RESUMING or (
+            call.task_id is not None and call.status == CallStatus.RUNNING
+        ):
             after_commit(session, self._signals.work_available)
         if is_terminal(call.status):
             return CallView(call, server_row.name, run.owner_id, run.team_id, [])
