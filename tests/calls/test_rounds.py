@@ -154,9 +154,8 @@ async def test_a_prompt_asks_for_the_tone_and_then_returns_its_messages(
     topic = secrets.token_hex(6)
     params = {"name": "review_prompt", "arguments": {"topic": topic}}
     async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
-        started = await console.start("mrtr", "prompts/get", params)
-        assert started.status_code == 202, started.text
-        call = started.json()
+        call = await console.request("mrtr", "prompts/get", params)
+        assert call["status"] == "awaiting_input", call
         assert call["method"] == "prompts/get"
         assert [(p["key"], p["message"]) for p in call["pending"]] == [("tone", f"Which tone for {topic}?")]
         tone = await console.question(call["pending"][0]["id"])
@@ -177,9 +176,8 @@ async def test_a_resource_asks_for_a_reason_and_then_returns_its_contents(
 ) -> None:
     reason = f"audit {secrets.token_hex(4)}"
     async with running_console(database_url, {"mrtr": mrtr.spec}) as console:
-        started = await console.start("mrtr", "resources/read", {"uri": "secret://vault"})
-        assert started.status_code == 202, started.text
-        call = started.json()
+        call = await console.request("mrtr", "resources/read", {"uri": "secret://vault"})
+        assert call["status"] == "awaiting_input", call
         assert [(p["key"], p["message"]) for p in call["pending"]] == [
             ("reason", "Why do you need secret://vault?")
         ]
