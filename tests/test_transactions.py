@@ -30,9 +30,6 @@ NOT_YET_CONVERTED: frozenset[str] = frozenset(
         "calls/pin_advice.py",
         "calls/questions/inbox.py",
         "calls/service.py",
-        "oauth/enterprise.py",
-        "oauth/grants.py",
-        "oauth/team.py",
     }
 )
 # The DBAPI-level SQLite adapter ends the driver's transactions, below any session.

@@ -46,7 +46,8 @@ async def enterprise_grant(
     *, session: AsyncSession, outbound: Outbound, server: McpServer, user_id: str
 ) -> AccessToken | None:
     """A new grant for the person at an enterprise-managed server, saved as theirs; None when the server
-    is not one, the person has no current ID token, or a party refused (audited). Commits."""
+    is not one, the person has no current ID token, or a party refused (audited). Written in the caller's
+    transaction."""
     entry = enterprise_client(outbound, server)
     sso = outbound.sso
     if entry is None or sso is None:
@@ -72,7 +73,6 @@ async def enterprise_grant(
             subject_id=server.id,
             payload={"reason": refused.reason, "user": user_id, "account": "enterprise"},
         )
-        await session.commit()
         return None
     terms = Terms.of(found, client)
     await save_grant(
@@ -84,7 +84,6 @@ async def enterprise_grant(
         tokens=tokens,
         terms=terms,
     )
-    await session.commit()
     return AccessToken(tokens.access_token)
 
 

@@ -200,7 +200,9 @@ async def bearer_for(
     again). While the authorization server cannot be reached the grant is kept, and the token sent as
     it is until it has expired.
 
-    Commits when it refreshed or dropped the grant.
+    A refreshed or dropped grant is written in the caller's transaction, which the caller commits
+    before anything else can fail: an authorization server that rotates refresh tokens has already
+    forgotten the old one.
     """
     row = await _row(session, user_id, server.id)
     if row is None or row.kind != KIND:
@@ -221,14 +223,12 @@ async def bearer_for(
     if renewed is None:
         await session.delete(row)
         _record_renewal(session, "oauth_expired", server.id, user_id, terms.issuer)
-        await session.commit()
         return None
     sealed = cipher.seal(json.dumps(asdict(renewed)), user_id=user_id, server_id=server.id)
     row.sealed, row.updated_at = sealed, utcnow()
     row.details_json = json.dumps({**asdict(terms), **_shown(renewed)})
     _note_use(row)
     _record_renewal(session, "oauth_refreshed", server.id, user_id, terms.issuer)
-    await session.commit()
     return AccessToken(renewed.access_token, renewed.dpop_key)
 
 
@@ -309,7 +309,6 @@ async def disconnect(
         subject_id=server.id,
         payload={"user": user_id, "issuer": terms.issuer, "revoked": revoked},
     )
-    await session.commit()
     return revoked
 
 

@@ -42,7 +42,8 @@ async def team_bearer(
 ) -> str | None:
     """The team account's access token, fetched anew when there is none, it is about to expire, or
     `force_refresh`; None when the server has no client to get one with, or the authorization server
-    refused (the call then fails saying so, and the refusal is audited). Commits what it fetched."""
+    refused (the call then fails saying so, and the refusal is audited). What it fetched is written in
+    the caller's transaction."""
     held = _held(outbound, server)
     fresh = held is not None and (
         held.expires_at is None or held.expires_at - time.time() >= REFRESH_AHEAD_SECONDS
@@ -64,7 +65,6 @@ async def team_bearer(
             payload={"reason": refused.reason, "account": "team"},
         )
         server.team_grant = None
-        await session.commit()
         return None
     server.team_grant = json.dumps(
         seal_value(outbound.cipher, server.id, "oauth", GRANT, json.dumps(asdict(tokens)))
@@ -77,7 +77,6 @@ async def team_bearer(
         subject_id=server.id,
         payload={"scope": tokens.scope or ""},
     )
-    await session.commit()
     return tokens.access_token
 
 

@@ -31,7 +31,7 @@ from console.oauth.flow import ATTEMPT_MINUTES, Returned, begin, finish
 from console.oauth.grants import disconnect
 from console.oauth.http import Reach
 from console.runtime import runtime_of
-from console.transactions import commit
+from console.transactions import commit, keep_writes
 from console.web.auth import CsrfUser, WebUser
 from console.web.deps import DbSession, SettingsDep
 from console.web.templating import render
@@ -122,9 +122,13 @@ async def _through_single_sign_on(
         await enterprise_grant(session=session, outbound=outbound, server=server, user_id=viewer.user_id)
         is None
     ):
-        raise Conflict(
-            f"the identity provider or the authorization server of {server.name} refused the connection; "
-            "an administrator finds the reason in the audit log"
+        # The refusal's audit record stays: that is where the administrator finds the reason.
+        raise keep_writes(
+            session,
+            Conflict(
+                f"the identity provider or the authorization server of {server.name} refused the "
+                "connection; an administrator finds the reason in the audit log"
+            ),
         )
     waiting = await connects_waiting(session=session, viewer=viewer, server_id=server.id)
     await commit(session)
@@ -204,6 +208,7 @@ async def disconnect_server(
         server=server,
         user_id=user.viewer.user_id,
     )
+    await commit(session)
     return RedirectResponse(f"/connections#connection-{server.id}", status_code=303)
 
 

@@ -282,13 +282,21 @@ async def test_once_the_id_token_expired_the_call_waits_until_the_person_signs_i
 async def test_a_person_the_provider_removed_gets_no_grant_and_the_refusal_is_audited(
     database_url: str, site: Site
 ) -> None:
-    async with enterprise_console(database_url, site) as console, ada_signed_in(console):
+    async with enterprise_console(database_url, site) as console, ada_signed_in(console) as ada:
         site.provider.configure(accounts={"ada": None})
-        connect_question(await whoami(console, "ada"))
+        question = connect_question(await whoami(console, "ada"))
         refused = await console.audit_payloads("oauth_refused")
         assert [(p["account"], p["reason"]) for p in refused] == [
             ("enterprise", "token_exchange_refused:invalid_grant")
         ]
+        # Pressing Connect is refused the same way; the page points to the audit log, which has it.
+        pressed = await ada.client.post(
+            f"/elicitations/{question['id']}/connect", data={"csrf_token": ada.csrf}
+        )
+        assert pressed.status_code == 409, pressed.text
+        assert "an administrator finds the reason in the audit log" in pressed.text
+        refused = await console.audit_payloads("oauth_refused")
+        assert [p["reason"] for p in refused] == ["token_exchange_refused:invalid_grant"] * 2
         assert site.log.events() == []
 
 
