@@ -7,8 +7,8 @@ of it, as `subprocess.run(env=...)` sets it), the working directory, stdin/stdou
 an MCP server the command starts writes its stderr where the command's goes), the root logger's handlers
 and every logger's level. The command builds its settings from the environment and its engine from them
 on each run and disposes of the engine before it returns; the `functools` caches in `console/` hold only
-what their arguments determine (compiled statements, the migrations' head, a cipher per secret), so
-nothing one run set up reaches the next.
+what their arguments determine (compiled statements, the migrations' head, a cipher per secret, the
+page templates), so nothing one run set up reaches the next.
 
 The command runs in a thread of its own, joined with a time limit, so that a command which does not end
 fails the test instead of hanging it, and so that it can start its own event loop when the test is an

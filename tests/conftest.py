@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import queue
 import secrets
 import shutil
 import sys
+import threading
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from console.db import postgres_conninfo
+from console.identity import passwords
 from console.migrate import upgrade
 from tests.harness import Mrtr, ServerSpec, memory_mrtr, stdio_mrtr
 from tests.processes import ServerProcess, start_http_server
@@ -21,10 +24,15 @@ from tests.tracker import Tracker, start_tracker
 
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES_ENV = "CONSOLE_TEST_POSTGRES_URL"
+DROPS_BEHIND = 8  # test databases at most waiting to be dropped
+DROP_WAIT = 60.0  # seconds one drop may take before the tests stop waiting for it
 
 
 CONSOLE_LOG = "console.txt"  # where tests/site.py has `console serve` write its stderr
 LOG_TAIL = 4000
+# scrypt's cheapest cost: a hash at the production cost takes about 0.1 s of CPU, and most tests seed five
+# people. The stored hash names its cost, so signing in checks it with the same code either way.
+CHEAP_SCRYPT_N = 2**1
 
 
 @pytest.hookimpl(wrapper=True)
@@ -42,6 +50,13 @@ def pytest_runtest_makereport(
                 ("console's stderr (its end)", log.read_text(errors="replace")[-LOG_TAIL:])
             )
     return report
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passwords hashed in this process cost little, except in tests marked `production_hashing`."""
+    if request.node.get_closest_marker("production_hashing") is None:
+        monkeypatch.setattr(passwords, "N", CHEAP_SCRYPT_N)
 
 
 @pytest.fixture
@@ -65,7 +80,11 @@ def sqlite_url(sqlite_template: Path, tmp_path: Path) -> str:
 
 
 class PostgresAdmin:
-    """Creates throwaway databases on the server named by CONSOLE_TEST_POSTGRES_URL."""
+    """Creates throwaway databases on the server named by CONSOLE_TEST_POSTGRES_URL.
+
+    A DROP DATABASE waits for a checkpoint (about a second on a loaded machine), so databases are dropped
+    by a thread of their own while the next tests run; `close` waits until every one is gone.
+    """
 
     def __init__(self, url: str) -> None:
         parsed = make_url(url)
@@ -74,6 +93,11 @@ class PostgresAdmin:
         self.template = f"console_tpl_{secrets.token_hex(4)}"
         self._execute(f'CREATE DATABASE "{self.template}"')
         upgrade(self.url_for(self.template))
+        # Bounded, so that a dropper falling behind makes the tests wait rather than fill the disk.
+        self._to_drop: queue.Queue[str | None] = queue.Queue(maxsize=DROPS_BEHIND)
+        self._drop_errors: list[str] = []
+        self._dropper = threading.Thread(target=self._drop_queued, name="drop test databases", daemon=True)
+        self._dropper.start()
 
     def url_for(self, database: str) -> str:
         return self._url.set(database=database).render_as_string(hide_password=False)
@@ -86,6 +110,25 @@ class PostgresAdmin:
         return name
 
     def drop(self, name: str) -> None:
+        """Drop the database soon (its connections are ended then); `close` waits for it."""
+        self._to_drop.put(name, timeout=DROP_WAIT)
+
+    def close(self) -> None:
+        """Drop what is queued, then the template; fails naming any database that could not be dropped."""
+        self._to_drop.put(None, timeout=DROP_WAIT)
+        self._dropper.join(timeout=DROP_WAIT * DROPS_BEHIND)
+        assert not self._dropper.is_alive(), "the queued test databases were not dropped in time"
+        self._drop_now(self.template)
+        assert not self._drop_errors, f"test databases not dropped: {self._drop_errors}"
+
+    def _drop_queued(self) -> None:
+        while (name := self._to_drop.get()) is not None:
+            try:
+                self._drop_now(name)
+            except psycopg.Error as exc:
+                self._drop_errors.append(f"{name}: {exc}")
+
+    def _drop_now(self, name: str) -> None:
         self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def _execute(self, sql: str) -> None:
@@ -101,7 +144,7 @@ def postgres() -> Iterator[PostgresAdmin | None]:
         return
     admin = PostgresAdmin(url)
     yield admin
-    admin.drop(admin.template)
+    admin.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
