@@ -784,11 +784,15 @@ class Dispatcher:
             os._exit(CRASH_EXIT_CODE)
 
 
+# Built once: it runs for every resume sent.
+_ROUND_SENT = update(CallRound).where(CallRound.id == bindparam("round_id")).values(status="sent")
+
+
 async def _mark_sent(session: AsyncSession, job: DispatchJob, request: McpRequest) -> None:
     """In the transaction that records the job as being sent: its round is sent, and the audit log says
     what went out."""
     if job.round_id is not None:
-        await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
+        await session.execute(_ROUND_SENT, {"round_id": job.round_id})
     if job.kind != POLL:  # a poll only reads; the task's changes are what the audit log keeps
         record_sent(session=session, job=job, responses=request.input_responses)
 
@@ -801,25 +805,33 @@ async def _request_for(
     params = json.loads(call.sent_params_json)
     if job.kind != "resume" or questions is None:
         return McpRequest(call.method, params, relayed=declared(call))
-    round_ = await get_row(session, CallRound, questions.round_id)
+    asked_json, state_json = (await session.execute(_ROUND_SENT_BACK, {"round_id": questions.round_id})).one()
     responses = {q.key: response_for(q) for q, _by in await questions.with_deciders()}
-    if _asks_agent(round_):
-        relayed = (
-            await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
-        ).scalars()
-        responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
+    if _asks_agent(asked_json):
+        relayed = await session.execute(_AGENT_RESPONSES, {"round_id": questions.round_id})
+        responses.update({key: json.loads(response) for key, response in relayed if response is not None})
     if call.task_id is not None:  # a task's answers go in tasks/update
         return replace(task_request(call.task_id, job.kind, responses), relayed=declared(call))
-    state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
+    state = None if state_json is None else json.loads(state_json)
     return McpRequest(
         call.method, params, input_responses=responses or None, request_state=state, relayed=declared(call)
     )
 
 
-def _asks_agent(round_: CallRound) -> bool:
+# Built once, they run for every resume: only the columns a resume sends back, read as plain rows (the
+# round and the agent's answers are not changed here, so no ORM objects are loaded for them).
+_ROUND_SENT_BACK = select(CallRound.input_requests_json, CallRound.request_state_json).where(
+    CallRound.id == bindparam("round_id")
+)
+_AGENT_RESPONSES = select(AgentRequest.key, AgentRequest.response_json).where(
+    AgentRequest.round_id == bindparam("round_id")
+)
+
+
+def _asks_agent(input_requests_json: str) -> bool:
     """Whether the round may hold requests its agent answers: any but elicitations (most rounds ask
     only those, and then need no query for them)."""
-    asked = json.loads(round_.input_requests_json)
+    asked = json.loads(input_requests_json)
     return any(not isinstance(r, dict) or r.get("method") != ELICITATION for r in asked.values())
 
 
