@@ -7,12 +7,12 @@ import logging
 import os
 import secrets
 from dataclasses import asdict, dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 import anyio
 from anyio.abc import TaskGroup
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import ColumnElement, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import APPROVAL_META, Attester
@@ -23,8 +23,8 @@ from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.links.required import requires_links
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.questions.agent_answers import expire_agent_requests
-from console.calls.questions.decisions import expire_due, response_for
+from console.calls.questions.agent_answers import expire_agent_requests, overdue_agent_requests
+from console.calls.questions.decisions import expire_due, overdue_questions, response_for
 from console.calls.replies.at_once import COMPLETES_AT_ONCE, record_completed
 from console.calls.replies.outcomes import (
     close_held,
@@ -47,7 +47,7 @@ from console.calls.service import CallView, is_terminal, pending_questions, reco
 from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
-from console.db import finds_any, get_row, utcnow
+from console.db import finds_any, finds_any_of, get_row, utcnow
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.link_notices import AwaitedLinks
@@ -210,6 +210,12 @@ class Dispatcher:
     async def housekeep_once(self) -> None:
         """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
         with anyio.CancelScope(shield=True):
+            now = utcnow()
+            async with transaction(self._factory) as session:  # most passes: one read finds nothing to do
+                if not await finds_any_of(
+                    session, overdue_questions(now), overdue_agent_requests(now), _lost_sends(now)
+                ):
+                    return
             async with transaction(self._factory) as session:
                 expired = await expire_due(session=session)
             async with transaction(self._factory) as session:
@@ -835,8 +841,13 @@ def _asks_agent(input_requests_json: str) -> bool:
     return any(not isinstance(r, dict) or r.get("method") != ELICITATION for r in asked.values())
 
 
+def _lost_sends(now: datetime) -> ColumnElement[bool]:
+    """The jobs being sent whose sender's lease ran out by `now`."""
+    return (DispatchJob.status == "sending") & (DispatchJob.lease_until < now)
+
+
 async def _recover_lost_sends(session: AsyncSession, settings: Settings) -> list[str]:
-    expired = (DispatchJob.status == "sending") & (DispatchJob.lease_until < utcnow())
+    expired = _lost_sends(utcnow())
     if not await finds_any(session, expired):
         return []
     stale = (
