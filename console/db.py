@@ -21,6 +21,7 @@ from sqlalchemy import (
     exists,
     insert,
     inspect,
+    or_,
     select,
 )
 from sqlalchemy.engine import Engine, make_url
@@ -233,6 +234,15 @@ async def finds_any(session: AsyncSession, where: ColumnElement[bool]) -> bool:
     caller's transaction, with the same `where`."""
     await reads_without_begin(session)
     found = (await session.execute(select(exists().where(where)))).scalar()
+    await end_read(session)
+    return bool(found)
+
+
+async def finds_any_of(session: AsyncSession, *wheres: ColumnElement[bool]) -> bool:
+    """`finds_any` for polls that look in several tables: one statement, whether any of `wheres` meets
+    a row."""
+    await reads_without_begin(session)
+    found = (await session.execute(select(or_(*(exists().where(where) for where in wheres))))).scalar()
     await end_read(session)
     return bool(found)
 

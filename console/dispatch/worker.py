@@ -7,12 +7,12 @@ import logging
 import os
 import secrets
 from dataclasses import asdict, dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 import anyio
 from anyio.abc import TaskGroup
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import ColumnElement, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.attestation import APPROVAL_META, Attester
@@ -23,8 +23,8 @@ from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.links.required import requires_links
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.questions.agent_answers import expire_agent_requests
-from console.calls.questions.decisions import expire_due, response_for
+from console.calls.questions.agent_answers import expire_agent_requests, overdue_agent_requests
+from console.calls.questions.decisions import expire_due, overdue_questions, response_for
 from console.calls.replies.at_once import COMPLETES_AT_ONCE, record_completed
 from console.calls.replies.outcomes import (
     close_held,
@@ -47,7 +47,7 @@ from console.calls.service import CallView, is_terminal, pending_questions, reco
 from console.calls.states import CallStatus
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
-from console.db import finds_any, get_row, utcnow
+from console.db import finds_any, finds_any_of, get_row, utcnow
 from console.dispatch.attesting import RoundQuestions, attestation_meta
 from console.dispatch.held import HeldRequest
 from console.dispatch.link_notices import AwaitedLinks
@@ -210,6 +210,12 @@ class Dispatcher:
     async def housekeep_once(self) -> None:
         """Expire overdue questions and turn jobs whose sender died after sending into interrupted calls."""
         with anyio.CancelScope(shield=True):
+            now = utcnow()
+            async with transaction(self._factory) as session:  # most passes: one read finds nothing to do
+                if not await finds_any_of(
+                    session, overdue_questions(now), overdue_agent_requests(now), _lost_sends(now)
+                ):
+                    return
             async with transaction(self._factory) as session:
                 expired = await expire_due(session=session)
             async with transaction(self._factory) as session:
@@ -784,11 +790,15 @@ class Dispatcher:
             os._exit(CRASH_EXIT_CODE)
 
 
+# Built once: it runs for every resume sent.
+_ROUND_SENT = update(CallRound).where(CallRound.id == bindparam("round_id")).values(status="sent")
+
+
 async def _mark_sent(session: AsyncSession, job: DispatchJob, request: McpRequest) -> None:
     """In the transaction that records the job as being sent: its round is sent, and the audit log says
     what went out."""
     if job.round_id is not None:
-        await session.execute(update(CallRound).where(CallRound.id == job.round_id).values(status="sent"))
+        await session.execute(_ROUND_SENT, {"round_id": job.round_id})
     if job.kind != POLL:  # a poll only reads; the task's changes are what the audit log keeps
         record_sent(session=session, job=job, responses=request.input_responses)
 
@@ -801,30 +811,43 @@ async def _request_for(
     params = json.loads(call.sent_params_json)
     if job.kind != "resume" or questions is None:
         return McpRequest(call.method, params, relayed=declared(call))
-    round_ = await get_row(session, CallRound, questions.round_id)
+    asked_json, state_json = (await session.execute(_ROUND_SENT_BACK, {"round_id": questions.round_id})).one()
     responses = {q.key: response_for(q) for q, _by in await questions.with_deciders()}
-    if _asks_agent(round_):
-        relayed = (
-            await session.execute(select(AgentRequest).where(AgentRequest.round_id == round_.id))
-        ).scalars()
-        responses.update({r.key: json.loads(r.response_json) for r in relayed if r.response_json is not None})
+    if _asks_agent(asked_json):
+        relayed = await session.execute(_AGENT_RESPONSES, {"round_id": questions.round_id})
+        responses.update({key: json.loads(response) for key, response in relayed if response is not None})
     if call.task_id is not None:  # a task's answers go in tasks/update
         return replace(task_request(call.task_id, job.kind, responses), relayed=declared(call))
-    state = None if round_.request_state_json is None else json.loads(round_.request_state_json)
+    state = None if state_json is None else json.loads(state_json)
     return McpRequest(
         call.method, params, input_responses=responses or None, request_state=state, relayed=declared(call)
     )
 
 
-def _asks_agent(round_: CallRound) -> bool:
+# Built once, they run for every resume: only the columns a resume sends back, read as plain rows (the
+# round and the agent's answers are not changed here, so no ORM objects are loaded for them).
+_ROUND_SENT_BACK = select(CallRound.input_requests_json, CallRound.request_state_json).where(
+    CallRound.id == bindparam("round_id")
+)
+_AGENT_RESPONSES = select(AgentRequest.key, AgentRequest.response_json).where(
+    AgentRequest.round_id == bindparam("round_id")
+)
+
+
+def _asks_agent(input_requests_json: str) -> bool:
     """Whether the round may hold requests its agent answers: any but elicitations (most rounds ask
     only those, and then need no query for them)."""
-    asked = json.loads(round_.input_requests_json)
+    asked = json.loads(input_requests_json)
     return any(not isinstance(r, dict) or r.get("method") != ELICITATION for r in asked.values())
 
 
+def _lost_sends(now: datetime) -> ColumnElement[bool]:
+    """The jobs being sent whose sender's lease ran out by `now`."""
+    return (DispatchJob.status == "sending") & (DispatchJob.lease_until < now)
+
+
 async def _recover_lost_sends(session: AsyncSession, settings: Settings) -> list[str]:
-    expired = (DispatchJob.status == "sending") & (DispatchJob.lease_until < utcnow())
+    expired = _lost_sends(utcnow())
     if not await finds_any(session, expired):
         return []
     stale = (

@@ -10,7 +10,7 @@ from typing import Any
 
 import mcp.types as types
 from pydantic import ValidationError
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
@@ -73,11 +73,16 @@ async def answer_agent_request(
     return True
 
 
+def overdue_agent_requests(now: datetime) -> ColumnElement[bool]:
+    """The agent requests `expire_agent_requests` ends at `now`."""
+    return (AgentRequest.status == "pending") & (AgentRequest.expires_at <= now)
+
+
 async def expire_agent_requests(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
     """End the calls whose agent never answered the server in time (a sampling or roots request has no
     answer that means "no"), in the caller's transaction; returns their ids."""
     now = now or utcnow()
-    overdue = (AgentRequest.status == "pending") & (AgentRequest.expires_at <= now)
+    overdue = overdue_agent_requests(now)
     if not await finds_any(session, overdue):
         return []
     due = (await session.execute(select(AgentRequest).where(overdue).limit(200))).scalars().all()

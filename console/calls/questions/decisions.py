@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, exists, func, select, update
+from sqlalchemy import ColumnElement, bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, Actor, record_event, record_refusal
@@ -538,6 +538,11 @@ async def _connect_of(session: AsyncSession, round_: CallRound) -> Elicitation |
     return (await session.execute(query)).scalar_one_or_none()
 
 
+def overdue_questions(now: datetime) -> ColumnElement[bool]:
+    """The questions `expire_due` answers at `now`."""
+    return (Elicitation.status == "pending") & (Elicitation.expires_at <= now)
+
+
 async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
     """Answer every overdue question (200 at most) as its policy says (cancel or decline) and queue
     resumes, in the caller's transaction.
@@ -545,7 +550,7 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
     Returns the ids of the calls touched.
     """
     now = now or utcnow()
-    overdue = (Elicitation.status == "pending") & (Elicitation.expires_at <= now)
+    overdue = overdue_questions(now)
     if not await finds_any(session, overdue):
         return []
     due = (await session.execute(select(Elicitation).where(overdue).limit(200))).scalars().all()
