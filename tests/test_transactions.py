@@ -26,8 +26,6 @@ pytestmark = pytest.mark.anyio
 NOT_YET_CONVERTED: frozenset[str] = frozenset(
     {
         "audit/service.py",
-        "calls/fanout.py",
-        "calls/pin_advice.py",
         "calls/questions/inbox.py",
         "calls/service.py",
         "oauth/enterprise.py",
