@@ -30,7 +30,7 @@ from console.runtime import runtime_of
 # Wall-clock phases of one call through the console, timed around these coroutines in-process.
 PHASES = (
     ("authenticate the token", "console.web.deps", "authenticate_token"),
-    ("record the call (start_call)", "console.web.api", "calls.start_call"),
+    ("record the call (start_call)", "console.dispatch.follow", "start_call"),
     ("dispatcher: claim polls (new calls are handed over)", "console.dispatch.worker", "Dispatcher._claim"),
     ("dispatcher: prepare the send", "console.dispatch.worker", "Dispatcher._prepare"),
     ("MCP request to the server", "console.dispatch.worker", "ConnectionPool.send"),

@@ -25,9 +25,10 @@ from console.calls.endpoints import endpoint_for_owner
 from console.calls.models import CallRound, Elicitation
 from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import answer
-from console.calls.service import create_run, start_call, view_call
+from console.calls.service import create_run, view_call
 from console.config import Settings
 from console.db import create_engine, session_factory
+from console.dispatch.follow import start_call
 from console.dispatch.signals import Signals
 from console.dispatch.taking import accept_connects
 from console.dispatch.worker import Dispatcher

@@ -3,8 +3,10 @@
 An entry point (a route, a gateway handler, a CLI command, a dispatcher or background loop) opens each
 transaction with `transaction` and calls the use case in it; the code it calls writes in the session and
 never commits or rolls back. The transaction commits when the block ends and rolls back when it raises,
-unless the error was raised with `keep_writes`: a refusal that must leave its record (an audit event of
-the refused attempt) commits what was written before it, then raises.
+unless the error was raised with `keep_only` or `keep_writes`: a refusal that must leave its record (an
+audit event of the refused attempt) rolls back what was written before it and commits the record alone
+(`keep_only`), or, raised before anything was written, commits what the transaction wrote, its record
+(`keep_writes`); then the error reaches the entry point.
 
 What must happen only once the change is durable (waking the dispatcher, handing it a resume, telling
 waiters) is registered with `after_commit` and runs after the commit, in the order registered; a rollback
@@ -28,11 +30,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 Effect = Callable[[], "Awaitable[object] | object"]
+Record = Callable[[AsyncSession], None]  # writes the record of a refused attempt in the session
 E = TypeVar("E", bound=BaseException)
 
 _REGISTERED = "unit_after_commit"  # session.info key: effects of the transaction in progress
 _DUE = "unit_due"  # session.info key: effects of a transaction that committed, not run yet
 _KEPT = "unit_kept_error"  # session.info key: the error whose transaction commits before it is raised
+_REFUSED = "unit_refused"  # session.info key: records of refused attempts, written as the unit ends
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +54,21 @@ def keep_writes(session: AsyncSession, error: E) -> E:
     return error
 
 
+def keep_only(session: AsyncSession, error: E, record: Record) -> E:
+    """`raise keep_only(session, NotFound(...), record)`: `record(session)` writes the record of a refused
+    attempt as the unit ends. When the error ends it, the transaction rolls back whatever it wrote and
+    commits the record alone, then the error reaches the entry point; unlike `keep_writes`, safe after
+    writes. An entry point that handles the error writes the record with its next commit. `record` may
+    run after a rollback, when the session's rows are expired: it must not read them (take their values
+    before)."""
+    session.info.setdefault(_REFUSED, []).append(record)
+    return error
+
+
 @asynccontextmanager
 async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
     """One unit of work: a session whose transaction commits when the block ends, and whose
-    `after_commit` effects then run; an error rolls it back (see `keep_writes`)."""
+    `after_commit` effects then run; an error rolls it back (see `keep_only` and `keep_writes`)."""
     async with factory() as session:
         try:
             yield session
@@ -64,8 +79,11 @@ async def transaction(factory: async_sessionmaker[AsyncSession]) -> AsyncIterato
 
 
 async def commit(session: AsyncSession) -> None:
-    """End the session's unit of work: commit, then run the effects registered for it."""
+    """End the session's unit of work: commit (with the records of refused attempts, `keep_only`), then
+    run the effects registered for it."""
     session.info.pop(_KEPT, None)
+    for record in session.info.pop(_REFUSED, []):
+        record(session)
     await session.commit()
     await run_due(session)
 
@@ -77,16 +95,22 @@ async def end_read(session: AsyncSession) -> None:
 
 
 async def commit_if_kept(session: AsyncSession, error: BaseException) -> None:
-    """For an entry point whose unit ends in `error`: commit when it was raised with `keep_writes` (the
-    record of a refused attempt), else leave the writes for the rollback. A route's request-scoped
-    session ends so (`web/deps.get_session`)."""
-    if session.info.pop(_KEPT, None) is error:
+    """For an entry point whose unit ends in `error`: commit the records of refused attempts alone, after
+    a rollback (`keep_only`); or what the transaction wrote, when `error` was raised with `keep_writes`;
+    else leave the writes for the rollback. A route's request-scoped session ends so
+    (`web/deps.get_session`)."""
+    kept = session.info.pop(_KEPT, None) is error
+    if session.info.get(_REFUSED):
+        await session.rollback()
+        await commit(session)
+    elif kept:
         await commit(session)
 
 
 async def rollback(session: AsyncSession) -> None:
     """Abandon the session's unit of work (its effects with it), for an entry point that goes on with
-    the same session after an error it handled."""
+    the same session after an error it handled; the records of refused attempts are written with its
+    next commit."""
     session.info.pop(_KEPT, None)
     await session.rollback()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -14,24 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.db import create_engine, session_factory
 from console.errors import Forbidden
-from console.transactions import after_commit, commit_if_kept, keep_writes, transaction
+from console.transactions import after_commit, commit, commit_if_kept, keep_only, keep_writes, transaction
 
 CONSOLE = Path(__file__).resolve().parent.parent / "console"
 UNIT = CONSOLE / "transactions.py"
 
 pytestmark = pytest.mark.anyio
 
-# Modules that still end transactions themselves, converted one by one (issue 44, item 1). A module
-# leaves this list in the commit that moves its transactions to its entry points; none may join it.
-NOT_YET_CONVERTED: frozenset[str] = frozenset(
-    {
-        "audit/service.py",
-        "calls/fanout.py",
-        "calls/pin_advice.py",
-        "calls/questions/inbox.py",
-        "calls/service.py",
-    }
-)
 # The DBAPI-level SQLite adapter ends the driver's transactions, below any session.
 DRIVER = frozenset({"inline_sqlite.py"})
 
@@ -54,9 +43,7 @@ def _modules_that_end_transactions() -> set[str]:
 
 def test_only_the_unit_of_work_commits_or_rolls_back() -> None:
     ending = _modules_that_end_transactions() - DRIVER
-    assert ending - NOT_YET_CONVERTED == set(), "commit at the entry point with console.transactions"
-    # A converted module leaves the list, so the list only shrinks.
-    assert NOT_YET_CONVERTED - ending == set(), "remove converted modules from NOT_YET_CONVERTED"
+    assert ending == set(), "commit at the entry point with console.transactions"
 
 
 def test_the_check_finds_a_commit_and_a_rollback() -> None:
@@ -146,6 +133,46 @@ async def test_a_session_the_entry_point_holds_commits_only_the_error_raised_wit
         keep_writes(session, Forbidden("refused"))
         await commit_if_kept(session, Forbidden("another error"))
     assert await _kept(sessions) == ["recorded"]
+
+
+def _refusal_record(what: list[str]) -> Callable[[AsyncSession], None]:
+    """A record as `keep_only` takes it: written in the session when the unit ends (here: noted)."""
+    return lambda session: what.append("refusal")
+
+
+async def _refuse_after_a_write(
+    sessions: async_sessionmaker[AsyncSession], ran: list[str], recorded: list[str]
+) -> None:
+    async with transaction(sessions) as session:
+        await _keep(session, "undone")
+        after_commit(session, lambda: ran.append("woken"))
+        raise keep_only(session, Forbidden("refused after a write"), _refusal_record(recorded))
+
+
+async def test_an_error_raised_with_keep_only_commits_its_record_alone(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    ran: list[str] = []
+    recorded: list[str] = []
+    with pytest.raises(Forbidden, match="refused after a write"):
+        await _refuse_after_a_write(sessions, ran, recorded)
+    assert await _kept(sessions) == []  # the write before the refusal rolled back
+    assert recorded == ["refusal"]  # the record was written once, after the rollback
+    assert ran == []
+
+
+async def test_a_refusal_raised_with_keep_only_that_the_entry_point_handles_commits_with_it(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    recorded: list[str] = []
+    async with sessions() as session:  # a route that answers the refusal itself, then commits
+        await _keep(session, "kept for later")
+        try:
+            raise keep_only(session, Forbidden("sign in again"), _refusal_record(recorded))
+        except Forbidden:
+            await commit(session)
+    assert await _kept(sessions) == ["kept for later"]
+    assert recorded == ["refusal"]
 
 
 async def test_a_savepoints_rollback_keeps_the_transactions_effects(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -12,6 +12,9 @@ from console.audit.actions import action_named
 from console.audit.chain import queue
 from console.audit.models import AuditEvent
 from console.canonical import canonical, canonical_bytes
+from console.transactions import keep_only
+
+E = TypeVar("E", bound=BaseException)
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,10 @@ def record_event(
     )
 
 
-async def record_refusal(
+def record_refusal(
     *,
     session: AsyncSession,
+    error: E,
     actor: Actor,
     subject_type: str,
     subject_id: str,
@@ -71,20 +75,24 @@ async def record_refusal(
     reason: str,
     call_id: str | None = None,
     **details: str,
-) -> None:
-    """Record a refused attempt as `access_refused`, in a transaction of its own: whatever the refused
-    request had begun is rolled back, only the record of it is kept. Never pass secrets or links."""
-    await session.rollback()
-    record_event(
-        session=session,
-        actor=actor,
-        action="access_refused",
-        subject_type=subject_type,
-        subject_id=subject_id,
-        call_id=call_id,
-        payload={"attempt": attempt[:40], "reason": reason, **details},
-    )
-    await session.commit()
+) -> E:
+    """`raise record_refusal(...)`: refuse a request with `error`, recording the attempt as `access_refused`;
+    when the error ends the request, whatever it had begun is rolled back and only the record commits
+    (`console.transactions.keep_only`). Never pass secrets or links."""
+    payload = {"attempt": attempt[:40], "reason": reason, **details}
+
+    def record(into: AsyncSession) -> None:
+        record_event(
+            session=into,
+            actor=actor,
+            action="access_refused",
+            subject_type=subject_type,
+            subject_id=subject_id,
+            call_id=call_id,
+            payload=payload,
+        )
+
+    return keep_only(session, error, record)
 
 
 def fingerprint(secret_text: str) -> dict[str, Any]:

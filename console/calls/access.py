@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.viewer import READ_ONLY, Viewer
-from console.transactions import keep_writes
+from console.transactions import keep_only
 
 
 async def refuse_read_only(
@@ -25,19 +25,22 @@ async def refuse_read_only(
     The role is the one read for this request, so a role change applies from the next request on.
 
     Raises:
-        Forbidden: the viewer is an auditor of the team; the record of it is kept (`keep_writes`), so
-            call this before writing anything.
+        Forbidden: the viewer is an auditor of the team; only the record of it commits (`keep_only`).
     """
     if not viewer.read_only_in(team_id):
         return
-    record_event(
-        session=session,
-        actor=viewer.actor,
-        action="access_refused",
-        subject_type=subject_type,
-        subject_id=subject_id,
-        call_id=call_id,
-        team_id=team_id,
-        payload={"attempt": attempt, "reason": READ_ONLY, "role": viewer.role_in(team_id)},
-    )
-    raise keep_writes(session, Forbidden(READ_ONLY))
+    role = viewer.role_in(team_id)
+
+    def record(into: AsyncSession) -> None:
+        record_event(
+            session=into,
+            actor=viewer.actor,
+            action="access_refused",
+            subject_type=subject_type,
+            subject_id=subject_id,
+            call_id=call_id,
+            team_id=team_id,
+            payload={"attempt": attempt, "reason": READ_ONLY, "role": role},
+        )
+
+    raise keep_only(session, Forbidden(READ_ONLY), record)

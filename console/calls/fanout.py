@@ -67,7 +67,7 @@ def carriers_for(settings: Settings) -> Carriers:
 
 
 async def expand_notices(session: AsyncSession, now: datetime, *, settings: Settings) -> int:
-    """Fan out the pending notices due at `now` (at most a batch) in one transaction; how many."""
+    """Fan out the pending notices due at `now` (at most a batch) in the caller's transaction; how many."""
     due = (Notice.status == "pending") & (Notice.not_before <= now)
     if not await finds_any(session, due):
         return 0
@@ -81,7 +81,6 @@ async def expand_notices(session: AsyncSession, now: datetime, *, settings: Sett
     batch = _Batch(session, await _calls_and_runs(session, {notice.call_id for notice in notices}))
     planned = {notice.id: await _deliveries(batch, settings, notice, now) for notice in notices}
     if not planned:
-        await session.commit()
         return 0
     claimed = (
         (
@@ -97,7 +96,6 @@ async def expand_notices(session: AsyncSession, now: datetime, *, settings: Sett
     )
     for notice_id in claimed:  # another process may have claimed some meanwhile: they are its
         session.add_all(planned[notice_id])
-    await session.commit()
     return len(claimed)
 
 

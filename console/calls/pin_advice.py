@@ -21,6 +21,7 @@ from console.mcp.models import McpServer
 from console.mcp.probe import ProbeOutcome, connects
 from console.mcp.registry import endpoint_for
 from console.mcp.sealed import Outbound
+from console.transactions import end_read
 
 NEWER, OLDER = "2026-07-28", "2025-11-25"
 RECENT = timedelta(days=7)
@@ -79,7 +80,7 @@ async def with_pin_advice(
     if not outcome.ok or outcome.protocol != NEWER or server.pinned_protocol is not None:
         return outcome
     advice = await pin_advice(session=session, server=server, team_name=team_name)
-    await session.commit()  # no transaction stays open while the server is reached again
+    await end_read(session)  # no transaction stays open while the server is reached again
     if advice is None or not await connects(replace(endpoint_for(server, outbound), protocol=OLDER)):
         return outcome
     return replace(outcome, notes=[*outcome.notes, advice])

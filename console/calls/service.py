@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,7 +29,15 @@ from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
 from console.config import Settings
 from console.db import insert_rows, new_id, reads_without_begin, utcnow
-from console.errors import Conflict, Forbidden, InvalidInput, McpError, NotFound, PayloadTooLarge
+from console.errors import (
+    Conflict,
+    ConsoleError,
+    Forbidden,
+    InvalidInput,
+    McpError,
+    NotFound,
+    PayloadTooLarge,
+)
 from console.forms.arguments import call_argument_errors
 from console.identity import Principal, Viewer
 from console.identity.credentials import SecretMissing
@@ -45,6 +52,7 @@ from console.mcp.registry import enabled_server
 from console.mcp.sealed import Outbound
 from console.notify.channels import MAX_URL as MAX_CALLBACK_URL
 from console.notify.channels import url_problem
+from console.transactions import end_read
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
 ABANDONABLE = ("awaiting_input", "interrupted")
@@ -97,7 +105,8 @@ async def create_run(
     agent: str,
     idempotency: Keyed | None = None,
 ) -> Run:
-    """A run owned by the caller, in the caller's team (with its idempotency key, if the request has one).
+    """A run owned by the caller, in the caller's team (with its idempotency key, if the request has one),
+    in the caller's transaction.
 
     Raises:
         Forbidden: the token belongs to another team, or its user is an auditor there.
@@ -107,7 +116,6 @@ async def create_run(
     run = await open_run(session=session, principal=principal, title=title, agent=agent)
     if idempotency is not None:
         idempotency.remember(session, "run", run.id)
-    await session.commit()
     return run
 
 
@@ -118,7 +126,7 @@ async def run_of(*, session: AsyncSession, principal: Principal, run_id: str) ->
         NotFound: no such run in the team.
     """
     run = await session.get(Run, run_id)
-    await session.commit()  # end the read: on SQLite an open transaction holds the write lock
+    await end_read(session)  # on SQLite an open transaction holds the write lock
     if run is None or run.team_id != principal.team_id:
         raise NotFound(f"no run {run_id!r}")
     return run
@@ -166,39 +174,35 @@ async def open_run(
     return run
 
 
-async def start_call(
-    *,
-    session: AsyncSession,
-    principal: Principal,
-    settings: Settings,
-    pool: ConnectionPool | None,
-    run_id: str,
-    body_text: str,
-    claimed_by: str | None = None,
-    relayed: frozenset[str] = frozenset(),
-    idempotency: Keyed | None = None,
-    tools_within: float = math.inf,
-    gateway_session: str | None = None,
-) -> StartedCall:
-    """Record a call as `running` with its first send queued; the request goes out after this commits.
-    A tool call the team's policy gates is recorded awaiting its gate's approval instead, with nothing
-    queued (console/calls/gates/opening.py).
+@dataclass(frozen=True)
+class CheckedCall:
+    """A call an agent asked for, checked and not recorded yet (`check_call`), with where it goes."""
 
-    `body_text` is the agent's JSON body; its `params` member is kept byte for byte. With a `pool`, a
-    tool the server does not list, or arguments its inputSchema refuses, are refused before anything is
-    recorded; a server with no live connection is given `tools_within` seconds (besides the connect
-    timeout) to list its tools, after which the call is recorded unchecked and the dispatcher checks its
-    arguments before the first send. With `claimed_by`, the send
-    is recorded as being sent by that dispatcher, which is then handed the request in memory: a crash
-    before it reaches the server leaves the call interrupted (a person sends it again or abandons it),
-    never sent twice. `relayed` names the input requests the caller's agent answers itself (sampling,
-    roots: the MCP gateway), `gateway_session` the agent's 2025-11-25 session when its client answers
-    roots (console/calls/endpoints.on_agents_session). With `idempotency`, the request's key is kept with
-    the call it made.
+    run: Run
+    server: McpServer
+    endpoint: Endpoint
+    method: str
+    params_text: str  # the agent's `params` member, byte for byte
+    params: dict[str, Any]
+    callback_url: str | None
+
+    @property
+    def tool(self) -> str | None:
+        """The tool a tools/call calls: its arguments must fit the inputSchema the server lists."""
+        return str(self.params["name"]) if self.method == "tools/call" else None
+
+
+async def check_call(
+    *, session: AsyncSession, principal: Principal, settings: Settings, run_id: str, body_text: str
+) -> CheckedCall:
+    """The first step of starting a call (`dispatch.follow.start_call` runs the steps): the agent's body,
+    its run and server, whether the caller may call there, the callback URL, and the endpoint the call goes
+    to (an OAuth server's token is refreshed in the caller's transaction). `body_text` is the agent's JSON
+    body.
 
     Raises:
-        PayloadTooLarge, InvalidInput, NotFound (run, server or tool), Forbidden (an auditor, or not the
-        run's owner).
+        PayloadTooLarge, InvalidInput, NotFound (run or server), Forbidden (an auditor, or not the run's
+        owner); a refusal keeps only its record.
     """
     if len(body_text.encode()) > settings.max_params_bytes:
         raise PayloadTooLarge(f"call body is larger than {settings.max_params_bytes} bytes")
@@ -208,8 +212,7 @@ async def start_call(
         raise NotFound(f"no run {run_id!r}")
     run, named_server, _server_team = found  # the team stays referenced: the session keeps it meanwhile
     if run.team_id != principal.team_id:
-        await _refuse_run(session, principal.viewer, run, "start_call", OUTSIDER)
-        raise NotFound(f"no run {run_id!r}")
+        raise _refused_start(session, principal.viewer, run, OUTSIDER, NotFound(f"no run {run_id!r}"))
     await refuse_read_only(
         session=session,
         viewer=principal.viewer,
@@ -220,8 +223,7 @@ async def start_call(
     )
     if run.owner_id != principal.user_id:
         reason = "only the run's owner can start calls in it"
-        await _refuse_run(session, principal.viewer, run, "start_call", reason)
-        raise Forbidden(reason)
+        raise _refused_start(session, principal.viewer, run, reason, Forbidden(reason))
     if callback_url is not None:
         await _check_callback(session, principal, callback_url, settings)
     server = enabled_server(named_server, server_name)
@@ -235,12 +237,38 @@ async def start_call(
         )
     except (CredentialMissing, SecretMissing) as exc:
         raise InvalidInput(exc.message, {"server": exc.message}) from None
-    listed = None
-    if pool is not None and method == "tools/call":
-        listed = pool.known_tool(endpoint, params["name"])
-        if listed is None:
-            await session.commit()  # asking the server may start it: hold no transaction meanwhile
-            listed = await _listed_tool(pool, endpoint, server.name, params["name"], tools_within)
+    return CheckedCall(run, server, endpoint, method, params_text, params, callback_url)
+
+
+async def record_call(
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    settings: Settings,
+    checked: CheckedCall,
+    listed: ListedTool | None,
+    claimed_by: str | None = None,
+    relayed: frozenset[str] = frozenset(),
+    idempotency: Keyed | None = None,
+    gateway_session: str | None = None,
+) -> StartedCall:
+    """Record a checked call as `running` with its first send queued, in the caller's transaction; the
+    request goes out after it commits. A tool call the team's policy gates is recorded awaiting its gate's
+    approval instead, with nothing queued (console/calls/gates/opening.py).
+
+    `listed` is the tool as its server lists it, if known: arguments its inputSchema refuses are refused
+    before anything is recorded; without it the dispatcher checks them before the first send. With
+    `claimed_by`, the send is recorded as being sent by that dispatcher, which is then handed the request
+    in memory: a crash before it reaches the server leaves the call interrupted (a person sends it again
+    or abandons it), never sent twice. `relayed` names the input requests the caller's agent answers
+    itself (sampling, roots: the MCP gateway), `gateway_session` the agent's 2025-11-25 session when its
+    client answers roots (console/calls/endpoints.on_agents_session). With `idempotency`, the request's
+    key is kept with the call it made.
+
+    Raises:
+        InvalidInput: the arguments do not fit the tool's inputSchema.
+    """
+    run, server, method, params = checked.run, checked.server, checked.method, checked.params
     if listed is not None:
         refused = call_argument_errors(listed.input_schema, params.get("arguments") or {})
         if refused:
@@ -258,7 +286,7 @@ async def start_call(
     )
     gated = resolved if method == "tools/call" and resolved.policy.gate else None
     if gated is not None:
-        twin = await waiting_at_gate(session, run.id, server.id, method, params_text)
+        twin = await waiting_at_gate(session, run.id, server.id, method, checked.params_text)
         if twin is not None:  # an agent's retry joins the call that waits: it is sent once, if approved
             record_event(
                 session=session,
@@ -267,25 +295,24 @@ async def start_call(
                 subject_type="call",
                 subject_id=twin.id,
                 call_id=twin.id,
-                payload={"server": server_name, "method": method},
+                payload={"server": server.name, "method": method},
             )
             if idempotency is not None:
                 idempotency.remember(session, "call", twin.id)
-            await session.commit()
             return StartedCall(twin, None)
     call = Call(
         id=new_id(),  # the audit event names it before the row is written
         run_id=run.id,
         server_id=server.id,
         method=method,
-        params_json=params_text,
+        params_json=checked.params_text,
         status="running",
         tool_annotations_json=None if annotations is None else json.dumps(annotations),
         relayed_json=json.dumps(sorted(relayed)) if relayed else None,
         gateway_session=gateway_session if ROOTS in relayed else None,
         people_sample=resolved.policy.sampling,
-        callback_url=callback_url,
-        callback_token_id=principal.token_id if callback_url is not None else None,
+        callback_url=checked.callback_url,
+        callback_token_id=principal.token_id if checked.callback_url is not None else None,
     )
     if gated is not None:
         session.add(call)
@@ -294,7 +321,7 @@ async def start_call(
         knows_context(session.sync_session, "call", call.id, context)
     if idempotency is not None:
         idempotency.remember(session, "call", call.id)
-    record_started(session, principal.actor, call.id, server_name, method, params)
+    record_started(session, principal.actor, call.id, server.name, method, params)
     if gated is not None:
         await open_gate(
             session=session,
@@ -306,20 +333,19 @@ async def start_call(
             settings=settings,
             actor=principal.actor,
         )
-        await session.commit()
         return StartedCall(call, None)
     job = DispatchJob(id=new_id(), call_id=call.id, kind="initial", status="ready")
     if claimed_by is None:
         await insert_rows(session, call, job)
-        await session.commit()
         return StartedCall(call, job.id)
-    endpoint = await on_agents_session(session=session, call=call, owner_id=run.owner_id, endpoint=endpoint)
+    endpoint = await on_agents_session(
+        session=session, call=call, owner_id=run.owner_id, endpoint=checked.endpoint
+    )
     # The dispatcher renews the lease while the send is out; it runs out when this process is gone.
     job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
     job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
     await insert_rows(session, call, job)
     record_sent(session=session, job=job, responses=None)
-    await session.commit()
     request = McpRequest(method, params, relayed=declared(call))
     return StartedCall(call, job.id, (endpoint, request, server.name))
 
@@ -356,22 +382,24 @@ def record_sent(*, session: AsyncSession, job: DispatchJob, responses: dict[str,
     )
 
 
-async def _listed_tool(
-    pool: ConnectionPool, endpoint: Endpoint, server: str, name: str, within: float
-) -> ListedTool | None:
-    """The tool as the server lists it (None when the server cannot be asked now, or not within `within`
-    seconds).
+async def listed_tool(pool: ConnectionPool, checked: CheckedCall, within: float) -> ListedTool | None:
+    """The tool a checked tools/call calls, as its server lists it (None when the server cannot be asked
+    now, or does not answer within `within` seconds besides the connect timeout). Asking may start the
+    server: call it with no transaction open.
 
     Raises:
         NotFound: the server does not list the tool.
     """
+    name = checked.tool
+    if name is None:
+        return None
     with anyio.move_on_after(within):
         try:
-            tool = await pool.find_tool(endpoint, name)
+            tool = await pool.find_tool(checked.endpoint, name)
         except McpError:
             return None  # unreachable or misbehaving now: the dispatcher retries and reports on the call
         if tool is None:
-            raise NotFound(f"server {server!r} has no tool {name!r}")
+            raise NotFound(f"server {checked.server.name!r} has no tool {name!r}")
         return tool
     return None  # too slow to answer within the agent's wait: the dispatcher checks before sending
 
@@ -452,13 +480,12 @@ async def view_call(
     call, run, server_name = row
     hidden = _hidden_because(viewer, run, own=own)
     if hidden is not None:
-        await _refuse_call(session, viewer, call.id, attempt, hidden)
-        raise NotFound(f"no call {call_id!r}")
+        raise _refused_call(session, viewer, call.id, attempt, hidden, NotFound(f"no call {call_id!r}"))
     questions: list[PendingQuestion] = []
     if call.status == "awaiting_input":  # the only state in which a call has pending questions
         pending = (await session.execute(_PENDING_OF_CALL, {"call_id": call.id})).scalars()
         questions = pending_questions(pending)
-    await session.commit()  # end the read: on SQLite an open transaction holds the write lock
+    await end_read(session)  # on SQLite an open transaction holds the write lock
     return CallView(call, server_name, run.owner_id, run.team_id, questions)
 
 
@@ -484,7 +511,8 @@ def pending_questions(pending: Iterable[Elicitation]) -> list[PendingQuestion]:
 
 
 async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -> Call:
-    """Stop driving a call that waits for input or was interrupted; its questions are withdrawn.
+    """Stop driving a call that waits for input or was interrupted; its questions are withdrawn (in the
+    caller's transaction).
 
     Raises:
         NotFound, Forbidden, Conflict: the call is running or already finished.
@@ -496,7 +524,6 @@ async def abandon_call(*, session: AsyncSession, viewer: Viewer, call_id: str) -
         raise Conflict(
             f"call is {view.call.status}; only waiting or interrupted calls, and tasks, can be abandoned"
         )
-    await session.commit()
     return await _reload(session, call_id)
 
 
@@ -552,7 +579,8 @@ async def resend_interrupted(
 ) -> Call:
     """Send again the request whose outcome was lost when a console process died. A request people
     approved goes with the attestation it was first sent with (the same id, so its server can refuse a
-    second use), and only until that expires: after that, only a new approval sends it.
+    second use), and only until that expires: after that, only a new approval sends it. In the caller's
+    transaction: wake the dispatcher once it commits.
 
     Raises:
         NotFound, Forbidden, Conflict: the call is not interrupted, or its approval expired.
@@ -588,7 +616,6 @@ async def resend_interrupted(
         call_id=call_id,
         payload={"job": job.id, "kind": job.kind, "attestation": _token_id(job.attestation)},
     )
-    await session.commit()
     return await _reload(session, call_id)
 
 
@@ -627,15 +654,15 @@ async def _ensure_can_steer(session: AsyncSession, viewer: Viewer, view: CallVie
     )
     if viewer.user_id != view.owner_id and not viewer.answers_forms_in(view.team_id):
         reason = "only the run's owner or an approver can steer this call"
-        await _refuse_call(session, viewer, view.call.id, attempt, reason)
-        raise Forbidden(reason)
+        raise _refused_call(session, viewer, view.call.id, attempt, reason, Forbidden(reason))
 
 
-async def _refuse_call(
-    session: AsyncSession, viewer: Viewer, call_id: str, attempt: str, reason: str
-) -> None:
-    await record_refusal(
+def _refused_call(
+    session: AsyncSession, viewer: Viewer, call_id: str, attempt: str, reason: str, error: ConsoleError
+) -> ConsoleError:
+    return record_refusal(
         session=session,
+        error=error,
         actor=viewer.actor,
         subject_type="call",
         subject_id=call_id,
@@ -645,13 +672,16 @@ async def _refuse_call(
     )
 
 
-async def _refuse_run(session: AsyncSession, viewer: Viewer, run: Run, attempt: str, reason: str) -> None:
-    await record_refusal(
+def _refused_start(
+    session: AsyncSession, viewer: Viewer, run: Run, reason: str, error: ConsoleError
+) -> ConsoleError:
+    return record_refusal(
         session=session,
+        error=error,
         actor=viewer.actor,
         subject_type="run",
         subject_id=run.id,
-        attempt=attempt,
+        attempt="start_call",
         reason=reason,
     )
 

@@ -17,10 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.audit import SYSTEM
 from console.calls.models import Call, Elicitation
-from console.calls.service import create_run, start_call
+from console.calls.service import create_run
 from console.calls.states import TERMINAL
 from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
+from console.dispatch.follow import start_call
 from console.dispatch.signals import Signals
 from console.errors import Unauthorized
 from console.identity import authenticate_token, create_team, create_token, create_user

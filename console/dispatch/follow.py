@@ -16,6 +16,7 @@ from console.dispatch.worker import Claimed, Dispatcher
 from console.identity import Principal, Viewer
 from console.identity.idempotency import Keyed
 from console.mcp.pool import ConnectionPool
+from console.transactions import commit
 
 DB_POLL_SECONDS = 0.25  # how soon a change made by another process is seen when signals do not cross
 SAFETY_NET_SECONDS = 2.0  # when they do (PostgreSQL): a wake-up was lost while a connection was down
@@ -50,7 +51,7 @@ async def start_and_hand_over(
     tools_within: float = math.inf,
     gateway_session: str | None = None,
 ) -> Started:
-    """Record the call (`calls.service.start_call`) and give its first send to this process's dispatcher
+    """Record the call (`start_call`) and give its first send to this process's dispatcher
     when it runs here, else wake whichever dispatcher polls.
 
     With `defer_send`, that happens when the caller calls `Started.send()` (after registering for the
@@ -62,7 +63,7 @@ async def start_and_hand_over(
         what `start_call` raises.
     """
     here = dispatcher if dispatcher is not None and dispatcher.accepting else None
-    started = await calls.start_call(
+    started = await start_call(
         session=session,
         principal=principal,
         settings=settings,
@@ -88,6 +89,56 @@ async def start_and_hand_over(
     if not defer_send:
         outcome.send()
     return outcome
+
+
+async def start_call(
+    *,
+    session: AsyncSession,
+    principal: Principal,
+    settings: Settings,
+    pool: ConnectionPool | None,
+    run_id: str,
+    body_text: str,
+    claimed_by: str | None = None,
+    relayed: frozenset[str] = frozenset(),
+    idempotency: Keyed | None = None,
+    tools_within: float = math.inf,
+    gateway_session: str | None = None,
+) -> calls.StartedCall:
+    """Check the call and record it (`calls.service.check_call`, then `record_call`), and commit: its
+    first send goes out only after that.
+
+    With a `pool`, a tool the server does not list, or arguments its inputSchema refuses, are refused
+    before anything is recorded. A server with no live connection is given `tools_within` seconds
+    (besides the connect timeout) to list its tools, with no transaction open meanwhile: what the check
+    wrote (a refreshed token) commits before; after that the call is recorded unchecked and the
+    dispatcher checks its arguments before the first send. The other arguments are `record_call`'s.
+
+    Raises:
+        what `check_call`, `listed_tool` and `record_call` raise.
+    """
+    checked = await calls.check_call(
+        session=session, principal=principal, settings=settings, run_id=run_id, body_text=body_text
+    )
+    listed = None
+    if pool is not None and checked.tool is not None:
+        listed = pool.known_tool(checked.endpoint, checked.tool)
+        if listed is None:
+            await commit(session)  # asking the server may start it: hold no transaction meanwhile
+            listed = await calls.listed_tool(pool, checked, tools_within)
+    started = await calls.record_call(
+        session=session,
+        principal=principal,
+        settings=settings,
+        checked=checked,
+        listed=listed,
+        claimed_by=claimed_by,
+        relayed=relayed,
+        idempotency=idempotency,
+        gateway_session=gateway_session,
+    )
+    await commit(session)
+    return started
 
 
 async def follow_call(

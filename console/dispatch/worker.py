@@ -85,7 +85,7 @@ class Claimed:
     job_id: str
     call_id: str
     kind: str  # the job's
-    # A first send already recorded as being sent by this worker (calls.service.start_call): no claim
+    # A first send already recorded as being sent by this worker (dispatch.follow.start_call): no claim
     # and no preparing transaction.
     send: tuple[Endpoint, McpRequest, str] | None = None
 

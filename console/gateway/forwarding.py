@@ -202,7 +202,7 @@ async def _hold(
         left = bound - (time.monotonic() - start)
         if polling is not None:
             left = min(left, await polling.next_close())
-        async with services.factory() as session:
+        async with transaction(services.factory) as session:  # a refusal commits its record
             view = await follow.follow_call(
                 session=session,
                 viewer=principal.viewer,

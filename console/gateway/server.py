@@ -343,7 +343,7 @@ async def _hold(ctx: Context, call_id: str, *, offer: bool) -> forwarding.Outcom
         ConsoleError: the call is not the caller's (recorded).
     """
     services, principal = context.services(ctx), context.caller(ctx)
-    async with services.factory() as session:
+    async with transaction(services.factory) as session:  # a refusal commits its record
         await view_call(session=session, viewer=principal.viewer, call_id=call_id, attempt="await", own=True)
 
     logs = context.log_follower(ctx)

@@ -126,7 +126,7 @@ def _checked(ctx: Context) -> tuple[forwarding.Services, Principal]:
 async def _outcome(services: forwarding.Services, principal: Principal, task_id: str) -> forwarding.Outcome:
     """The call behind the task, for the person whose agent started it; anyone else learns nothing."""
     try:
-        async with services.factory() as session:
+        async with transaction(services.factory) as session:  # a refusal commits its record
             view = await calls.view_call(
                 session=session, viewer=principal.viewer, call_id=task_id, attempt="task", own=True
             )

@@ -13,7 +13,7 @@ from console.audit import record_event
 from console.errors import Forbidden
 from console.identity.teams import actor_of, is_site_admin
 from console.identity.viewer import Viewer
-from console.transactions import keep_writes
+from console.transactions import keep_only
 
 
 async def only_site_admin(
@@ -28,21 +28,26 @@ async def only_site_admin(
     **details: str | None,
 ) -> None:
     """Return when `by` is a site admin (or the operator); otherwise record the refusal as
-    `access_refused` and refuse. Called before the request writes anything, so what commits of its
-    transaction is the record alone.
+    `access_refused` and refuse: what commits of the request's transaction is the record alone, wherever
+    the request calls it.
 
     Raises:
-        Forbidden: with `reason`, raised with `keep_writes`.
+        Forbidden: with `reason`, raised with `keep_only`.
     """
     if await is_site_admin(session=session, by=by):
         return
-    record_event(
-        session=session,
-        actor=actor_of(by),
-        action="access_refused",
-        subject_type=subject_type,
-        subject_id=subject_id,
-        team_id=team_id,
-        payload={"attempt": attempt, "reason": reason, **details},
-    )
-    raise keep_writes(session, Forbidden(reason))
+    actor = actor_of(by)
+    payload = {"attempt": attempt, "reason": reason, **details}
+
+    def record(into: AsyncSession) -> None:
+        record_event(
+            session=into,
+            actor=actor,
+            action="access_refused",
+            subject_type=subject_type,
+            subject_id=subject_id,
+            team_id=team_id,
+            payload=payload,
+        )
+
+    raise keep_only(session, Forbidden(reason), record)

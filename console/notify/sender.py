@@ -57,7 +57,7 @@ MayAnswer = Callable[[AsyncSession, str, str], Awaitable[bool]]
 class Carriers:
     """What sending needs: the SMTP server (None: no email), the key that opens channels' URLs, how to
     tell whether a question is still waiting (a reminder of an answered one is dropped), how to turn
-    the pending notices into deliveries (in the session given, which it commits; how many it turned), and
+    the pending notices into deliveries (in the caller's transaction; how many it turned), and
     whether a person may answer a question now (an email asking them is dropped otherwise)."""
 
     mailer: Mailer | None

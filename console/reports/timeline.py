@@ -18,7 +18,6 @@ from console.identity import Viewer
 from console.identity.models import Team, User
 from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
-from console.transactions import keep_writes
 
 
 @dataclass(frozen=True)
@@ -87,15 +86,15 @@ async def run_timeline(*, session: AsyncSession, viewer: Viewer, run_id: str) ->
     run, owner, team = row
     if not may_see_run(viewer, run):
         reason = OUTSIDER if viewer.role_in(run.team_id) is None else "a member sees only their own runs"
-        await record_refusal(
+        raise record_refusal(
             session=session,
+            error=NotFound(f"no run {run_id!r}"),
             actor=viewer.actor,
             subject_type="run",
             subject_id=run.id,
             attempt="view",
             reason=reason,
         )
-        raise keep_writes(session, NotFound(f"no run {run_id!r}"))
     calls = (
         await session.execute(
             select(Call, McpServer.name)

@@ -22,7 +22,7 @@ from console.mcp.models import McpServer
 from console.mcp.registry import endpoint_for, list_servers, public_address, server_by_name
 from console.mcp.sealed import Outbound
 from console.runtime import runtime_of
-from console.transactions import commit, rollback
+from console.transactions import after_commit, commit, rollback
 from console.web.deps import (
     API_TOKEN,
     DbSession,
@@ -111,6 +111,7 @@ async def create_run(request: Request, session: DbSession, principal: PrincipalD
             agent=body.agent,
             idempotency=key,
         )
+        await commit(session)
         return run.id
 
     run_id, _ = await _once(session, key, "run", create)
@@ -220,6 +221,7 @@ async def abandon_call(
     """Stops a call that waits for people, was interrupted, or runs as a task: its open questions are
     withdrawn and nothing more is sent."""
     await calls.abandon_call(session=session, viewer=principal.viewer, call_id=call_id)
+    await commit(session)
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     return CallOut.of(view.call, server=view.server, pending=view.pending, base_url=settings.base_url)
 
@@ -231,7 +233,8 @@ async def resend_call(
     """Sends again the request whose outcome was lost when a console process died; a request people
     approved goes only with its first approval, until that expires."""
     await calls.resend_interrupted(session=session, viewer=principal.viewer, call_id=call_id)
-    runtime.signals.work_available()
+    after_commit(session, runtime.signals.work_available)
+    await commit(session)
     view = await calls.view_call(session=session, viewer=principal.viewer, call_id=call_id)
     return CallOut.of(view.call, server=view.server, pending=view.pending, base_url=runtime.settings.base_url)
 

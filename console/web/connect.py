@@ -61,6 +61,7 @@ async def open_link(
         raise InvalidInput(f"the console will not open this address: {link.refusal}")
     if await questions.reopen_link(session=session, viewer=user.viewer, elicitation=view.elicitation):
         # The server asked again for a link the owner already agreed to open: open it, answer nothing yet.
+        await commit(session)  # the record of opening it again
         return _leaving(request, link)
     try:
         decision = await decisions.answer(

@@ -29,7 +29,8 @@ async def runtime(request: Request) -> Runtime:
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's session. The route ends its unit of work with `console.transactions.commit`; a
-    refusal raised with `keep_writes` commits its record here, before the error is answered."""
+    refusal raised with `keep_only` or `keep_writes` commits its record here, before the error is
+    answered."""
     async with runtime_of(request.app).factory() as session:
         try:
             yield session

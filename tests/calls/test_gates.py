@@ -16,8 +16,8 @@ from sqlalchemy import select
 
 from console.audit.models import AuditEvent
 from console.calls.questions.decisions import expire_due
-from console.calls.service import start_call
 from console.db import utcnow
+from console.dispatch.follow import start_call
 from console.errors import InvalidInput
 from console.identity import authenticate_token
 from console.transactions import transaction

@@ -10,7 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy import ColumnElement, bindparam, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -42,7 +42,15 @@ from console.calls.questions.sampling import end_if_sampling_refused, sampling_r
 from console.calls.rounds.asking import canonical_json
 from console.calls.states import CallStatus
 from console.db import finds_any, new_id, utcnow
-from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
+from console.errors import (
+    Conflict,
+    ConsoleError,
+    Forbidden,
+    Gone,
+    InvalidInput,
+    NotFound,
+    StepUpRequired,
+)
 from console.forms import SchemaError, parse_schema, validate_content
 from console.identity import Viewer
 from console.identity.idempotency import Keyed
@@ -50,7 +58,6 @@ from console.identity.models import Membership, User
 from console.identity.sessions import authenticated_at
 from console.identity.viewer import OUTSIDER
 from console.policies.rules import refusal, step_up_refusal
-from console.transactions import keep_writes
 
 ACTIONS = ("accept", "decline", "cancel")
 DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
@@ -112,24 +119,21 @@ async def answer(
     Raises:
         NotFound, Forbidden (policy or same-user rule, with the reason), StepUpRequired,
         Gone (expired), Conflict (decided, changed since shown, signed twice, other content),
-        InvalidInput (with field errors). A refusal keeps its record (`keep_writes`).
+        InvalidInput (with field errors). A refusal keeps its record (`refuse`).
     """
     found = await _locked_question(session, elicitation_id)
     if found is None:
         raise NotFound(f"no question {elicitation_id!r}")
     round_, elicitation = found
     if viewer.role_in(elicitation.team_id) is None:
-        await record_refusal(
+        refuse(
             session=session,
-            actor=viewer.actor,
-            subject_type="elicitation",
-            subject_id=elicitation.id,
-            call_id=elicitation.call_id,
-            attempt=f"answer:{action}",
+            viewer=viewer,
+            elicitation=elicitation,
+            what=f"answer:{action}",
             reason=OUTSIDER,
-            mode=elicitation.mode,
+            error=NotFound(f"no question {elicitation_id!r}"),
         )
-        raise keep_writes(session, NotFound(f"no question {elicitation_id!r}"))
     if action not in ACTIONS:
         raise InvalidInput("invalid answer", {"action": f"must be one of {', '.join(ACTIONS)}"})
     await _authorise(session, viewer, elicitation, action)
@@ -360,16 +364,17 @@ async def _authorise(
         signed_in = await authenticated_at(session=session, web_session_id=viewer.web_session_id)
         step_up = step_up_refusal(elicitation.step_up_minutes, signed_in, utcnow())
         if step_up is not None:
-            await refuse(
+            said = step_up if because is None else f"{step_up} ({because})"
+            refuse(
                 session=session,
                 viewer=viewer,
                 elicitation=elicitation,
                 what="answer:step_up",
-                reason=step_up if because is None else f"{step_up} ({because})",
-                error=StepUpRequired if signed_in is not None else Forbidden,
+                reason=said,
+                error=StepUpRequired(said) if signed_in is not None else Forbidden(said),
             )
     if reason is not None:
-        await refuse(
+        refuse(
             session=session,
             viewer=viewer,
             elicitation=elicitation,
@@ -378,22 +383,20 @@ async def _authorise(
         )
 
 
-async def refuse(
+def refuse(
     *,
     session: AsyncSession,
     viewer: Viewer,
     elicitation: Elicitation,
     what: str,
     reason: str,
-    error: type[Forbidden] = Forbidden,
-) -> None:
-    """Record a refused attempt on a question and raise; the record outlives the refusal (`keep_writes`).
-
-    Raises:
-        Forbidden (or the given subclass): always.
-    """
-    await record_refusal(
+    error: ConsoleError | None = None,
+) -> NoReturn:
+    """Raise `error` (Forbidden with the reason, unless given) for a refused attempt on a question,
+    recorded as `access_refused`: only the record outlives the refusal (`record_refusal`)."""
+    raise record_refusal(
         session=session,
+        error=Forbidden(reason) if error is None else error,
         actor=viewer.actor,
         subject_type="elicitation",
         subject_id=elicitation.id,
@@ -402,7 +405,6 @@ async def refuse(
         reason=reason,
         mode=elicitation.mode,
     )
-    raise keep_writes(session, error(reason))
 
 
 async def _ensure_open(session: AsyncSession, elicitation: Elicitation, digest: str | None) -> None:

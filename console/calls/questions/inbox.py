@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event, record_refusal
+from console.audit import record_event
 from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation, Run, Signature
 from console.calls.questions.decisions import may_answer, refuse
 from console.db import reads_without_begin
@@ -22,6 +22,7 @@ from console.identity.models import User
 from console.identity.viewer import OUTSIDER
 from console.mcp.models import McpServer
 from console.policies.rules import OWNER_ONLY_MODES
+from console.transactions import end_read
 
 PAGE_SIZE = 50
 DECIDED = ("accepted", "declined", "cancelled", "expired", "superseded", "interrupted")
@@ -161,7 +162,6 @@ async def list_questions(
     if before is not None:
         anchor = await session.get(Elicitation, before)
         if anchor is None:
-            await session.commit()
             raise NotFound(f"no question {before!r}")
         query = query.where(
             (Elicitation.created_at < anchor.created_at)
@@ -170,7 +170,7 @@ async def list_questions(
     query = query.order_by(Elicitation.created_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
     signatures = await signatures_of(session=session, questions=[v.elicitation for v in views])
-    await session.commit()
+    await end_read(session)
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
@@ -201,7 +201,6 @@ async def list_decided(
             await session.execute(select(Elicitation).where(Elicitation.id == before, visible, decided))
         ).scalar_one_or_none()
         if anchor is None or anchor.decided_at is None:
-            await session.commit()
             raise NotFound(f"no decided question {before!r}")
         query = query.where(
             (Elicitation.decided_at < anchor.decided_at)
@@ -210,7 +209,7 @@ async def list_decided(
     query = query.order_by(Elicitation.decided_at.desc(), Elicitation.id.desc()).limit(limit)
     views = [_view(row) for row in (await session.execute(query)).all()]
     signatures = await signatures_of(session=session, questions=[v.elicitation for v in views])
-    await session.commit()
+    await end_read(session)
     return [replace(v, signatures=signatures.get(v.elicitation.id, ())) for v in views]
 
 
@@ -245,7 +244,7 @@ async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[o
         if at is not None
     ]
     counts = (await session.execute(select(*recent))).one() if recent else ()
-    await session.commit()
+    await end_read(session)
     return (*newest, *counts)
 
 
@@ -259,18 +258,15 @@ async def look_at_question(
     await reads_without_begin(session)
     row = (await session.execute(_QUESTION_BY_ID, {"elicitation_id": elicitation_id})).one_or_none()
     if row is None:
-        await session.commit()
         raise NotFound(f"no question {elicitation_id!r}")
     elicitation: Elicitation = row[0]
     if not (may_answer(viewer, elicitation) or viewer.sees_run(elicitation.team_id, elicitation.owner_id)):
-        # End the read before the refusal's own transaction (a rollback would expire the row).
-        await session.commit()
         reason = (
             OUTSIDER
             if viewer.role_in(elicitation.team_id) is None
             else "a member sees only the questions of their own runs"
         )
-        await _refuse(session, viewer, elicitation, attempt, reason)
+        _hide(session, viewer, elicitation, attempt, reason)
     return await _with_signatures(session, _view(row))  # in the same read
 
 
@@ -286,7 +282,7 @@ async def read_question(
     )
     if view.elicitation.mode in OWNER_ONLY_MODES and view.elicitation.owner_id != viewer.user_id:
         what = "this link" if view.elicitation.mode == "url" else "connecting this account"
-        await _refuse(session, viewer, view.elicitation, attempt, f"{what} is for {view.owner} only")
+        _hide(session, viewer, view.elicitation, attempt, f"{what} is for {view.owner} only")
     return view
 
 
@@ -302,7 +298,7 @@ async def look_at_own_link(
     if view.elicitation.mode != "url":
         raise InvalidInput("this question is a form, not a link")
     if view.elicitation.owner_id != viewer.user_id:
-        await refuse(
+        refuse(
             session=session,
             viewer=viewer,
             elicitation=view.elicitation,
@@ -312,25 +308,23 @@ async def look_at_own_link(
     return view
 
 
-async def _refuse(
+def _hide(
     session: AsyncSession, viewer: Viewer, elicitation: Elicitation, attempt: str, reason: str
 ) -> NoReturn:
-    await record_refusal(
+    """Refuse as if the question did not exist (NotFound), recording why."""
+    refuse(
         session=session,
-        actor=viewer.actor,
-        subject_type="elicitation",
-        subject_id=elicitation.id,
-        call_id=elicitation.call_id,
-        attempt=attempt,
+        viewer=viewer,
+        elicitation=elicitation,
+        what=attempt,
         reason=reason,
-        mode=elicitation.mode,
+        error=NotFound(f"no question {elicitation.id!r}"),
     )
-    raise NotFound(f"no question {elicitation.id!r}")
 
 
 async def _with_signatures(session: AsyncSession, view: QuestionView) -> QuestionView:
     signatures = await signatures_of(session=session, questions=[view.elicitation])
-    await session.commit()
+    await end_read(session)
     return replace(view, signatures=signatures.get(view.elicitation.id, ()))
 
 
@@ -365,7 +359,7 @@ async def asked_again(*, session: AsyncSession, elicitation: Elicitation) -> str
         Elicitation.status == "pending",
     )
     found = (await session.execute(query.limit(1))).scalar_one_or_none()
-    await session.commit()
+    await end_read(session)
     return found
 
 
@@ -385,14 +379,15 @@ async def consented_before(*, session: AsyncSession, elicitation: Elicitation) -
         )
     )
     count = earlier.scalar_one()
-    await session.commit()
+    await end_read(session)
     return bool(count)
 
 
 async def reopen_link(*, session: AsyncSession, viewer: Viewer, elicitation: Elicitation) -> bool:
     """Whether the owner may open a re-asked link again without answering it (they agreed to it earlier).
 
-    Opening it again is recorded; the question stays pending until the owner checks again.
+    Opening it again is recorded in the caller's transaction; the question stays pending until the owner
+    checks again.
     """
     if elicitation.status != "pending" or elicitation.owner_id != viewer.user_id:
         return False
@@ -407,7 +402,6 @@ async def reopen_link(*, session: AsyncSession, viewer: Viewer, elicitation: Eli
         call_id=elicitation.call_id,
         payload={"key": elicitation.key},
     )
-    await session.commit()
     return True
 
 

@@ -98,9 +98,7 @@ async def answer_from_page(
     elicitation = view.elicitation
     refusal = answer_refusal(viewer, elicitation)
     if refusal is not None:
-        await refuse(
-            session=session, viewer=viewer, elicitation=elicitation, what="answer:web", reason=refusal
-        )
+        refuse(session=session, viewer=viewer, elicitation=elicitation, what="answer:web", reason=refusal)
     action = _first(posted, "action")
     consent_missing = elicitation.mode == "url" and action == "accept"
     if consent_missing and not await consented_before(session=session, elicitation=elicitation):
