@@ -18,6 +18,12 @@ def hash_password(password: str) -> str:
     return f"scrypt${N}${R}${P}${_b64(salt)}${_b64(digest)}"
 
 
+def decoy_hash() -> str:
+    """A hash at the current cost that no password verifies (its digest is random): checking a password
+    against it costs the same scrypt work as against a real one, and making it costs none."""
+    return f"scrypt${N}${R}${P}${_b64(secrets.token_bytes(16))}${_b64(secrets.token_bytes(LENGTH))}"
+
+
 def verify_password(password: str, stored: str) -> bool:
     try:
         scheme, n, r, p, salt, digest = stored.split("$")

@@ -16,7 +16,7 @@ from console.db import utcnow
 from console.errors import Forbidden, Unauthorized
 from console.identity import throttle
 from console.identity.models import Membership, Team, User, WebSession
-from console.identity.passwords import hash_password, verify_password
+from console.identity.passwords import decoy_hash, verify_password
 from console.identity.viewer import Viewer
 from console.transactions import keep_writes
 
@@ -24,8 +24,6 @@ GENERIC_FAILURE = "Wrong user name or password."
 LAST_SEEN_RESOLUTION = timedelta(seconds=60)
 # An ended session keeps nothing a person sent (see identity/kept_forms.py).
 _FORGET = {"kept_form_for": None, "kept_form_json": None, "kept_form_at": None}
-# A hash of a password nobody has, so an unknown user costs the same scrypt work as a known one.
-_DUMMY_HASH = hash_password(secrets.token_urlsafe(16))
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,8 @@ async def sign_in(
     limits = _sign_in_limits(name, client, policy)
     await throttle.check_attempt(session=session, attempt=attempt, limits=limits)
     user = (await session.execute(select(User).where(User.name == name))).scalar_one_or_none()
-    stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
+    # An unknown user costs the same scrypt work as a known one.
+    stored = user.password_hash if user is not None and user.password_hash else decoy_hash()
     if not verify_password(password, stored) or user is None or not user.password_hash:
         record_event(
             session=session,
@@ -166,7 +165,7 @@ async def reauthenticate(
     web, user = await _live_session(session, web_session_id)
     key = throttle.of_session(web.id)
     await throttle.check_attempt(session=session, attempt=attempt, limits={key: policy.step_up})
-    if not verify_password(password, user.password_hash or _DUMMY_HASH) or not user.password_hash:
+    if not verify_password(password, user.password_hash or decoy_hash()) or not user.password_hash:
         record_event(
             session=session,
             actor=Actor("user", user.id),

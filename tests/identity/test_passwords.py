@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.identity.passwords import hash_password, verify_password
+from console.identity.passwords import decoy_hash, hash_password, verify_password
 
 
 @pytest.mark.production_hashing
@@ -28,3 +28,12 @@ def test_the_tests_hash_at_the_cheapest_cost_and_the_check_reads_it_from_the_has
 def test_a_hash_of_another_scheme_or_shape_never_verifies() -> None:
     assert not verify_password("pw", "bcrypt$2$8$1$c2FsdA$ZGlnZXN0")
     assert not verify_password("pw", "scrypt$2$8$1$c2FsdA")
+
+
+@pytest.mark.production_hashing
+def test_the_decoy_an_unknown_name_is_checked_against_costs_the_same_and_nothing_verifies() -> None:
+    decoy, real = decoy_hash(), hash_password("pw")
+    assert decoy.split("$")[:4] == real.split("$")[:4]  # the same scheme and cost: the same work
+    assert len(decoy) == len(real)
+    assert not verify_password("pw", decoy)
+    assert decoy != decoy_hash()
