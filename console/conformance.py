@@ -27,6 +27,7 @@ import anyio
 import httpx2
 
 from console.calls.connects.deciding import kept_challenge
+from console.calls.states import CallStatus
 from console.errors import ConsoleError
 from console.files import write_private
 from console.mcp.admin import ServerSettings
@@ -206,7 +207,7 @@ async def run_scenario(url: str, scenario: str, context: dict[str, Any]) -> list
             for tool in plan(scenario, context, tools):
                 listed = any(t["name"] == tool.name for t in tools)
                 outcome = await _call(console, tool, listed)
-                if outcome.status != "completed":
+                if outcome.status != CallStatus.COMPLETED:
                     raise ScenarioFailed(f"call ended {outcome.status}: {json.dumps(outcome.error)}")
                 texts.append(_text(outcome.result or {}))
     return texts

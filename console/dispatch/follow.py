@@ -10,6 +10,7 @@ import anyio
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls import service as calls
+from console.calls.states import CallStatus
 from console.config import Settings
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Claimed, Dispatcher
@@ -171,4 +172,4 @@ def _left_settled(
 
 def left_running(status: str, _round: int) -> bool:
     """Settled once the server has answered: the call finished or asks something."""
-    return status not in ("running", "resuming")
+    return status not in (CallStatus.RUNNING, CallStatus.RESUMING)

@@ -16,6 +16,7 @@ from console.calls.connects.deciding import kept_challenge, server_of
 from console.calls.questions import inbox as questions
 from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import Decision
+from console.calls.states import QuestionStatus
 from console.dispatch.taking import accept_connects
 from console.errors import Conflict, InvalidInput, NotFound
 from console.identity import Viewer
@@ -85,7 +86,7 @@ async def connect_for_call(
         raise InvalidInput(
             "this question does not ask to connect an account", {"elicitation_id": "not a connect"}
         )
-    if question.status != "pending":
+    if question.status != QuestionStatus.PENDING:
         raise Conflict(f"this question was already answered ({question.status})")
     server = await _own_server(session, user, await server_of(session, question))
     if enterprise_client(Outbound.of(settings), server) is not None:

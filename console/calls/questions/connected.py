@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation
+from console.calls.states import QuestionStatus
 from console.identity import Viewer
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
@@ -23,7 +24,7 @@ async def connects_waiting(*, session: AsyncSession, viewer: Viewer, server_id: 
         .where(
             Elicitation.owner_id == viewer.user_id,
             Elicitation.mode == "connect",
-            Elicitation.status == "pending",
+            Elicitation.status == QuestionStatus.PENDING,
             Call.server_id == server_id,
         )
         .order_by(Elicitation.created_at)
@@ -45,7 +46,7 @@ async def connect_enterprise_waiting(
                 .where(
                     Elicitation.owner_id == viewer.user_id,
                     Elicitation.mode == "connect",
-                    Elicitation.status == "pending",
+                    Elicitation.status == QuestionStatus.PENDING,
                 )
                 .distinct()
             )

@@ -36,11 +36,18 @@ from console.calls.models import (
     Elicitation,
     Signature,
 )
-from console.calls.moves import may_become
+from console.calls.moves import may_become, question_may_become, round_may_become
 from console.calls.notices import question_answered
 from console.calls.questions.sampling import end_if_sampling_refused, sampling_result
 from console.calls.rounds.asking import canonical_json
-from console.calls.states import CallStatus
+from console.calls.states import (
+    AgentRequestStatus,
+    CallStatus,
+    JobStatus,
+    QuestionStatus,
+    RoundStatus,
+    SignatureAction,
+)
 from console.db import finds_any, new_id, utcnow
 from console.errors import Conflict, Forbidden, Gone, InvalidInput, NotFound, StepUpRequired
 from console.forms import SchemaError, parse_schema, validate_content
@@ -53,7 +60,11 @@ from console.policies.rules import refusal, step_up_refusal
 from console.transactions import keep_writes
 
 ACTIONS = ("accept", "decline", "cancel")
-DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+DECIDED_STATUS = {
+    SignatureAction.ACCEPT: QuestionStatus.ACCEPTED,
+    SignatureAction.DECLINE: QuestionStatus.DECLINED,
+    SignatureAction.CANCEL: QuestionStatus.CANCELLED,
+}
 
 
 @dataclass(frozen=True)
@@ -168,9 +179,13 @@ async def _decide(
     round, and the resume it queued."""
     result = await session.execute(
         update(Elicitation)
-        .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
+        .where(
+            Elicitation.id == elicitation.id,
+            Elicitation.status == QuestionStatus.PENDING,
+            question_may_become(DECIDED_STATUS[SignatureAction(action)]),
+        )
         .values(
-            status=DECIDED_STATUS[action],
+            status=DECIDED_STATUS[SignatureAction(action)],
             content_json=content_json,
             decided_by=viewer.user_id,
             decided_via=viewer.via,
@@ -406,9 +421,9 @@ async def refuse(
 
 
 async def _ensure_open(session: AsyncSession, elicitation: Elicitation, digest: str | None) -> None:
-    if elicitation.status == "expired":
+    if elicitation.status == QuestionStatus.EXPIRED:
         raise Gone(f"this question expired and was answered {elicitation.expiry_action}")
-    if elicitation.status != "pending":
+    if elicitation.status != QuestionStatus.PENDING:
         await _raise_already_decided(session, elicitation.id)
     if elicitation.expires_at <= utcnow():
         raise Gone("this question expired")
@@ -425,7 +440,7 @@ async def _raise_already_decided(session: AsyncSession, elicitation_id: str) -> 
         )
     ).one()
     status, expiry_action, who = row
-    if status == "expired":
+    if status == QuestionStatus.EXPIRED:
         raise Gone(f"this question expired and was answered {expiry_action}")
     raise Conflict(f"already answered: {status} by {who or 'the console'}")
 
@@ -470,7 +485,9 @@ async def _complete_round(
     if any(pending):
         return False, None
     moved = await session.execute(
-        update(CallRound).where(CallRound.id == round_.id, CallRound.status == "open").values(status="ready")
+        update(CallRound)
+        .where(CallRound.id == round_.id, round_may_become(RoundStatus.READY))
+        .values(status=RoundStatus.READY)
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return False, None
@@ -484,12 +501,14 @@ async def _complete_round(
         return await pass_links(session=session, round_=round_, parked=parked, actor=actor), None
     now = utcnow()
     if round_.held:  # the request is still out: the console holding it sends the answers on it
-        others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")
+        others_open = exists().where(
+            CallRound.call_id == round_.call_id, CallRound.status == RoundStatus.OPEN
+        )
         await session.execute(
             update(Call)
             .where(
                 Call.id == round_.call_id,
-                Call.status == "awaiting_input",
+                Call.status == CallStatus.AWAITING_INPUT,
                 ~others_open,
                 may_become(CallStatus.RUNNING),
             )
@@ -500,10 +519,16 @@ async def _complete_round(
         return False, None
     await session.execute(
         update(Call)
-        .where(Call.id == round_.call_id, Call.status == "awaiting_input", may_become(CallStatus.RESUMING))
+        .where(
+            Call.id == round_.call_id,
+            Call.status == CallStatus.AWAITING_INPUT,
+            may_become(CallStatus.RESUMING),
+        )
         .values(status=CallStatus.RESUMING, updated_at=now)
     )
-    job = DispatchJob(id=new_id(), call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready")
+    job = DispatchJob(
+        id=new_id(), call_id=round_.call_id, round_id=round_.id, kind="resume", status=JobStatus.READY
+    )
     session.add(job)
     record_event(
         session=session,
@@ -523,9 +548,12 @@ _PENDING_IN_ROUND = select(
     *(
         select(func.count())
         .select_from(pending_in)
-        .where(pending_in.round_id == bindparam("round_id"), pending_in.status == "pending")
+        .where(pending_in.round_id == bindparam("round_id"), pending_in.status == pending)
         .scalar_subquery()
-        for pending_in in (Elicitation, AgentRequest)
+        for pending_in, pending in (
+            (Elicitation, QuestionStatus.PENDING),
+            (AgentRequest, AgentRequestStatus.PENDING),
+        )
     )
 )
 
@@ -545,7 +573,7 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
     Returns the ids of the calls touched.
     """
     now = now or utcnow()
-    overdue = (Elicitation.status == "pending") & (Elicitation.expires_at <= now)
+    overdue = (Elicitation.status == QuestionStatus.PENDING) & (Elicitation.expires_at <= now)
     if not await finds_any(session, overdue):
         return []
     due = (await session.execute(select(Elicitation).where(overdue).limit(200))).scalars().all()
@@ -554,8 +582,8 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
         round_ = await _lock_round(session, elicitation.round_id)
         moved = await session.execute(
             update(Elicitation)
-            .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
-            .values(status="expired", decided_at=now)
+            .where(Elicitation.id == elicitation.id, question_may_become(QuestionStatus.EXPIRED))
+            .values(status=QuestionStatus.EXPIRED, decided_at=now)
         )
         if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             continue
@@ -575,14 +603,14 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
 
 def response_for(elicitation: Elicitation) -> dict[str, Any]:
     """The ElicitResult (a sampling question's: CreateMessageResult) sent back for a decided question."""
-    if elicitation.status == "accepted":
+    if elicitation.status == QuestionStatus.ACCEPTED:
         if elicitation.mode == "sampling":
             return sampling_result(elicitation.content_json)
         if elicitation.mode == "url":
             return {"action": "accept"}
         return {"action": "accept", "content": json.loads(elicitation.content_json or "{}")}
-    if elicitation.status == "declined":
+    if elicitation.status == QuestionStatus.DECLINED:
         return {"action": "decline"}
-    if elicitation.status == "expired":
+    if elicitation.status == QuestionStatus.EXPIRED:
         return {"action": elicitation.expiry_action}
     return {"action": "cancel"}

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Elicitation, Signature
+from console.calls.states import QuestionStatus
 from console.identity.models import Team, User
 
 
@@ -51,7 +52,7 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
             select(Elicitation, User.name, Team.name, approvals)
             .join(User, User.id == Elicitation.owner_id)
             .join(Team, Team.id == Elicitation.team_id)
-            .where(Elicitation.call_id == call_id, Elicitation.status == "pending")
+            .where(Elicitation.call_id == call_id, Elicitation.status == QuestionStatus.PENDING)
             .order_by(Elicitation.created_at, Elicitation.key)
         )
     ).all()

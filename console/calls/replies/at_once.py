@@ -21,11 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, CallRound, DispatchJob, Run, call_target
-from console.calls.moves import may_become
+from console.calls.moves import job_may_become, may_become
 from console.calls.notices import call_ended
 from console.calls.replies.outcomes import held_open_rounds, record_completion, round_answered
 from console.calls.service import CallView
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobStatus
 from console.db import utcnow
 from console.mcp.models import McpServer
 
@@ -48,19 +48,20 @@ def _job_done(kind: str) -> Update:
         update(_JOBS)
         .where(
             _JOBS.c.id == bindparam("the_job"),
-            _JOBS.c.status == "sending",
+            _JOBS.c.status == JobStatus.SENDING,
             _JOBS.c.claimed_by == bindparam("the_worker"),
             _JOBS.c.kind == kind,
+            job_may_become(JobStatus.DONE, _JOBS.c.status),
         )
-        .values(status="done", lease_until=None)
+        .values(status=JobStatus.DONE, lease_until=None)
         .returning(_JOBS.c.id, _JOBS.c.round_id)
     )
 
 
 def _still_as_sent(kind: str) -> ColumnElement[bool]:
     if kind == "initial":
-        return (_CALLS.c.status == "running") & (_CALLS.c.round == 0)
-    return (_CALLS.c.status == "resuming") & ~exists(held_open_rounds(_CALLS.c.id))
+        return (_CALLS.c.status == CallStatus.RUNNING) & (_CALLS.c.round == 0)
+    return (_CALLS.c.status == CallStatus.RESUMING) & ~exists(held_open_rounds(_CALLS.c.id))
 
 
 def _call_completed(kind: str) -> Update:
