@@ -8,9 +8,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, DispatchJob
 from console.calls.moves import job_may_become
-from console.calls.states import JobStatus
+from console.calls.states import JobKind, JobStatus
 
-POLL, CANCEL = "poll", "cancel"
+POLL, CANCEL = JobKind.POLL, JobKind.CANCEL
 
 
 async def cancel_task_of(*, session: AsyncSession, call_id: str) -> bool:

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Elicitation
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, QuestionMode
 from console.cli.common import Subcommands, complain, pairs, run_with_session, say
 from console.config import Settings
 from console.errors import ConsoleError
@@ -255,7 +255,7 @@ def _waited(question: Elicitation, given: Answer, held: bool, waited: set[str]) 
     """
     if given.action != WAIT:
         return given
-    if question.mode != "url" or question.url is None:
+    if question.mode != QuestionMode.URL or question.url is None:
         raise ConsoleError(f"--elicit wait: question {question.key!r} is not a link (mode url)")
     if held:
         return given

@@ -24,7 +24,7 @@ from console.calls.questions.decisions import response_for
 from console.calls.replies.outcomes import PUSHED_KEY, close_held, complete_link, record_pushed
 from console.calls.server_reports.reports import Reports
 from console.calls.service import is_terminal
-from console.calls.states import JobStatus, QuestionStatus, RoundStatus
+from console.calls.states import JobStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.signals import Signals
@@ -168,7 +168,7 @@ async def _answer_of(session: AsyncSession, round_: CallRound) -> dict[str, Any]
         await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
     ).scalar_one_or_none()
     if question is not None:
-        if question.mode == "sampling" and question.status != QuestionStatus.ACCEPTED:
+        if question.mode == QuestionMode.SAMPLING and question.status != QuestionStatus.ACCEPTED:
             raise PushedRefused(f"the sampling request was {question.status} by the people asked")
         return response_for(question)
     ask = (

@@ -45,7 +45,7 @@ from console.calls.server_reports.logs import LogRecorder
 from console.calls.server_reports.progress import ProgressRecorder
 from console.calls.server_reports.reports import Reports
 from console.calls.service import CallView, is_terminal, pending_questions, record_sent
-from console.calls.states import CallStatus, JobStatus, RoundStatus
+from console.calls.states import CallStatus, JobKind, JobStatus, RoundStatus
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import finds_any, get_row, utcnow
@@ -507,14 +507,14 @@ class Dispatcher:
             await rollback(session)
             return None  # our lease ran out and another worker has it
         await _mark_sent(session, job, request)
-        if job.kind == "resume":  # queued by the answer that completed the round
+        if job.kind == JobKind.RESUME:  # queued by the answer that completed the round
             ANSWER_TO_RESUME.observe((utcnow() - job.created_at).total_seconds())
         return endpoint, request, server.name
 
     def _arguments_refused(self, endpoint: Endpoint, job: DispatchJob, request: McpRequest) -> str | None:
         """Why a first send of a tool call must not go out: arguments the tool's inputSchema refuses, as
         its server last listed it (a call started while the server could not be asked was not checked)."""
-        if job.kind != "initial" or request.method != "tools/call":
+        if job.kind != JobKind.INITIAL or request.method != "tools/call":
             return None
         listed = self._pool.known_tool(endpoint, str(request.params.get("name")))
         if listed is None:
@@ -809,7 +809,7 @@ async def _request_for(
     if call.task_id is not None and job.kind in TASK_JOBS:
         return replace(task_request(call.task_id, job.kind, None), relayed=declared(call))
     params = json.loads(call.sent_params_json)
-    if job.kind != "resume" or questions is None:
+    if job.kind != JobKind.RESUME or questions is None:
         return McpRequest(call.method, params, relayed=declared(call))
     round_ = await get_row(session, CallRound, questions.round_id)
     responses = {q.key: response_for(q) for q, _by in await questions.with_deciders()}

@@ -16,7 +16,7 @@ from console.calls.connects.deciding import kept_challenge, server_of
 from console.calls.questions import inbox as questions
 from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import Decision
-from console.calls.states import QuestionStatus
+from console.calls.states import QuestionMode, QuestionStatus
 from console.dispatch.taking import accept_connects
 from console.errors import Conflict, InvalidInput, NotFound
 from console.identity import Viewer
@@ -82,7 +82,7 @@ async def connect_for_call(
         session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="connect"
     )
     question = view.elicitation
-    if question.mode != "connect":
+    if question.mode != QuestionMode.CONNECT:
         raise InvalidInput(
             "this question does not ask to connect an account", {"elicitation_id": "not a connect"}
         )

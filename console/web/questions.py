@@ -16,7 +16,7 @@ from console.calls.questions import decisions, page_answers
 from console.calls.questions import inbox as questions
 from console.calls.questions.inbox import QuestionView
 from console.calls.questions.sampling import shown_request
-from console.calls.states import TERMINAL, CallStatus, QuestionStatus
+from console.calls.states import TERMINAL, CallStatus, QuestionMode, QuestionStatus
 from console.db import utcnow
 from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, Gone, InvalidInput
@@ -69,7 +69,7 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
     if _waits_for_owner(user, view):
         # Teammates learn that it waits for the owner; the link itself is the owner's alone.
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
-    if view.elicitation.mode == "url" and view.elicitation.status == QuestionStatus.ACCEPTED:
+    if view.elicitation.mode == QuestionMode.URL and view.elicitation.status == QuestionStatus.ACCEPTED:
         again = await questions.asked_again(session=session, elicitation=view.elicitation)
         if again is not None:  # the server re-asks for the same link: go where "Check again" lives
             return RedirectResponse(f"/elicitations/{again}", status_code=303)
@@ -218,7 +218,7 @@ async def _context(
         "form_error": None,
         "kept_answer": False,
         "refresh_seconds": None,
-        "sampling": shown_request(view.asked) if view.elicitation.mode == "sampling" else None,
+        "sampling": shown_request(view.asked) if view.elicitation.mode == QuestionMode.SAMPLING else None,
         "summary": call_summary(view),
         "why_you": why_you(view, user),
         "expiry_words": expiry_words(view),
@@ -230,21 +230,21 @@ async def _context(
     decided = context["fixed_content"] or (
         view.answer if view.elicitation.status == QuestionStatus.ACCEPTED else None
     )
-    if view.elicitation.mode == "gate":
+    if view.elicitation.mode == QuestionMode.GATE:
         context["argument_rows"] = gate_rows(view, decided)
         context["annotation_badges"] = annotation_badges(view.asked.get("annotations"))
     else:
         context["argument_rows"] = argument_rows(view.arguments)
         context["answer_rows"] = answer_rows(decided)
     if view.elicitation.status == QuestionStatus.PENDING:
-        if view.elicitation.mode == "url":
+        if view.elicitation.mode == QuestionMode.URL:
             context["link"] = link_of(request, view)
             context["consented"] = await questions.consented_before(
                 session=session, elicitation=view.elicitation
             )
-        if view.elicitation.mode == "gate":
+        if view.elicitation.mode == QuestionMode.GATE:
             context.update(_gate_form(view, kept))
-        if view.elicitation.mode == "connect":
+        if view.elicitation.mode == QuestionMode.CONNECT:
             context["connected"] = await owner_connected(session, view.elicitation)
             context["sso_provider"] = await _single_sign_on_for(request, session, view)
         if view.elicitation.mode in FORM_MODES:
@@ -320,7 +320,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
         "policy_line": None if e.mode in OWNER_ONLY_MODES else policy_summary(policy),
         "policy_lines": []
         if e.mode in OWNER_ONLY_MODES
-        else describe(policy, asked_for_minutes, expiry_abandons=e.mode == "sampling"),
+        else describe(policy, asked_for_minutes, expiry_abandons=e.mode == QuestionMode.SAMPLING),
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
         "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),
         "raised_by_edit": view.policy.get("raised_by_edit"),

@@ -22,7 +22,7 @@ from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
 from console.calls.moves import move_call, move_job, move_round
 from console.calls.notices import announce
 from console.calls.rounds.asking import request_digest, shown_digest
-from console.calls.states import CallStatus, JobStatus, QuestionStatus, RoundStatus
+from console.calls.states import CallStatus, JobKind, JobStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.config import Settings
 from console.db import utcnow
 from console.mcp.challenge import Challenge
@@ -49,7 +49,7 @@ async def may_ask_to_connect(session: AsyncSession, call_id: str) -> bool:
     asked = await session.execute(
         select(func.count())
         .select_from(Elicitation)
-        .where(Elicitation.call_id == call_id, Elicitation.mode == "connect")
+        .where(Elicitation.call_id == call_id, Elicitation.mode == QuestionMode.CONNECT)
     )
     return int(asked.scalar_one()) < MAX_CONNECTS
 
@@ -91,7 +91,7 @@ async def open_connect(
         team_id=run.team_id,
         owner_id=run.owner_id,
         key=CONNECT_KEY,
-        mode="connect",
+        mode=QuestionMode.CONNECT,
         message=connect_message(server, hint),
         request_digest=request_digest(request),
         digest=shown_digest(
@@ -152,4 +152,4 @@ def send_parked_again(parked: DispatchJob, call: Call, round_: CallRound, now: d
     move_round(round_, RoundStatus.ANSWERED)
     move_job(parked, JobStatus.READY)
     parked.not_before, parked.last_error, parked.attempts = now, None, 0
-    move_call(call, CallStatus.RESUMING if parked.kind == "resume" else CallStatus.RUNNING, now)
+    move_call(call, CallStatus.RESUMING if parked.kind == JobKind.RESUME else CallStatus.RUNNING, now)

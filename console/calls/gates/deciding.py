@@ -17,7 +17,7 @@ from console.calls.models import Call, CallRound, DispatchJob, Elicitation
 from console.calls.moves import move_call
 from console.calls.rounds.asking import canonical_json
 from console.calls.rounds.ended import end_at_console_round
-from console.calls.states import CallStatus, JobStatus, QuestionStatus
+from console.calls.states import CallStatus, JobKind, JobStatus, QuestionMode, QuestionStatus
 from console.db import get_row, utcnow
 from console.errors import InvalidInput, NotFound
 from console.forms.arguments import argument_errors
@@ -49,7 +49,7 @@ def decline_reason(elicitation: Elicitation, action: str, reason: str | None) ->
     """A gate decline's reason, as the question keeps it (its content)."""
     if reason is None:
         return None
-    if elicitation.mode != "gate" or action != "decline":
+    if elicitation.mode != QuestionMode.GATE or action != "decline":
         raise InvalidInput("invalid answer", {"reason": "only a gate question's decline takes a reason"})
     reason = reason.strip()
     if len(reason) > MAX_REASON:
@@ -163,7 +163,9 @@ async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -
         approved = json.loads(question.content_json or "{}").get("arguments", asked)
         call.approved_params_json = approved_params(call.params_json, approved)
         move_call(call, CallStatus.RUNNING, now)
-        session.add(DispatchJob(call_id=call.id, round_id=round_.id, kind="initial", status=JobStatus.READY))
+        session.add(
+            DispatchJob(call_id=call.id, round_id=round_.id, kind=JobKind.INITIAL, status=JobStatus.READY)
+        )
         edited = call.approved_params_json is not None
         record_event(
             session=session,

@@ -20,7 +20,7 @@ from console.calls.models import Call, CallRound, Elicitation, Run
 from console.calls.moves import move_call
 from console.calls.notices import announce
 from console.calls.rounds.asking import canonical_json, keep_policy, request_digest, shown_digest
-from console.calls.states import CallStatus, QuestionStatus, RoundStatus
+from console.calls.states import CallStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.calls.summary import summarise_call
 from console.config import Settings
 from console.db import utcnow
@@ -85,7 +85,7 @@ async def open_gate(
         team_id=run.team_id,
         owner_id=run.owner_id,
         key=GATE_KEY,
-        mode="gate",
+        mode=QuestionMode.GATE,
         message=summarise_call(params["name"], params.get("arguments")).question(),
         schema_json=json.dumps(request["params"]["inputSchema"]) if policy.allow_edit else None,
         request_digest=request_digest(request),

@@ -26,7 +26,7 @@ from console.calls.notices import announce
 from console.calls.rounds.asking import request_digest, shown_digest
 from console.calls.rounds.ended import end_at_console_round
 from console.calls.rounds.input_requests import ELICIT, parse_input_requests
-from console.calls.states import CallStatus, JobStatus, QuestionStatus, RoundStatus
+from console.calls.states import CallStatus, JobStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import get_row, utcnow
@@ -102,7 +102,7 @@ async def may_require_links(session: AsyncSession, call_id: str) -> bool:
     rounds = await session.execute(
         select(func.count(func.distinct(Elicitation.round_id))).where(
             Elicitation.call_id == call_id,
-            Elicitation.mode == "url",
+            Elicitation.mode == QuestionMode.URL,
             Elicitation.key == f"{LINK_KEY_PREFIX}1",
         )
     )
@@ -137,7 +137,7 @@ async def open_required_links(
             team_id=run.team_id,
             owner_id=run.owner_id,
             key=q.key,
-            mode="url",
+            mode=QuestionMode.URL,
             message=q.message,
             url=q.url,
             request_digest=request_digest(q.request),

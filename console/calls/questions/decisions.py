@@ -43,7 +43,9 @@ from console.calls.rounds.asking import canonical_json
 from console.calls.states import (
     AgentRequestStatus,
     CallStatus,
+    JobKind,
     JobStatus,
+    QuestionMode,
     QuestionStatus,
     RoundStatus,
     SignatureAction,
@@ -149,7 +151,7 @@ async def answer(
         idempotency.remember(session, "question", elicitation.id)
     said = decline_reason(elicitation, action, reason)
     approved = None  # a gate's first accept: the arguments it approves, under their own rules
-    if elicitation.mode == "gate" and action == "accept" and elicitation.content_digest is None:
+    if elicitation.mode == QuestionMode.GATE and action == "accept" and elicitation.content_digest is None:
         approved = await approved_arguments(session, elicitation, content)
         stricter = await hold_edit_to_its_rules(
             session=session, actor=viewer.actor, elicitation=elicitation, approved_json=approved
@@ -286,7 +288,7 @@ async def _check_cosign(
     session: AsyncSession, elicitation: Elicitation, content: Any, signed_digest: str | None
 ) -> None:
     offered = signed_digest
-    if offered is None and (content is not None or elicitation.mode == "gate"):
+    if offered is None and (content is not None or elicitation.mode == QuestionMode.GATE):
         offered = content_digest(await _checked_content(session, elicitation, "accept", content) or "{}")
     if offered is None:
         raise InvalidInput(
@@ -369,7 +371,7 @@ async def _authorise(
         answerers=elicitation.answerers,
         no_self_approval=elicitation.no_self_approval,
     )
-    if reason is None and elicitation.mode == "gate" and is_owner and action == "accept":
+    if reason is None and elicitation.mode == QuestionMode.GATE and is_owner and action == "accept":
         reason = owner_token_refusal(viewer)
     if reason is None and action == "accept":
         signed_in = await authenticated_at(session=session, web_session_id=viewer.web_session_id)
@@ -450,13 +452,13 @@ async def _checked_content(
 ) -> str | None:
     if action != "accept":
         return None
-    if elicitation.mode == "gate":
+    if elicitation.mode == QuestionMode.GATE:
         return await approved_arguments(session, elicitation, content)
-    if elicitation.mode == "url":
+    if elicitation.mode == QuestionMode.URL:
         if content is not None and content != {}:  # servers take an empty object as no content, too
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
         return None
-    if elicitation.mode == "connect":
+    if elicitation.mode == QuestionMode.CONNECT:
         await check_connected(session, elicitation, content)
         return None
     try:
@@ -527,7 +529,7 @@ async def _complete_round(
         .values(status=CallStatus.RESUMING, updated_at=now)
     )
     job = DispatchJob(
-        id=new_id(), call_id=round_.call_id, round_id=round_.id, kind="resume", status=JobStatus.READY
+        id=new_id(), call_id=round_.call_id, round_id=round_.id, kind=JobKind.RESUME, status=JobStatus.READY
     )
     session.add(job)
     record_event(
@@ -562,7 +564,9 @@ async def _connect_of(session: AsyncSession, round_: CallRound) -> Elicitation |
     """The round's connect question, when it is the console's round waiting for its owner to connect."""
     if CONNECT_METHOD not in round_.input_requests_json:  # most rounds: no query
         return None
-    query = select(Elicitation).where(Elicitation.round_id == round_.id, Elicitation.mode == "connect")
+    query = select(Elicitation).where(
+        Elicitation.round_id == round_.id, Elicitation.mode == QuestionMode.CONNECT
+    )
     return (await session.execute(query)).scalar_one_or_none()
 
 
@@ -604,9 +608,9 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
 def response_for(elicitation: Elicitation) -> dict[str, Any]:
     """The ElicitResult (a sampling question's: CreateMessageResult) sent back for a decided question."""
     if elicitation.status == QuestionStatus.ACCEPTED:
-        if elicitation.mode == "sampling":
+        if elicitation.mode == QuestionMode.SAMPLING:
             return sampling_result(elicitation.content_json)
-        if elicitation.mode == "url":
+        if elicitation.mode == QuestionMode.URL:
             return {"action": "accept"}
         return {"action": "accept", "content": json.loads(elicitation.content_json or "{}")}
     if elicitation.status == QuestionStatus.DECLINED:

@@ -16,7 +16,7 @@ from console.audit import Actor
 from console.calls.models import CallRound, Elicitation
 from console.calls.moves import move_round
 from console.calls.rounds.abandon import abandon_waiting_call
-from console.calls.states import QuestionStatus, RoundStatus
+from console.calls.states import QuestionMode, QuestionStatus, RoundStatus
 from console.db import utcnow
 from console.identity.models import User
 from console.mcp.endpoint import SAMPLING
@@ -89,7 +89,7 @@ async def end_if_sampling_refused(*, session: AsyncSession, round_: CallRound, a
             .outerjoin(User, User.id == Elicitation.decided_by)
             .where(
                 Elicitation.round_id == round_.id,
-                Elicitation.mode == "sampling",
+                Elicitation.mode == QuestionMode.SAMPLING,
                 Elicitation.status != QuestionStatus.ACCEPTED,
             )
             .order_by(Elicitation.key)

@@ -32,7 +32,15 @@ from console.calls.questions.decisions import queue_resume_if_complete
 from console.calls.rounds.abandon import close_pending
 from console.calls.rounds.asking import keep_policy, request_digest, shown_digest
 from console.calls.rounds.input_requests import Question, parse_input_requests
-from console.calls.states import AgentRequestStatus, CallStatus, JobStatus, QuestionStatus, RoundStatus
+from console.calls.states import (
+    AgentRequestStatus,
+    CallStatus,
+    JobKind,
+    JobStatus,
+    QuestionMode,
+    QuestionStatus,
+    RoundStatus,
+)
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import utcnow
@@ -194,7 +202,7 @@ async def complete_link(
             .join(CallRound, CallRound.id == Elicitation.round_id)
             .where(
                 Elicitation.call_id == call_id,
-                Elicitation.mode == "url",
+                Elicitation.mode == QuestionMode.URL,
                 Elicitation.status == QuestionStatus.PENDING,
                 which,
             )
@@ -234,7 +242,9 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
             call.restarts += 1
             move_call(call, CallStatus.RESUMING)
             session.add(
-                DispatchJob(call_id=call.id, kind="restart", status=JobStatus.READY, restart_of=round_.id)
+                DispatchJob(
+                    call_id=call.id, kind=JobKind.RESTART, status=JobStatus.READY, restart_of=round_.id
+                )
             )
             record_event(
                 session=session,
@@ -570,7 +580,7 @@ async def _queue_state_only_retry(session: AsyncSession, call: Call, round_: Cal
         DispatchJob(
             call_id=call.id,
             round_id=round_.id,
-            kind="resume",
+            kind=JobKind.RESUME,
             status=JobStatus.READY,
             not_before=utcnow() + timedelta(seconds=delay),
         )
