@@ -150,8 +150,11 @@ JOBS = Moves(
     "job",
     JobStatus.READY,
     {
-        # a restore holds a job that is, or may be, on its way, and ends the older ones of its call
-        JobStatus.READY: frozenset({JobStatus.CLAIMED, JobStatus.DONE, JobStatus.INTERRUPTED}),
+        # the process that queued a job may send it at once, unclaimed; a restore holds a job that is, or
+        # may be, on its way, and ends the older ones of its call
+        JobStatus.READY: frozenset(
+            {JobStatus.CLAIMED, JobStatus.SENDING, JobStatus.DONE, JobStatus.INTERRUPTED}
+        ),
         # a claim whose lease ran out before anything was sent is claimed again; a claimer lets go of one
         # it cannot send yet
         JobStatus.CLAIMED: frozenset(

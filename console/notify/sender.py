@@ -112,7 +112,8 @@ async def deliver_due(
     async with transaction(factory) as session:
         for delivery_id, failed in outcomes.items():
             done = await session.get(Delivery, delivery_id)
-            if done is None:
+            # Another process may have claimed it after our lease ran out, and recorded it first.
+            if done is None or done.status != DeliveryStatus.PENDING:
                 continue
             if failed is None:
                 move_delivery(done, DeliveryStatus.SENT)

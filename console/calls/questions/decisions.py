@@ -61,7 +61,7 @@ from console.identity.viewer import OUTSIDER
 from console.policies.rules import refusal, step_up_refusal
 from console.transactions import keep_writes
 
-ACTIONS = ("accept", "decline", "cancel")
+ACTIONS = tuple(SignatureAction)  # what a person may answer a question with
 DECIDED_STATUS = {
     SignatureAction.ACCEPT: QuestionStatus.ACCEPTED,
     SignatureAction.DECLINE: QuestionStatus.DECLINED,
@@ -301,7 +301,7 @@ async def _check_cosign(
 
 async def _count_approvals(session: AsyncSession, elicitation_id: str) -> int:
     query = select(func.count()).where(
-        Signature.elicitation_id == elicitation_id, Signature.action == "accept"
+        Signature.elicitation_id == elicitation_id, Signature.action == SignatureAction.ACCEPT
     )
     return int((await session.execute(query)).scalar_one())
 

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Elicitation, Signature
-from console.calls.states import QuestionMode, QuestionStatus
+from console.calls.states import QuestionMode, QuestionStatus, SignatureAction
 from console.identity.models import Team, User
 
 
@@ -44,7 +44,7 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
     approvals = (
         select(func.count())
         .select_from(Signature)
-        .where(Signature.elicitation_id == Elicitation.id, Signature.action == "accept")
+        .where(Signature.elicitation_id == Elicitation.id, Signature.action == SignatureAction.ACCEPT)
         .scalar_subquery()
     )
     rows = (
