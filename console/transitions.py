@@ -38,9 +38,9 @@ class Moves(Generic[S]):
         return tuple(status for status, after in self.moves.items() if new in after)
 
     def move(self, row: Any, new: S) -> None:
-        """Set the row's `status` to `new`, checked against the status the database holds for it (the one
-        it was loaded or last flushed with): what a transaction sets and changes again before it writes is
-        never stored, so only the move it finally makes counts. A row not written yet may start anywhere.
+        """Set the row's `status` to `new`, checked against the status the row had when this session first
+        moved it: what a transaction sets and changes again before it commits is never stored, so only the
+        move it finally makes counts. A row not written yet may start anywhere.
 
         Raises:
             IllegalMove: the table does not let the row's stored status move to `new`.
@@ -58,9 +58,15 @@ class Moves(Generic[S]):
 
 
 def _stored_status(row: Any) -> str | None:
+    """The row's status before the session first moved it: a flush in between (a query autoflushes)
+    writes a status the transaction may still change, and only its last one is ever committed."""
     state = inspect(row)
     if state.transient or state.pending:
         return None
-    history = state.attrs.status.history
-    stored = [*history.deleted, *history.unchanged]
-    return str(stored[0]) if stored else None
+    before = ("status before", state.session_id)
+    if before not in state.info:
+        history = state.attrs.status.history
+        stored = [*history.deleted, *history.unchanged]
+        state.info[before] = str(stored[0]) if stored else None
+    found: str | None = state.info[before]
+    return found
