@@ -27,6 +27,7 @@ import anyio
 import httpx2
 
 from console.calls.connects.deciding import kept_challenge
+from console.calls.states import CallStatus, QuestionMode
 from console.errors import ConsoleError
 from console.files import write_private
 from console.mcp.admin import ServerSettings
@@ -126,7 +127,10 @@ def plan(scenario: str, context: dict[str, Any], tools: list[dict[str, Any]]) ->
 async def accept_with_defaults(waiting: Round) -> dict[str, Answer]:
     """The scripted person: accepts every question, a form with its defaults."""
     return {
-        q.id: Answer("accept", form_defaults(json.loads(q.schema_json or "{}")) if q.mode == "form" else None)
+        q.id: Answer(
+            "accept",
+            form_defaults(json.loads(q.schema_json or "{}")) if q.mode == QuestionMode.FORM else None,
+        )
         for q in waiting.questions
     }
 
@@ -206,7 +210,7 @@ async def run_scenario(url: str, scenario: str, context: dict[str, Any]) -> list
             for tool in plan(scenario, context, tools):
                 listed = any(t["name"] == tool.name for t in tools)
                 outcome = await _call(console, tool, listed)
-                if outcome.status != "completed":
+                if outcome.status != CallStatus.COMPLETED:
                     raise ScenarioFailed(f"call ended {outcome.status}: {json.dumps(outcome.error)}")
                 texts.append(_text(outcome.result or {}))
     return texts
@@ -227,7 +231,7 @@ async def _call(console: ScriptedConsole, tool: ToolCall, listed: bool) -> Outco
     member would from the question's page."""
 
     async def answer_round(waiting: Round) -> dict[str, Answer]:
-        connect = next((q for q in waiting.questions if q.mode == "connect"), None)
+        connect = next((q for q in waiting.questions if q.mode == QuestionMode.CONNECT), None)
         if connect is None:
             return await accept_with_defaults(waiting)
         asked = waiting.input_requests.get(connect.key, {}).get("params", {})

@@ -26,6 +26,7 @@ from console.calls.models import CallRound, Elicitation
 from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import answer
 from console.calls.service import create_run, view_call
+from console.calls.states import CallStatus, QuestionStatus
 from console.config import Settings
 from console.db import create_engine, session_factory
 from console.dispatch.follow import start_call
@@ -228,7 +229,7 @@ class ScriptedConsole:
             marker = self.signals.call_marker(call_id)
             async with transaction(self.factory) as session:
                 call = (await view_call(session=session, viewer=self.principal.viewer, call_id=call_id)).call
-            if call.status == "awaiting_input":
+            if call.status == CallStatus.AWAITING_INPUT:
                 waiting = await self._round(call_id, call.round)
                 waiting = replace(waiting, questions=[q for q in waiting.questions if q.id not in asked])
                 answers = await answer_round(waiting) if waiting.questions else {}
@@ -236,7 +237,7 @@ class ScriptedConsole:
                     return Outcome(call.status, None, None)
                 asked.update(q.id for q in waiting.questions)
                 await self._answer(answers)
-            elif call.status not in ("running", "resuming"):
+            elif call.status not in (CallStatus.RUNNING, CallStatus.RESUMING):
                 result = json.loads(call.result_json) if call.result_json else None
                 error = json.loads(call.error_json) if call.error_json else None
                 return Outcome(call.status, result, error)
@@ -250,7 +251,7 @@ class ScriptedConsole:
             pending = (
                 await session.execute(
                     select(Elicitation).where(
-                        Elicitation.round_id == round_.id, Elicitation.status == "pending"
+                        Elicitation.round_id == round_.id, Elicitation.status == QuestionStatus.PENDING
                     )
                 )
             ).scalars()

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.calls.models import Call, Elicitation, Run, call_target
 from console.calls.notices import ANSWERED, INPUT_REQUIRED, asked_question, may_answer, still_pending
 from console.calls.objects import CallOut
+from console.calls.states import CallStatus, QuestionStatus
 from console.config import Settings
 from console.db import finds_any
 from console.identity.models import User
@@ -50,6 +51,7 @@ from console.notify.render import (
     webhook_event,
 )
 from console.notify.sender import Carriers
+from console.notify.states import NOTICES, DeliveryStatus, NoticeStatus
 from console.policies.rules import OWNER_ONLY_MODES
 
 BATCH = 100
@@ -68,7 +70,7 @@ def carriers_for(settings: Settings) -> Carriers:
 
 async def expand_notices(session: AsyncSession, now: datetime, *, settings: Settings) -> int:
     """Fan out the pending notices due at `now` (at most a batch) in the caller's transaction; how many."""
-    due = (Notice.status == "pending") & (Notice.not_before <= now)
+    due = (Notice.status == NoticeStatus.PENDING) & (Notice.not_before <= now)
     if not await finds_any(session, due):
         return 0
     notices = (
@@ -86,8 +88,8 @@ async def expand_notices(session: AsyncSession, now: datetime, *, settings: Sett
         (
             await session.execute(
                 update(Notice)
-                .where(Notice.id.in_(planned), Notice.status == "pending")
-                .values(status="expanded")
+                .where(Notice.id.in_(planned), NOTICES.may_become(NoticeStatus.EXPANDED, Notice.status))
+                .values(status=NoticeStatus.EXPANDED)
                 .returning(Notice.id)
             )
         )
@@ -161,7 +163,7 @@ async def _deliveries(batch: _Batch, settings: Settings, notice: Notice, now: da
                 user_id=user_id,
                 recipient=recipient,
                 content_json=json.dumps(content),
-                status="pending",
+                status=DeliveryStatus.PENDING,
                 attempts=0,
                 not_before=now,
                 give_up_at=give_up,
@@ -195,7 +197,7 @@ async def _deliveries(batch: _Batch, settings: Settings, notice: Notice, now: da
             }
             webhooks({"question": answered, "call": call_facts_json(facts)})
         return out
-    if notice.event != INPUT_REQUIRED and (call.asked_people or call.status == "interrupted"):
+    if notice.event != INPUT_REQUIRED and (call.asked_people or call.status == CallStatus.INTERRUPTED):
         email(call_ended_message(facts))
         webhooks({"call": call_facts_json(facts)})
     if callback_url is not None:
@@ -203,7 +205,7 @@ async def _deliveries(batch: _Batch, settings: Settings, notice: Notice, now: da
             (
                 await session.execute(
                     select(Elicitation)
-                    .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
+                    .where(Elicitation.call_id == call.id, Elicitation.status == QuestionStatus.PENDING)
                     .order_by(Elicitation.created_at, Elicitation.key)
                 )
             )
@@ -224,7 +226,7 @@ async def _question_emails(
     question = await session.get(Elicitation, notice.subject_id)
     if settings.smtp_url is None or question is None:
         return []
-    if notice.event in WHILE_PENDING and question.status != "pending":
+    if notice.event in WHILE_PENDING and question.status != QuestionStatus.PENDING:
         return []
     server = (await session.execute(select(McpServer.name).where(McpServer.id == call.server_id))).scalar()
     return await question_emails(

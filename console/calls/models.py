@@ -24,6 +24,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from sqlalchemy.orm.util import identity_key
 
 from console.audit.chain import EventContext, finds_context, holds_context
+from console.calls.states import AgentRequestStatus, QuestionMode
 from console.db import Base, M, UtcDateTime, new_id, utcnow
 from console.mcp.models import McpServer
 
@@ -33,8 +34,8 @@ METHODS = ("tools/call", "prompts/get", "resources/read")
 # and sampling replies are answered as the team's policy says (who, how many, how recently signed in): a
 # link and a connect are their owner's alone (policies.rules.OWNER_ONLY_MODES). Forms and sampling
 # replies are answered with the form generated from a schema.
-POLICY_MODES = ("form", "gate", "sampling")
-FORM_MODES = ("form", "sampling")
+POLICY_MODES = (QuestionMode.FORM, QuestionMode.GATE, QuestionMode.SAMPLING)
+FORM_MODES = (QuestionMode.FORM, QuestionMode.SAMPLING)
 
 
 class Run(Base):
@@ -132,7 +133,7 @@ class CallRound(Base):
     n: Mapped[int] = mapped_column(Integer)
     input_requests_json: Mapped[str] = mapped_column(Text)
     request_state_json: Mapped[str | None] = mapped_column(Text, default=None)
-    status: Mapped[str] = mapped_column(String(20))  # open -> ready -> sent -> answered | superseded
+    status: Mapped[str] = mapped_column(String(20))  # RoundStatus, moving as ROUNDS allows (calls/states.py)
     # Pushed by an older server while the console holds its request open: answered on that request
     # (ready -> answered), never by sending the call again.
     held: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -153,15 +154,13 @@ class Elicitation(Base):
     team_id: Mapped[str] = mapped_column(ForeignKey("identity_team.id"))
     owner_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"), index=True)
     key: Mapped[str] = mapped_column(Text)
-    mode: Mapped[str] = mapped_column(String(10))  # see QUESTION_MODES
+    mode: Mapped[str] = mapped_column(String(10))  # a QuestionMode (see POLICY_MODES)
     message: Mapped[str] = mapped_column(Text)
     schema_json: Mapped[str | None] = mapped_column(Text, default=None)
     url: Mapped[str | None] = mapped_column(Text, default=None)
     request_digest: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(
-        String(20)
-    )  # pending -> accepted|declined|cancelled|expired|superseded|interrupted
+    status: Mapped[str] = mapped_column(String(20))  # QuestionStatus, moving as QUESTIONS allows
     content_json: Mapped[str | None] = mapped_column(Text, default=None)
     decided_by: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     # Where the decision was made: "session" (a browser), "token:<id>" (the API), "mcp:<token id>" (the
@@ -192,7 +191,7 @@ class Elicitation(Base):
 class AgentRequest(Base):
     """An input request of a round that the call's agent answers (sampling, roots), not a person.
 
-    Status: pending -> answered | expired | superseded.
+    Status: an AgentRequestStatus, moving as AGENT_REQUESTS allows (console/calls/states.py).
     """
 
     __tablename__ = "agent_request"
@@ -205,7 +204,7 @@ class AgentRequest(Base):
     key: Mapped[str] = mapped_column(Text)
     method: Mapped[str] = mapped_column(String(40))
     params_json: Mapped[str] = mapped_column(Text)  # as the server sent it
-    status: Mapped[str] = mapped_column(String(20), default="pending")
+    status: Mapped[str] = mapped_column(String(20), default=AgentRequestStatus.PENDING)
     response_json: Mapped[str | None] = mapped_column(Text, default=None)
     answered_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
@@ -221,19 +220,20 @@ class Signature(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     elicitation_id: Mapped[str] = mapped_column(ForeignKey("elicitation.id"), index=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("identity_user.id"))
-    action: Mapped[str] = mapped_column(String(10))  # accept | decline | cancel
+    action: Mapped[str] = mapped_column(String(10))  # a SignatureAction
     content_digest: Mapped[str | None] = mapped_column(String(64), default=None)
     via: Mapped[str | None] = mapped_column(String(60), default=None)
     signed_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
 class DispatchJob(Base):
-    """`kind` is initial (first send), resume (a ready round) or restart (round 1 after rejected state); for a
-    call the server runs as a task, poll (tasks/get), resume (tasks/update with a round's answers) or cancel
-    (tasks/cancel).
+    """`kind` (a JobKind) is initial (first send), resume (a ready round) or restart (round 1 after rejected
+    state); for a call the server runs as a task, poll (tasks/get), resume (tasks/update with a round's
+    answers) or cancel (tasks/cancel).
 
-    Status: ready -> claimed -> sending -> done; a `sending` row whose lease ran out was sent by a
-    process that died before recording the outcome: it becomes `interrupted`, never resent silently.
+    Status (a JobStatus, moving as JOBS allows): ready -> claimed -> sending -> done; a `sending` row whose
+    lease ran out was sent by a process that died before recording the outcome: it becomes `interrupted`,
+    never resent silently.
     """
 
     __tablename__ = "dispatch_job"

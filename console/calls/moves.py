@@ -1,5 +1,6 @@
-"""The only ways a call's status changes: `move_call` on a loaded call, `may_become` in an UPDATE's
-WHERE clause. Both follow the table of `console/calls/states.py`."""
+"""The only ways the statuses of the call aggregate change: `move_call` (or `move_round`, `move_question`,
+`move_agent_request`, `move_job`) on a loaded row, `may_become` (or `round_may_become`, ...) in an UPDATE's
+WHERE clause. All follow the tables of `console/calls/states.py`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,22 @@ from typing import Any
 
 from sqlalchemy import ColumnElement
 
-from console.calls.models import Call
-from console.calls.states import CallStatus, IllegalMove, may_move, sources_of
+from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation
+from console.calls.states import (
+    AGENT_REQUESTS,
+    JOBS,
+    QUESTIONS,
+    ROUNDS,
+    AgentRequestStatus,
+    CallStatus,
+    JobStatus,
+    QuestionStatus,
+    RoundStatus,
+    may_move,
+    sources_of,
+)
 from console.db import utcnow
+from console.transitions import IllegalMove
 
 
 def move_call(call: Call, new: CallStatus, now: datetime | None = None) -> None:
@@ -29,3 +43,39 @@ def may_become(new: CallStatus, status: Any = Call.status) -> ColumnElement[bool
     move there (`status` is the status column the statement reads, `Call.status` or a table's)."""
     condition: ColumnElement[bool] = status.in_(sources_of(new))
     return condition
+
+
+def move_round(round_: CallRound, new: RoundStatus) -> None:
+    """Set the round's status to `new`; IllegalMove if its table does not allow it."""
+    ROUNDS.move(round_, new)
+
+
+def round_may_become(new: RoundStatus) -> ColumnElement[bool]:
+    return ROUNDS.may_become(new, CallRound.status)
+
+
+def move_question(question: Elicitation, new: QuestionStatus) -> None:
+    """Set the question's status to `new`; IllegalMove if its table does not allow it."""
+    QUESTIONS.move(question, new)
+
+
+def question_may_become(new: QuestionStatus) -> ColumnElement[bool]:
+    return QUESTIONS.may_become(new, Elicitation.status)
+
+
+def move_agent_request(request: AgentRequest, new: AgentRequestStatus) -> None:
+    """Set the agent request's status to `new`; IllegalMove if its table does not allow it."""
+    AGENT_REQUESTS.move(request, new)
+
+
+def agent_request_may_become(new: AgentRequestStatus) -> ColumnElement[bool]:
+    return AGENT_REQUESTS.may_become(new, AgentRequest.status)
+
+
+def move_job(job: DispatchJob, new: JobStatus) -> None:
+    """Set the outbox job's status to `new`; IllegalMove if its table does not allow it."""
+    JOBS.move(job, new)
+
+
+def job_may_become(new: JobStatus, status: Any = DispatchJob.status) -> ColumnElement[bool]:
+    return JOBS.may_become(new, status)

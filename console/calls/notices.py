@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation, call_target
+from console.calls.states import CallStatus, QuestionStatus
 from console.config import Settings
 from console.identity.models import Membership
 from console.metrics import CALL_DURATION
@@ -73,7 +74,9 @@ def call_ended(session: AsyncSession, call: Call) -> None:
     if call.status in ENDED:
         CALL_DURATION.labels(call.status).observe((call.updated_at - call.created_at).total_seconds())
     event = ENDED.get(call.status)
-    if event is not None and (call.asked_people or call.callback_url or call.status == "interrupted"):
+    if event is not None and (
+        call.asked_people or call.callback_url or call.status == CallStatus.INTERRUPTED
+    ):
         session.add(Notice(event=event, subject_id=call.id, call_id=call.id))
 
 
@@ -117,4 +120,4 @@ async def may_answer(session: AsyncSession, question_id: str, user_id: str) -> b
 async def still_pending(session: AsyncSession, question_id: str) -> bool:
     """Whether the question still waits for an answer (its reminders go out only then)."""
     status = (await session.execute(select(Elicitation.status).where(Elicitation.id == question_id))).scalar()
-    return status == "pending"
+    return status == QuestionStatus.PENDING

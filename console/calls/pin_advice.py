@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call
+from console.calls.states import CallStatus
 from console.db import utcnow
 from console.mcp.models import McpServer
 from console.mcp.probe import ProbeOutcome, connects
@@ -52,7 +53,7 @@ async def pin_advice(*, session: AsyncSession, server: McpServer, team_name: str
             select(Call.result_json)
             .where(
                 Call.server_id == server.id,
-                Call.status == "completed",
+                Call.status == CallStatus.COMPLETED,
                 Call.created_at >= utcnow() - RECENT,
                 Call.result_json.contains(NEWER),
             )

@@ -21,11 +21,11 @@ from console.audit import SYSTEM, record_event
 from console.audit.chain import RESTORED_TO
 from console.audit.models import AuditHead
 from console.audit.witnessing import since_backup
-from console.calls.connects.parking import PARKED
 from console.calls.models import Call, DispatchJob, Elicitation
+from console.calls.moves import move_job, question_may_become
 from console.calls.questions.inbox import RESTORED
 from console.calls.replies.outcomes import record_lost
-from console.calls.states import TERMINAL
+from console.calls.states import TERMINAL, JobStatus, QuestionStatus
 from console.config import Settings
 from console.db import utcnow
 from console.transactions import after_commit, transaction
@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 HARMLESS = frozenset(
     {"access_refused", "oauth_refused", "csrf_failed", "notification_failed", "notification_resent"}
 )
-OUT = ("ready", "claimed", "sending", PARKED)  # a job that is, or may be, on its way to the server
+# A job that is, or may be, on its way to the server.
+OUT = (JobStatus.READY, JobStatus.CLAIMED, JobStatus.SENDING, JobStatus.PARKED)
 SENT_AFTER_BACKUP = (
     "answered or sent after the backup this database was restored from: whether its server got the "
     "request is unknown here, so a person decides whether to send it again"
@@ -139,11 +140,11 @@ async def _hold(session: AsyncSession, call: Call) -> None:
     now = utcnow()
     await session.execute(
         update(Elicitation)
-        .where(Elicitation.call_id == call.id, Elicitation.status == "pending")
-        .values(status="interrupted", decided_at=now, decided_via=RESTORED)
+        .where(Elicitation.call_id == call.id, question_may_become(QuestionStatus.INTERRUPTED))
+        .values(status=QuestionStatus.INTERRUPTED, decided_at=now, decided_via=RESTORED)
     )
     for older in jobs[1:]:
-        older.status = "done"
+        move_job(older, JobStatus.DONE)
     if jobs:
         record_lost(session=session, call=call, job=jobs[0], reason=SENT_AFTER_BACKUP)
     else:

@@ -21,10 +21,10 @@ from console.calls.declared import declared, policy_for
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.gates.opening import open_gate, waiting_at_gate
 from console.calls.models import METHODS, Call, DispatchJob, Elicitation, Run, params_target
-from console.calls.moves import may_become
+from console.calls.moves import job_may_become, may_become, move_job, question_may_become
 from console.calls.notices import call_ended_by_id
 from console.calls.rawjson import member_text
-from console.calls.states import TERMINAL, CallStatus
+from console.calls.states import TERMINAL, CallStatus, JobKind, JobStatus, QuestionStatus
 from console.calls.tasks import cancel_task_of
 from console.calls.wellformed import parse_json
 from console.config import Settings
@@ -55,8 +55,8 @@ from console.notify.channels import url_problem
 from console.transactions import end_read
 
 RESERVED_PARAMS = ("inputResponses", "requestState", "_meta")
-ABANDONABLE = ("awaiting_input", "interrupted")
-TASK_RUNNING = (Call.status == "running") & Call.task_id.is_not(None)  # a task its server works on
+ABANDONABLE = (CallStatus.AWAITING_INPUT, CallStatus.INTERRUPTED)
+TASK_RUNNING = (Call.status == CallStatus.RUNNING) & Call.task_id.is_not(None)  # a task its server works on
 NAME_KEY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
@@ -306,7 +306,7 @@ async def record_call(
         server_id=server.id,
         method=method,
         params_json=checked.params_text,
-        status="running",
+        status=CallStatus.RUNNING,
         tool_annotations_json=None if annotations is None else json.dumps(annotations),
         relayed_json=json.dumps(sorted(relayed)) if relayed else None,
         gateway_session=gateway_session if ROOTS in relayed else None,
@@ -334,7 +334,7 @@ async def record_call(
             actor=principal.actor,
         )
         return StartedCall(call, None)
-    job = DispatchJob(id=new_id(), call_id=call.id, kind="initial", status="ready")
+    job = DispatchJob(id=new_id(), call_id=call.id, kind=JobKind.INITIAL, status=JobStatus.READY)
     if claimed_by is None:
         await insert_rows(session, call, job)
         return StartedCall(call, job.id)
@@ -342,7 +342,8 @@ async def record_call(
         session=session, call=call, owner_id=run.owner_id, endpoint=checked.endpoint
     )
     # The dispatcher renews the lease while the send is out; it runs out when this process is gone.
-    job.status, job.claimed_by, job.attempts = "sending", claimed_by, 1
+    move_job(job, JobStatus.SENDING)
+    job.claimed_by, job.attempts = claimed_by, 1
     job.lease_until = utcnow() + timedelta(seconds=settings.lease_seconds)
     await insert_rows(session, call, job)
     record_sent(session=session, job=job, responses=None)
@@ -482,7 +483,7 @@ async def view_call(
     if hidden is not None:
         raise _refused_call(session, viewer, call.id, attempt, hidden, NotFound(f"no call {call_id!r}"))
     questions: list[PendingQuestion] = []
-    if call.status == "awaiting_input":  # the only state in which a call has pending questions
+    if call.status == CallStatus.AWAITING_INPUT:  # the only state in which a call has pending questions
         pending = (await session.execute(_PENDING_OF_CALL, {"call_id": call.id})).scalars()
         questions = pending_questions(pending)
     await end_read(session)  # on SQLite an open transaction holds the write lock
@@ -498,7 +499,7 @@ _CALL_TO_VIEW = (
     .execution_options(populate_existing=True)
 )
 _PENDING_OF_CALL = select(Elicitation).where(
-    Elicitation.call_id == bindparam("call_id"), Elicitation.status == "pending"
+    Elicitation.call_id == bindparam("call_id"), Elicitation.status == QuestionStatus.PENDING
 )
 
 
@@ -553,13 +554,13 @@ async def abandon_rows(
     call_ended_by_id(session, call_id, "abandoned")
     await session.execute(
         update(Elicitation)
-        .where(Elicitation.call_id == call_id, Elicitation.status == "pending")
-        .values(status="superseded", decided_at=now)
+        .where(Elicitation.call_id == call_id, question_may_become(QuestionStatus.SUPERSEDED))
+        .values(status=QuestionStatus.SUPERSEDED, decided_at=now)
     )
     await session.execute(  # a request parked while its owner connects is never sent now
         update(DispatchJob)
-        .where(DispatchJob.call_id == call_id, DispatchJob.status == PARKED)
-        .values(status="done")
+        .where(DispatchJob.call_id == call_id, DispatchJob.status == PARKED, job_may_become(JobStatus.DONE))
+        .values(status=JobStatus.DONE)
     )
     await cancel_task_of(session=session, call_id=call_id)
     record_event(
@@ -589,10 +590,12 @@ async def resend_interrupted(
     await _ensure_can_steer(session, viewer, view, "resend")
     job = (
         await session.execute(
-            select(DispatchJob).where(DispatchJob.call_id == call_id, DispatchJob.status == "interrupted")
+            select(DispatchJob).where(
+                DispatchJob.call_id == call_id, DispatchJob.status == JobStatus.INTERRUPTED
+            )
         )
     ).scalar_one_or_none()
-    if job is None and view.call.status == "interrupted":  # held after a restore, before its resume
+    if job is None and view.call.status == CallStatus.INTERRUPTED:  # held after a restore, before its resume
         raise Conflict(
             "this call holds no request to send again (its answer came after the backup the database was "
             "restored from): abandon it, and make the call again if it is still wanted"
@@ -601,12 +604,13 @@ async def resend_interrupted(
         _ensure_approval_holds(job.attestation, now or utcnow())
     result = await session.execute(
         update(Call)
-        .where(Call.id == call_id, Call.status == "interrupted", may_become(CallStatus.RESUMING))
+        .where(Call.id == call_id, Call.status == CallStatus.INTERRUPTED, may_become(CallStatus.RESUMING))
         .values(status=CallStatus.RESUMING, updated_at=utcnow(), error_json=None)
     )
     if result.rowcount != 1 or job is None:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         raise Conflict(f"call is {view.call.status}; only interrupted calls can be sent again")
-    job.status, job.not_before, job.lease_until, job.claimed_by = "ready", utcnow(), None, None
+    move_job(job, JobStatus.READY)
+    job.not_before, job.lease_until, job.claimed_by = utcnow(), None, None
     record_event(
         session=session,
         actor=viewer.actor,

@@ -7,8 +7,10 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, DispatchJob
+from console.calls.moves import job_may_become
+from console.calls.states import JobKind, JobStatus
 
-POLL, CANCEL = "poll", "cancel"
+POLL, CANCEL = JobKind.POLL, JobKind.CANCEL
 
 
 async def cancel_task_of(*, session: AsyncSession, call_id: str) -> bool:
@@ -19,8 +21,13 @@ async def cancel_task_of(*, session: AsyncSession, call_id: str) -> bool:
         return False
     await session.execute(
         update(DispatchJob)
-        .where(DispatchJob.call_id == call_id, DispatchJob.kind == POLL, DispatchJob.status == "ready")
-        .values(status="done")
+        .where(
+            DispatchJob.call_id == call_id,
+            DispatchJob.kind == POLL,
+            DispatchJob.status == JobStatus.READY,
+            job_may_become(JobStatus.DONE),
+        )
+        .values(status=JobStatus.DONE)
     )
-    session.add(DispatchJob(call_id=call_id, kind=CANCEL, status="ready"))
+    session.add(DispatchJob(call_id=call_id, kind=CANCEL, status=JobStatus.READY))
     return True

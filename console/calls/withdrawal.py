@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import record_event
 from console.calls.service import abandon_rows, is_terminal, view_call
+from console.calls.states import CallStatus
 from console.identity import Principal
 
 CANCELLED = "the agent cancelled"
@@ -39,7 +40,7 @@ async def withdraw_for_agent(
     call = view.call
     if is_terminal(call.status):
         return call.status
-    sent = call.round > 0 or call.status != "awaiting_input"
+    sent = call.round > 0 or call.status != CallStatus.AWAITING_INPUT
     consequence = "nothing was sent to the server"
     if sent:
         consequence = "it had reached the server, " + (

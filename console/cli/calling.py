@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Elicitation
+from console.calls.states import CallStatus, QuestionMode
 from console.cli.common import Subcommands, complain, pairs, run_with_session, say
 from console.config import Settings
 from console.errors import ConsoleError
@@ -121,10 +122,10 @@ def _call(settings: Settings, args: argparse.Namespace) -> int:
     except (BaseExceptionGroup, TimeoutError) as exc:
         raise one_failure(exc, args.timeout) from None
     say(json.dumps({"status": outcome.status, "result": outcome.result, "error": outcome.error}))
-    if outcome.status == "awaiting_input":
+    if outcome.status == CallStatus.AWAITING_INPUT:
         complain("error: no --elicit answer left for the question above; the call was left waiting")
         return UNANSWERED_EXIT
-    if outcome.status != "completed" or (outcome.result or {}).get("isError"):
+    if outcome.status != CallStatus.COMPLETED or (outcome.result or {}).get("isError"):
         return 1
     return 0
 
@@ -254,7 +255,7 @@ def _waited(question: Elicitation, given: Answer, held: bool, waited: set[str]) 
     """
     if given.action != WAIT:
         return given
-    if question.mode != "url" or question.url is None:
+    if question.mode != QuestionMode.URL or question.url is None:
         raise ConsoleError(f"--elicit wait: question {question.key!r} is not a link (mode url)")
     if held:
         return given

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from console.calls.states import TERMINAL
+from console.calls.states import TERMINAL, CallStatus
 from console.cli.calling import Target, answering, one_failure, parse_answer, resolve_target, throwaway
 from console.cli.common import Subcommands, say
 from console.config import Settings
@@ -64,7 +64,7 @@ class ExpectIn(_Strict):
 
     @model_validator(mode="after")
     def _known_status(self) -> ExpectIn:
-        if self.status not in (*TERMINAL, "awaiting_input"):
+        if self.status not in (*TERMINAL, CallStatus.AWAITING_INPUT):
             raise ValueError(f"status must be one of {', '.join((*TERMINAL, 'awaiting_input'))}")
         return self
 
@@ -183,7 +183,7 @@ def _differences(expect: ExpectIn, outcome: Outcome, rounds: list[dict[str, Any]
         why = f" ({json.dumps(outcome.error)})" if outcome.error else ""
         problems.append(f"status {outcome.status}{why}, expected {expect.status}")
     result = outcome.result or {}
-    if outcome.status == "completed" and bool(result.get("isError")) != expect.error:
+    if outcome.status == CallStatus.COMPLETED and bool(result.get("isError")) != expect.error:
         problems.append(f"isError {bool(result.get('isError'))}, expected {expect.error}")
     messages = [
         str(request.get("params", {}).get("message", ""))

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from console.audit import SYSTEM
 from console.calls.models import Call, Elicitation
 from console.calls.service import create_run
-from console.calls.states import TERMINAL
+from console.calls.states import TERMINAL, CallStatus, QuestionStatus
 from console.config import Settings, secret_text
 from console.demo.tracker import Tracker
 from console.dispatch.follow import start_call
@@ -355,7 +355,10 @@ async def _waiting(session: AsyncSession, server: str, params: dict[str, object]
             await session.execute(
                 select(Call)
                 .join(McpServer, McpServer.id == Call.server_id)
-                .where(Call.status.in_(("running", "resuming", "awaiting_input")), McpServer.name == server)
+                .where(
+                    Call.status.in_((CallStatus.RUNNING, CallStatus.RESUMING, CallStatus.AWAITING_INPUT)),
+                    McpServer.name == server,
+                )
             )
         )
         .scalars()
@@ -403,7 +406,7 @@ async def question_page(factory: async_sessionmaker[AsyncSession], signals: Sign
                 question = (
                     await session.execute(
                         select(Elicitation.id).where(
-                            Elicitation.call_id == call_id, Elicitation.status == "pending"
+                            Elicitation.call_id == call_id, Elicitation.status == QuestionStatus.PENDING
                         )
                     )
                 ).scalar()

@@ -14,6 +14,7 @@ from console.attestation import ANSWER, APPROVAL_META, GATE, Attester, Decision,
 from console.calls.gates.opening import GATE_KEY
 from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation
 from console.calls.questions.inbox import SignatureView, signatures_of
+from console.calls.states import QuestionMode
 from console.config import Settings
 from console.identity.models import User
 from console.mcp.models import McpServer
@@ -31,7 +32,7 @@ _GATE_AND_DECIDER = (
     select(Elicitation, User.name)
     .join(CallRound, CallRound.id == Elicitation.round_id)
     .outerjoin(User, User.id == Elicitation.decided_by)
-    .where(CallRound.call_id == bindparam("call_id"), CallRound.n == 0, Elicitation.mode == "gate")
+    .where(CallRound.call_id == bindparam("call_id"), CallRound.n == 0, Elicitation.mode == QuestionMode.GATE)
 )
 
 
@@ -87,7 +88,7 @@ async def attestation_meta(
         Question(question.key, question.required_approvals, _decisions(question, by, signed))
         for question, by in decided
     ]
-    gate = decided_questions[0].mode == "gate"
+    gate = decided_questions[0].mode == QuestionMode.GATE
     edited = call.approved_params_json is not None
     token = attester.sign(
         issuer=settings.base_url,

@@ -10,6 +10,7 @@ import anyio
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls import service as calls
+from console.calls.states import CallStatus, JobKind
 from console.config import Settings
 from console.dispatch.signals import Signals
 from console.dispatch.worker import Claimed, Dispatcher
@@ -83,7 +84,9 @@ async def start_and_hand_over(
         return Started(call_id, marker)
     job_id, send = started.job_id, started.send
     if here is not None and send is not None:
-        outcome = Started(call_id, marker, lambda: here.hand_over(Claimed(job_id, call_id, "initial", send)))
+        outcome = Started(
+            call_id, marker, lambda: here.hand_over(Claimed(job_id, call_id, JobKind.INITIAL, send))
+        )
     else:
         outcome = Started(call_id, marker, signals.work_available)
     if not defer_send:
@@ -222,4 +225,4 @@ def _left_settled(
 
 def left_running(status: str, _round: int) -> bool:
     """Settled once the server has answered: the call finished or asks something."""
-    return status not in ("running", "resuming")
+    return status not in (CallStatus.RUNNING, CallStatus.RESUMING)

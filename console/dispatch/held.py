@@ -19,10 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from console.background import is_database_error, wait_after
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.moves import move_round
 from console.calls.questions.decisions import response_for
 from console.calls.replies.outcomes import PUSHED_KEY, close_held, complete_link, record_pushed
 from console.calls.server_reports.reports import Reports
 from console.calls.service import is_terminal
+from console.calls.states import JobStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.config import Settings
 from console.db import get_row, utcnow
 from console.dispatch.signals import Signals
@@ -133,13 +135,13 @@ class HeldRequest:
         round_ = await get_row(session, CallRound, round_id)
         if is_terminal(status := call.status):
             raise PushedRefused(f"the call was {status}")  # the transaction rolls back
-        if round_.status != "ready":
+        if round_.status != RoundStatus.READY:
             self.reports.keep(call)  # what the server reported while it waits
             if renew:
                 job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
             return False, None
         answer = await _answer_of(session, round_)
-        round_.status = "answered"
+        move_round(round_, RoundStatus.ANSWERED)
         # The request is out again until the server answers it; the sender's heartbeat renews the lease.
         job.lease_until = utcnow() + timedelta(seconds=self.settings.lease_seconds)
         return True, answer
@@ -154,7 +156,7 @@ class HeldRequest:
             .execution_options(populate_existing=True)
         )
         job, call, run = found.one()
-        if job.status != "sending" or job.claimed_by != self.worker_id:
+        if job.status != JobStatus.SENDING or job.claimed_by != self.worker_id:
             raise PushedRefused("the console no longer holds this request")
         return job, call, run
 
@@ -166,7 +168,7 @@ async def _answer_of(session: AsyncSession, round_: CallRound) -> dict[str, Any]
         await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))
     ).scalar_one_or_none()
     if question is not None:
-        if question.mode == "sampling" and question.status != "accepted":
+        if question.mode == QuestionMode.SAMPLING and question.status != QuestionStatus.ACCEPTED:
             raise PushedRefused(f"the sampling request was {question.status} by the people asked")
         return response_for(question)
     ask = (

@@ -9,9 +9,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, DispatchJob
-from console.calls.moves import move_call
+from console.calls.moves import move_call, move_job
 from console.calls.replies.outcomes import record_lost
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobStatus
 from console.calls.tasks import CANCEL
 from console.config import Settings
 from console.db import utcnow
@@ -29,12 +29,14 @@ def record_lost_or_resend(
         idempotent
         and job.attestation is None
         and job.kind != CANCEL  # sent once, as a courtesy, for a call that ended
-        and call.status in ("running", "resuming")  # not a held round, whose questions end with it
+        # not a held round, whose questions end with it
+        and call.status in (CallStatus.RUNNING, CallStatus.RESUMING)
         and job.attempts <= settings.idempotent_resends
     ):
         record_lost(session=session, call=call, job=job, reason=reason)
         return False
-    job.status, job.claimed_by, job.lease_until, job.last_error = "ready", None, None, reason
+    move_job(job, JobStatus.READY)
+    job.claimed_by, job.lease_until, job.last_error = None, None, reason
     job.not_before = utcnow() + timedelta(seconds=min(2**job.attempts, 60))
     move_call(call, CallStatus.RESUMING)
     record_event(

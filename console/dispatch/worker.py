@@ -23,6 +23,7 @@ from console.calls.declared import declared
 from console.calls.endpoints import CredentialMissing, endpoint_for_owner, on_agents_session
 from console.calls.links.required import requires_links
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.moves import job_may_become, move_job, round_may_become
 from console.calls.questions.agent_answers import expire_agent_requests, overdue_agent_requests
 from console.calls.questions.decisions import expire_due, overdue_questions, response_for
 from console.calls.replies.at_once import COMPLETES_AT_ONCE, record_completed
@@ -44,7 +45,7 @@ from console.calls.server_reports.logs import LogRecorder
 from console.calls.server_reports.progress import ProgressRecorder
 from console.calls.server_reports.reports import Reports
 from console.calls.service import CallView, is_terminal, pending_questions, record_sent
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobKind, JobStatus, RoundStatus
 from console.calls.tasks import CANCEL, POLL
 from console.config import Settings
 from console.db import finds_any, finds_any_of, get_row, utcnow
@@ -255,8 +256,8 @@ class Dispatcher:
     async def _claim_unshielded(self) -> Claimed | None:
         now = utcnow()
         due = or_(
-            (DispatchJob.status == "ready") & (DispatchJob.not_before <= now),
-            (DispatchJob.status == "claimed") & (DispatchJob.lease_until < now),
+            (DispatchJob.status == JobStatus.READY) & (DispatchJob.not_before <= now),
+            (DispatchJob.status == JobStatus.CLAIMED) & (DispatchJob.lease_until < now),
         )
         async with transaction(self._factory) as session:
             if not await finds_any(session, due):
@@ -274,9 +275,9 @@ class Dispatcher:
                 return None  # nothing written: the commit ends the read
             taken = await session.execute(
                 update(DispatchJob)
-                .where(DispatchJob.id == candidate.id, due)
+                .where(DispatchJob.id == candidate.id, due, job_may_become(JobStatus.CLAIMED))
                 .values(
-                    status="claimed",
+                    status=JobStatus.CLAIMED,
                     claimed_by=self.worker_id,
                     attempts=DispatchJob.attempts + 1,
                     lease_until=now + timedelta(seconds=self._settings.lease_seconds),
@@ -284,7 +285,7 @@ class Dispatcher:
             )
             if taken.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
                 return None
-        if candidate.status == "claimed":  # its claimer's lease ran out before it sent anything
+        if candidate.status == JobStatus.CLAIMED:  # its claimer's lease ran out before it sent anything
             LEASE_EXPIRIES.inc()
         return Claimed(candidate.id, candidate.call_id, candidate.kind)
 
@@ -409,11 +410,12 @@ class Dispatcher:
                             update(DispatchJob)
                             .where(
                                 DispatchJob.id == claimed.job_id,
-                                DispatchJob.status == "claimed",
+                                DispatchJob.status == JobStatus.CLAIMED,
                                 DispatchJob.claimed_by == self.worker_id,
+                                job_may_become(JobStatus.READY),
                             )
                             .values(
-                                status="ready",
+                                status=JobStatus.READY,
                                 claimed_by=None,
                                 lease_until=None,
                                 attempts=DispatchJob.attempts - 1,
@@ -442,7 +444,7 @@ class Dispatcher:
                             update(DispatchJob)
                             .where(
                                 DispatchJob.id == job_id,
-                                DispatchJob.status == "sending",
+                                DispatchJob.status == JobStatus.SENDING,
                                 DispatchJob.claimed_by == self.worker_id,
                             )
                             .values(lease_until=utcnow() + lease)
@@ -501,23 +503,24 @@ class Dispatcher:
             update(DispatchJob)
             .where(
                 DispatchJob.id == job.id,
-                DispatchJob.status == "claimed",
+                DispatchJob.status == JobStatus.CLAIMED,
                 DispatchJob.claimed_by == self.worker_id,
+                job_may_become(JobStatus.SENDING),
             )
-            .values(status="sending", lease_until=utcnow() + timedelta(seconds=lease))
+            .values(status=JobStatus.SENDING, lease_until=utcnow() + timedelta(seconds=lease))
         )
         if sending.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             await rollback(session)
             return None  # our lease ran out and another worker has it
         await _mark_sent(session, job, request)
-        if job.kind == "resume":  # queued by the answer that completed the round
+        if job.kind == JobKind.RESUME:  # queued by the answer that completed the round
             ANSWER_TO_RESUME.observe((utcnow() - job.created_at).total_seconds())
         return endpoint, request, server.name
 
     def _arguments_refused(self, endpoint: Endpoint, job: DispatchJob, request: McpRequest) -> str | None:
         """Why a first send of a tool call must not go out: arguments the tool's inputSchema refuses, as
         its server last listed it (a call started while the server could not be asked was not checked)."""
-        if job.kind != "initial" or request.method != "tools/call":
+        if job.kind != JobKind.INITIAL or request.method != "tools/call":
             return None
         listed = self._pool.known_tool(endpoint, str(request.params.get("name")))
         if listed is None:
@@ -538,19 +541,16 @@ class Dispatcher:
         if self._tasks is None:
             return None
         lease = timedelta(seconds=self._settings.lease_seconds)
-        job.status, job.claimed_by, job.attempts, job.lease_until = (
-            "sending",
-            self.worker_id,
-            1,
-            utcnow() + lease,
-        )
+        move_job(job, JobStatus.SENDING)
+        job.claimed_by, job.attempts, job.lease_until = self.worker_id, 1, utcnow() + lease
         _job, call, server, run, owner, _team = (
             await session.execute(_JOB_TO_PREPARE, {"job_id": job.id})  # flushes the job first
         ).one()
         try:
             endpoint, request = await self._request_and_endpoint(session, job, call, server, run, owner)
         except (CredentialMissing, SecretMissing):
-            job.status, job.claimed_by, job.attempts, job.lease_until = "ready", None, 0, None
+            move_job(job, JobStatus.READY)
+            job.claimed_by, job.attempts, job.lease_until = None, 0, None
             return None
         await _mark_sent(session, job, request)
         return Claimed(job.id, job.call_id, job.kind, (endpoint, request, server.name))
@@ -597,7 +597,8 @@ class Dispatcher:
         self, session: AsyncSession, job: DispatchJob, call: Call, reason: str
     ) -> None:
         """Nothing was sent and nothing can be: the call fails with the reason, the job is done."""
-        job.status, job.lease_until = "done", None
+        move_job(job, JobStatus.DONE)
+        job.lease_until = None
         fail_call(session=session, call=call, job=job, error={"message": reason})
         after_commit(
             session,
@@ -637,10 +638,11 @@ class Dispatcher:
             await rollback(session)  # the send is recorded below, as the statements found it
         found = await session.execute(_JOB_TO_RECORD, {"job_id": claimed.job_id})
         job, call, run, server_row = found.one()
-        if job.status != "sending" or job.claimed_by != self.worker_id:
+        if job.status != JobStatus.SENDING or job.claimed_by != self.worker_id:
             await rollback(session)
             return None  # the lease ran out first and the call was marked interrupted
-        job.status, job.lease_until = "done", None
+        move_job(job, JobStatus.DONE)
+        job.lease_until = None
         reports.keep(call)
         asked: list[Elicitation] | None = None  # known when the reply was a plain result or a round
         if job.kind == CANCEL:
@@ -710,7 +712,9 @@ class Dispatcher:
             after_commit(session, self._signals.work_available)
         if is_terminal(call.status):
             return CallView(call, server_row.name, run.owner_id, run.team_id, [])
-        if call.status == "awaiting_input" and asked is not None:  # earlier rounds' were all answered
+        if (
+            call.status == CallStatus.AWAITING_INPUT and asked is not None
+        ):  # earlier rounds' were all answered
             return CallView(call, server_row.name, run.owner_id, run.team_id, pending_questions(asked))
         return None
 
@@ -738,7 +742,8 @@ class Dispatcher:
                 else await holds_grant(session=session, user_id=owner_id, server_id=server.id)
             )
         ):
-            job.status, job.claimed_by, job.last_error, job.not_before = "ready", None, REFRESHING, utcnow()
+            move_job(job, JobStatus.READY)
+            job.claimed_by, job.last_error, job.not_before = None, REFRESHING, utcnow()
             return
         if hint is not None and job.kind != CANCEL and await may_ask_to_connect(session, call.id):
             await open_connect(
@@ -770,7 +775,8 @@ class Dispatcher:
         # Nothing reached the server, or the request is harmless to repeat (a task's poll), so sending
         # again is safe; back off while the server is down.
         if job.attempts < self._settings.dispatch_attempts:
-            job.status, job.claimed_by, job.last_error = "ready", None, error.message
+            move_job(job, JobStatus.READY)
+            job.claimed_by, job.last_error = None, error.message
             job.not_before = utcnow() + timedelta(seconds=min(2**job.attempts, 60))
             record_event(
                 session=session,
@@ -791,7 +797,11 @@ class Dispatcher:
 
 
 # Built once: it runs for every resume sent.
-_ROUND_SENT = update(CallRound).where(CallRound.id == bindparam("round_id")).values(status="sent")
+_ROUND_SENT = (
+    update(CallRound)
+    .where(CallRound.id == bindparam("round_id"), round_may_become(RoundStatus.SENT))
+    .values(status=RoundStatus.SENT)
+)
 
 
 async def _mark_sent(session: AsyncSession, job: DispatchJob, request: McpRequest) -> None:
@@ -809,7 +819,7 @@ async def _request_for(
     if call.task_id is not None and job.kind in TASK_JOBS:
         return replace(task_request(call.task_id, job.kind, None), relayed=declared(call))
     params = json.loads(call.sent_params_json)
-    if job.kind != "resume" or questions is None:
+    if job.kind != JobKind.RESUME or questions is None:
         return McpRequest(call.method, params, relayed=declared(call))
     asked_json, state_json = (await session.execute(_ROUND_SENT_BACK, {"round_id": questions.round_id})).one()
     responses = {q.key: response_for(q) for q, _by in await questions.with_deciders()}
@@ -843,7 +853,7 @@ def _asks_agent(input_requests_json: str) -> bool:
 
 def _lost_sends(now: datetime) -> ColumnElement[bool]:
     """The jobs being sent whose sender's lease ran out by `now`."""
-    return (DispatchJob.status == "sending") & (DispatchJob.lease_until < now)
+    return (DispatchJob.status == JobStatus.SENDING) & (DispatchJob.lease_until < now)
 
 
 async def _recover_lost_sends(session: AsyncSession, settings: Settings) -> list[str]:
@@ -863,10 +873,11 @@ async def _recover_lost_sends(session: AsyncSession, settings: Settings) -> list
     for job in stale:
         call = await get_row(session, Call, job.call_id)
         if repeatable(call, job):  # a task's poll or answers: sent again, harmlessly
-            job.status, job.claimed_by, job.lease_until = "ready", None, None
+            move_job(job, JobStatus.READY)
+            job.claimed_by, job.lease_until = None, None
             lost.append(call.id)
             continue
-        held = call.status == "awaiting_input"  # only a held round waits while its request is out
+        held = call.status == CallStatus.AWAITING_INPUT  # only a held round waits while its request is out
         reason = HELD_LOST if held else SEND_LOST
         idempotent = (
             await session.execute(select(McpServer.idempotent).where(McpServer.id == call.server_id))

@@ -23,6 +23,7 @@ from console.calls.agent_runs import run_for_agent
 from console.calls.models import AgentRequest
 from console.calls.questions.agent_answers import pending_agent_requests
 from console.calls.questions.waiting import Waiting, waiting_on
+from console.calls.states import CallStatus
 from console.config import Settings
 from console.dispatch import follow
 from console.dispatch.signals import LogFollower, Signals
@@ -215,7 +216,7 @@ async def _hold(
             marker = None
             if calls.is_terminal(view.call.status):
                 return Outcome(view, [])
-            asking = view.call.status == "awaiting_input"
+            asking = view.call.status == CallStatus.AWAITING_INPUT
             waiting = await waiting_on(session=session, call_id=call_id) if view.pending else []
             asks = await pending_agent_requests(session=session, call_id=call_id) if asking else []
         if stop is not None and (waiting or asks) and stop(waiting, asks):
@@ -388,7 +389,7 @@ def as_ours(result: dict[str, Any]) -> dict[str, Any]:
 
 def _result_or_raise(view: calls.CallView) -> dict[str, Any]:
     call = view.call
-    if call.status == "completed" and call.result_json is not None:
+    if call.status == CallStatus.COMPLETED and call.result_json is not None:
         result = json.loads(call.result_json)
         if isinstance(result, dict):
             return as_ours(result)
@@ -398,7 +399,7 @@ def _result_or_raise(view: calls.CallView) -> dict[str, Any]:
         # A tool result, not a protocol error: the model reads who stopped the call and why, and re-plans.
         return {"content": [{"type": "text", "text": message}], "isError": True, "_meta": {GATE_META: error}}
     code = error.get("code")
-    if call.status == "failed" and isinstance(code, int):
+    if call.status == CallStatus.FAILED and isinstance(code, int):
         raise MCPError(code, message, error.get("data"))  # the server's own error, as it sent it
-    hint = " A person can send it again from the run page." if call.status == "interrupted" else ""
+    hint = " A person can send it again from the run page." if call.status == CallStatus.INTERRUPTED else ""
     raise MCPError(types.INTERNAL_ERROR, f"{message} (console call {call.id}, {call.status}).{hint}")

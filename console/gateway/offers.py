@@ -19,6 +19,7 @@ from console.calls.models import AgentRequest, Elicitation
 from console.calls.questions.agent_answers import invalid_field
 from console.calls.questions.decisions import ACTIONS, answer, answer_refusal
 from console.calls.questions.waiting import Waiting
+from console.calls.states import QuestionMode
 from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, Gone, InvalidInput
 from console.gateway.forwarding import Services
@@ -35,9 +36,13 @@ def offerable(waiting: Waiting, principal: Principal, capabilities: types.Client
     question = waiting.question
     # A gate is a person's say on what the agent does; a sampling question went to people because the
     # agent has no model to answer it; a connect happens in the owner's browser, at the console.
-    if elicitation is None or question.mode in ("gate", "sampling", "connect"):
+    if elicitation is None or question.mode in (
+        QuestionMode.GATE,
+        QuestionMode.SAMPLING,
+        QuestionMode.CONNECT,
+    ):
         return False
-    if question.mode == "url":
+    if question.mode == QuestionMode.URL:
         declared = elicitation.url is not None
     else:  # an empty elicitation capability means form mode
         declared = elicitation.form is not None or elicitation.url is None
@@ -51,7 +56,7 @@ def input_request(waiting: Waiting) -> dict[str, Any]:
     """The question as an `elicitation/create` input request, as the upstream server asked it."""
     question = waiting.question
     params: dict[str, Any] = {"mode": question.mode, "message": question.message}
-    if question.mode == "url":
+    if question.mode == QuestionMode.URL:
         params["url"] = question.url or ""
     else:
         params["requestedSchema"] = json.loads(question.schema_json or "{}")

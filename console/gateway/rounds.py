@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from console.calls.models import AgentRequest
 from console.calls.questions.agent_answers import answer_agent_request
 from console.calls.questions.waiting import Waiting
+from console.calls.states import QuestionMode
 from console.calls.withdrawal import told_failed, withdraw_for_agent
 from console.errors import ConsoleError, InvalidInput, NotFound
 from console.gateway import input_responses, offers
@@ -88,7 +89,7 @@ async def _push_question(
 ) -> None:
     question = offers.input_request(waiting)["params"]
     try:
-        if waiting.mode == "url":
+        if waiting.mode == QuestionMode.URL:
             reply = await ctx.session.elicit_url(
                 question["message"], question["url"], waiting.id, related_request_id=ctx.request_id
             )

@@ -17,6 +17,7 @@ from pydantic import Field
 from console.calls import service as calls
 from console.calls.questions.agent_answers import pending_agent_requests
 from console.calls.questions.waiting import waiting_on
+from console.calls.states import CallStatus
 from console.calls.withdrawal import CANCELLED, withdraw_for_agent
 from console.errors import ConsoleError, NotFound
 from console.gateway import context, forwarding, input_responses, offers, rounds
@@ -131,7 +132,7 @@ async def _outcome(services: forwarding.Services, principal: Principal, task_id:
                 session=session, viewer=principal.viewer, call_id=task_id, attempt="task", own=True
             )
             waiting = await waiting_on(session=session, call_id=task_id) if view.pending else []
-            asking = view.call.status == "awaiting_input"
+            asking = view.call.status == CallStatus.AWAITING_INPUT
             asks = await pending_agent_requests(session=session, call_id=task_id) if asking else []
     except NotFound:
         raise MCPError(types.INVALID_PARAMS, f"unknown task {task_id!r}") from None

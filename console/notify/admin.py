@@ -16,6 +16,8 @@ from console.identity import Viewer
 from console.identity.models import User
 from console.identity.teams import actor_of, require_team_admin
 from console.notify.models import Channel, Delivery
+from console.notify.moves import move_delivery
+from console.notify.states import DeliveryStatus
 
 SHOWN = 200  # the newest deliveries a page lists
 
@@ -86,10 +88,11 @@ async def send_again(
     delivery = await session.get(Delivery, delivery_id)
     if delivery is None or delivery.team_id != team.id:
         raise NotFound(f"no delivery {delivery_id!r} in {team_name}")
-    if delivery.status != "failed":
+    if delivery.status != DeliveryStatus.FAILED:
         raise Conflict(f"only a failed delivery is sent again (this one is {delivery.status})")
     now = utcnow()
-    delivery.status, delivery.not_before = "pending", now
+    move_delivery(delivery, DeliveryStatus.PENDING)
+    delivery.not_before = now
     delivery.give_up_at = now + timedelta(hours=give_up_hours)
     record_event(
         session=session,

@@ -9,11 +9,13 @@ from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from console.db import Base, UtcDateTime, new_id, utcnow
+from console.notify.states import DeliveryStatus, NoticeStatus
 
 
 class Delivery(Base):
-    """Status: pending (due at `not_before`; each attempt pushes it later) -> sent, or failed once
-    `give_up_at` passed, or dropped (a reminder of a question answered before it was due).
+    """Status (a DeliveryStatus, moving as DELIVERIES allows): pending (due at `not_before`; each attempt
+    pushes it later) -> sent, or failed once `give_up_at` passed, or dropped (a reminder of a question
+    answered before it was due).
     `content_json` is the message as rendered when it was queued."""
 
     __tablename__ = "notify_delivery"
@@ -27,7 +29,7 @@ class Delivery(Base):
     user_id: Mapped[str | None] = mapped_column(ForeignKey("identity_user.id"), default=None)
     recipient: Mapped[str] = mapped_column(Text)  # the address
     content_json: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(10), default="pending")
+    status: Mapped[str] = mapped_column(String(10), default=DeliveryStatus.PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     not_before: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     give_up_at: Mapped[datetime] = mapped_column(UtcDateTime())
@@ -50,7 +52,7 @@ class Notice(Base):
     event: Mapped[str] = mapped_column(String(40))  # e.g. call.completed
     subject_id: Mapped[str] = mapped_column(String(32))  # the call, or the question answered
     call_id: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(10), default="pending")  # pending -> expanded
+    status: Mapped[str] = mapped_column(String(10), default=NoticeStatus.PENDING)  # pending -> expanded
     not_before: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 

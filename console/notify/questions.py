@@ -39,6 +39,7 @@ from console.notify.render import (
     time_left,
     webhook_question,
 )
+from console.notify.states import DeliveryStatus
 from console.policies.rules import OWNER_ONLY_MODES, WHO_ANSWERS, Escalation, refusal
 
 EVENT = "question.created"
@@ -194,7 +195,7 @@ async def _queue_channels(session: AsyncSession, settings: Settings, question: A
                 channel=channel.kind,
                 recipient=channel.id,
                 content_json=json.dumps({"body": bodies[channel.kind]}),
-                status="pending",
+                status=DeliveryStatus.PENDING,
                 attempts=0,
                 not_before=now,
                 give_up_at=now + timedelta(hours=settings.notify_give_up_hours),
@@ -219,7 +220,7 @@ def _email(
         user_id=user.id,
         recipient=user.email,
         content_json=json.dumps(message.as_dict()),
-        status="pending",
+        status=DeliveryStatus.PENDING,
         attempts=0,
         not_before=at,
         give_up_at=give_up,

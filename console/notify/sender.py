@@ -30,8 +30,10 @@ from console.notify.failed import DeliveryFailed
 from console.notify.hooks import CallbackTarget, ChannelClients, post
 from console.notify.mail import Mailer
 from console.notify.models import Channel, Delivery
+from console.notify.moves import move_delivery
 from console.notify.questions import ASKING, WHILE_PENDING
 from console.notify.render import Message
+from console.notify.states import DeliveryStatus
 from console.transactions import transaction
 
 BATCH = 50
@@ -110,10 +112,12 @@ async def deliver_due(
     async with transaction(factory) as session:
         for delivery_id, failed in outcomes.items():
             done = await session.get(Delivery, delivery_id)
-            if done is None:
+            # Another process may have claimed it after our lease ran out, and recorded it first.
+            if done is None or done.status != DeliveryStatus.PENDING:
                 continue
             if failed is None:
-                done.status, done.sent_at, done.last_error = "sent", now, None
+                move_delivery(done, DeliveryStatus.SENT)
+                done.sent_at, done.last_error = now, None
             else:
                 _failed(session, done, str(failed), now, final=failed.final)
     return sum(1 for failed in outcomes.values() if failed is None)
@@ -124,7 +128,7 @@ async def _claim_due(
 ) -> list[tuple[Delivery, Target]]:
     """The deliveries due at `now`, claimed (their `not_before` a lease ahead, one attempt more), each with
     its channel or callback token; reminders of questions answered meanwhile are dropped instead."""
-    due_now = (Delivery.status == "pending") & (Delivery.not_before <= now)
+    due_now = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.not_before <= now)
     if not await finds_any(session, due_now):  # the common pass: one read, and on SQLite no write lock
         return []
     due = (
@@ -149,7 +153,7 @@ async def _claim_due(
         if await _answered_before(session, carriers, delivery) or not await _still_for(
             session, carriers, delivery
         ):
-            delivery.status = "dropped"
+            move_delivery(delivery, DeliveryStatus.DROPPED)
             continue
         batch.append((delivery, await _target(session, delivery)))
     return batch
@@ -220,7 +224,7 @@ def _failed(session: AsyncSession, delivery: Delivery, reason: str, now: datetim
     if not final and now + backoff(delivery.attempts) < delivery.give_up_at:
         delivery.not_before = now + backoff(delivery.attempts)
         return
-    delivery.status = "failed"
+    move_delivery(delivery, DeliveryStatus.FAILED)
     NOTIFICATIONS_FAILED.labels(delivery.channel).inc()
     record_event(
         session=session,

@@ -6,6 +6,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, DispatchJob, Elicitation
+from console.calls.states import JobStatus, QuestionStatus
 from console.identity.models import Team
 from console.metrics import Readings
 
@@ -18,12 +19,12 @@ async def read_into(readings: Readings, session: AsyncSession) -> None:
         select(Team.name, func.count())
         .select_from(Elicitation)
         .join(Team, Team.id == Elicitation.team_id)
-        .where(Elicitation.status == "pending")
+        .where(Elicitation.status == QuestionStatus.PENDING)
         .group_by(Team.name)
     )
     readings.waiting = {str(team): int(count) for team, count in waiting.all()}
     readings.queue = (
         await session.execute(
-            select(func.count()).select_from(DispatchJob).where(DispatchJob.status == "ready")
+            select(func.count()).select_from(DispatchJob).where(DispatchJob.status == JobStatus.READY)
         )
     ).scalar_one()

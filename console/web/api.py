@@ -13,6 +13,7 @@ from console.calls import service as calls
 from console.calls.objects import CallOut
 from console.calls.questions import decisions
 from console.calls.questions import inbox as questions
+from console.calls.states import CallStatus
 from console.dispatch import follow
 from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict
@@ -206,8 +207,8 @@ async def get_call(
         if calls.is_terminal(status):
             return True
         if after_round is not None:
-            return status == "awaiting_input" and round_ > after_round
-        return status == "awaiting_input" and (status, round_) != start
+            return status == CallStatus.AWAITING_INPUT and round_ > after_round
+        return status == CallStatus.AWAITING_INPUT and (status, round_) != start
 
     return await _call_response(
         request, response, session, principal, call_id, wait, settled=settled, seen=seen

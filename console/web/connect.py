@@ -9,6 +9,7 @@ from console.calls.links.inspection import LinkReport, inspect_link
 from console.calls.questions import decisions
 from console.calls.questions import inbox as questions
 from console.calls.questions.inbox import QuestionView
+from console.calls.states import QuestionStatus
 from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, InvalidInput, StepUpRequired
 from console.identity.sessions import SignedIn
@@ -80,7 +81,7 @@ async def open_link(
         fresh = await questions.look_at_question(
             session=session, viewer=user.viewer, elicitation_id=elicitation_id
         )
-        if fresh.elicitation.status != "accepted":
+        if fresh.elicitation.status != QuestionStatus.ACCEPTED:
             raise
         return _leaving(request, link)
     await resume_after_commit(

@@ -16,6 +16,7 @@ from console.calls.connects.deciding import kept_challenge, server_of
 from console.calls.questions import inbox as questions
 from console.calls.questions.connected import connects_waiting
 from console.calls.questions.decisions import Decision
+from console.calls.states import QuestionMode, QuestionStatus
 from console.dispatch.taking import accept_connects
 from console.errors import Conflict, InvalidInput, NotFound
 from console.identity import Viewer
@@ -81,11 +82,11 @@ async def connect_for_call(
         session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="connect"
     )
     question = view.elicitation
-    if question.mode != "connect":
+    if question.mode != QuestionMode.CONNECT:
         raise InvalidInput(
             "this question does not ask to connect an account", {"elicitation_id": "not a connect"}
         )
-    if question.status != "pending":
+    if question.status != QuestionStatus.PENDING:
         raise Conflict(f"this question was already answered ({question.status})")
     server = await _own_server(session, user, await server_of(session, question))
     if enterprise_client(Outbound.of(settings), server) is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from console.calls.argument_table import ArgumentRow, argument_rows
 from console.calls.questions.inbox import QuestionView
+from console.calls.states import QuestionMode
 from console.calls.summary import CallSummary, summarise_call
 from console.identity.sessions import SignedIn
 from console.policies.rules import expiry_outcome
@@ -25,7 +26,7 @@ FORM_BUTTONS = (
 
 def call_summary(view: QuestionView) -> CallSummary | None:
     """A gate's call in the console's words (None for other questions: the server's message says them)."""
-    if view.elicitation.mode != "gate":
+    if view.elicitation.mode != QuestionMode.GATE:
         return None
     tool = view.asked.get("tool") or view.target
     return summarise_call(str(tool), view.arguments)
@@ -34,7 +35,7 @@ def call_summary(view: QuestionView) -> CallSummary | None:
 def why_you(view: QuestionView, user: SignedIn) -> str:
     """Why the question waits for the viewer, with the approvals given so far."""
     e = view.elicitation
-    if e.mode == "connect":
+    if e.mode == QuestionMode.CONNECT:
         return f"It waits for you to connect your account at {view.server}: your agent's call runs as you."
     role = user.viewer.roles.get(e.team_id)
     if e.owner_id == user.viewer.user_id:
@@ -50,7 +51,7 @@ def why_you(view: QuestionView, user: SignedIn) -> str:
 
 def expiry_words(view: QuestionView) -> str:
     """What happens when nobody answers in time: "then it is declined"."""
-    if view.elicitation.mode == "sampling":
+    if view.elicitation.mode == QuestionMode.SAMPLING:
         return "then the call is abandoned"
     return "then " + expiry_outcome(view.elicitation.expiry_action)
 

@@ -16,7 +16,7 @@ from console.calls.questions import decisions, page_answers
 from console.calls.questions import inbox as questions
 from console.calls.questions.inbox import QuestionView
 from console.calls.questions.sampling import shown_request
-from console.calls.states import TERMINAL
+from console.calls.states import TERMINAL, CallStatus, QuestionMode, QuestionStatus
 from console.db import utcnow
 from console.dispatch.taking import resume_after_commit
 from console.errors import Conflict, Gone, InvalidInput
@@ -69,12 +69,12 @@ async def question_page(elicitation_id: str, request: Request, session: DbSessio
     if _waits_for_owner(user, view):
         # Teammates learn that it waits for the owner; the link itself is the owner's alone.
         return render(request, "questions/waits_for_owner.html", {"user": user, "q": view})
-    if view.elicitation.mode == "url" and view.elicitation.status == "accepted":
+    if view.elicitation.mode == QuestionMode.URL and view.elicitation.status == QuestionStatus.ACCEPTED:
         again = await questions.asked_again(session=session, elicitation=view.elicitation)
         if again is not None:  # the server re-asks for the same link: go where "Check again" lives
             return RedirectResponse(f"/elicitations/{again}", status_code=303)
     kept = None
-    if view.elicitation.status == "pending" and view.elicitation.mode in POLICY_MODES:
+    if view.elicitation.status == QuestionStatus.PENDING and view.elicitation.mode in POLICY_MODES:
         kept = await take_kept_form(
             session=session, web_session_id=user.viewer.web_session_id, subject=elicitation_id
         )
@@ -101,7 +101,7 @@ async def outcome(elicitation_id: str, request: Request, session: DbSession, use
     view = await questions.read_question(
         session=session, viewer=user.viewer, elicitation_id=elicitation_id, attempt="view_outcome"
     )
-    if view.elicitation.status == "pending":
+    if view.elicitation.status == QuestionStatus.PENDING:
         raise InvalidInput(
             "this question is still pending: it has no outcome yet",
             {"elicitation_id": "is still pending"},
@@ -117,7 +117,7 @@ def _waits_for_owner(user: SignedIn, view: QuestionView) -> bool:
         return False
     if e.owner_id != user.viewer.user_id:
         return True
-    return e.status == "pending" and decisions.answer_refusal(user.viewer, e) is not None
+    return e.status == QuestionStatus.PENDING and decisions.answer_refusal(user.viewer, e) is not None
 
 
 @router.post("/elicitations/{elicitation_id}")
@@ -218,7 +218,7 @@ async def _context(
         "form_error": None,
         "kept_answer": False,
         "refresh_seconds": None,
-        "sampling": shown_request(view.asked) if view.elicitation.mode == "sampling" else None,
+        "sampling": shown_request(view.asked) if view.elicitation.mode == QuestionMode.SAMPLING else None,
         "summary": call_summary(view),
         "why_you": why_you(view, user),
         "expiry_words": expiry_words(view),
@@ -227,22 +227,24 @@ async def _context(
         "terminal_statuses": TERMINAL,
         **await _policy_context(session, user, view),
     }
-    decided = context["fixed_content"] or (view.answer if view.elicitation.status == "accepted" else None)
-    if view.elicitation.mode == "gate":
+    decided = context["fixed_content"] or (
+        view.answer if view.elicitation.status == QuestionStatus.ACCEPTED else None
+    )
+    if view.elicitation.mode == QuestionMode.GATE:
         context["argument_rows"] = gate_rows(view, decided)
         context["annotation_badges"] = annotation_badges(view.asked.get("annotations"))
     else:
         context["argument_rows"] = argument_rows(view.arguments)
         context["answer_rows"] = answer_rows(decided)
-    if view.elicitation.status == "pending":
-        if view.elicitation.mode == "url":
+    if view.elicitation.status == QuestionStatus.PENDING:
+        if view.elicitation.mode == QuestionMode.URL:
             context["link"] = link_of(request, view)
             context["consented"] = await questions.consented_before(
                 session=session, elicitation=view.elicitation
             )
-        if view.elicitation.mode == "gate":
+        if view.elicitation.mode == QuestionMode.GATE:
             context.update(_gate_form(view, kept))
-        if view.elicitation.mode == "connect":
+        if view.elicitation.mode == QuestionMode.CONNECT:
             context["connected"] = await owner_connected(session, view.elicitation)
             context["sso_provider"] = await _single_sign_on_for(request, session, view)
         if view.elicitation.mode in FORM_MODES:
@@ -260,7 +262,7 @@ async def _context(
     error = json.loads(call.call.error_json) if call.call.error_json else None
     context.update(
         call=call.call,
-        call_busy=call.call.status in ("running", "resuming"),
+        call_busy=call.call.status in (CallStatus.RUNNING, CallStatus.RESUMING),
         result_texts=_texts(result),
         call_error=(error or {}).get("message"),
         withdrawn_by_agent=bool((error or {}).get("withdrawn_by_agent")),
@@ -268,7 +270,7 @@ async def _context(
         next_questions=[
             p for p in call.pending if p.mode not in OWNER_ONLY_MODES or call.owner_id == user.viewer.user_id
         ],
-        refresh_seconds=1 if call.call.status in ("running", "resuming") else None,
+        refresh_seconds=1 if call.call.status in (CallStatus.RUNNING, CallStatus.RESUMING) else None,
     )
     return context
 
@@ -306,7 +308,7 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
     )
     refusal = decisions.answer_refusal(user.viewer, e)
     step_up = None
-    if refusal is None and e.status == "pending" and e.step_up_minutes is not None:
+    if refusal is None and e.status == QuestionStatus.PENDING and e.step_up_minutes is not None:
         authenticated = await signed_in_at(session=session, web_session_id=user.viewer.web_session_id)
         await commit(session)
         step_up = step_up_refusal(e.step_up_minutes, authenticated, utcnow())
@@ -318,12 +320,12 @@ async def _policy_context(session: DbSession, user: SignedIn, view: QuestionView
         "policy_line": None if e.mode in OWNER_ONLY_MODES else policy_summary(policy),
         "policy_lines": []
         if e.mode in OWNER_ONLY_MODES
-        else describe(policy, asked_for_minutes, expiry_abandons=e.mode == "sampling"),
+        else describe(policy, asked_for_minutes, expiry_abandons=e.mode == QuestionMode.SAMPLING),
         "policy_sources": [a["from"] for a in view.policy.get("applied", [])],
         "gate_from": (gate_rule(view.policy.get("applied", [])) or {}).get("from"),
         "raised_by_edit": view.policy.get("raised_by_edit"),
         "signed_already": view.signed_by(user.viewer.user_name),
-        "cosigning": e.content_digest is not None and e.status == "pending",
+        "cosigning": e.content_digest is not None and e.status == QuestionStatus.PENDING,
         "fixed_content": json.loads(e.content_json) if e.content_json else None,
     }
 

@@ -12,8 +12,9 @@ from sqlalchemy import select, update
 
 from console.calls.models import Call
 from console.calls.moves import may_become, move_call
-from console.calls.states import CALL_MOVES, FINAL, GOING, START, TERMINAL, CallStatus, IllegalMove
+from console.calls.states import CALL_MOVES, FINAL, GOING, START, TERMINAL, CallStatus
 from console.transactions import transaction
+from console.transitions import IllegalMove
 from tests.harness import Mrtr, running_console
 
 pytestmark = pytest.mark.anyio

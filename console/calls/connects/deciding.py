@@ -12,7 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import Actor, record_event
 from console.calls.connects.parking import parked_job, send_parked_again
 from console.calls.models import Call, CallRound, Elicitation
+from console.calls.moves import move_job
 from console.calls.rounds.ended import end_at_console_round
+from console.calls.states import CallStatus, JobStatus, QuestionStatus
 from console.calls.tasks import cancel_task_of
 from console.db import get_row, utcnow
 from console.errors import InvalidInput
@@ -68,7 +70,7 @@ async def pass_connect(
     call = await get_row(session, Call, round_.call_id)
     parked = await parked_job(session, call.id)
     now = utcnow()
-    if question.status == "accepted" and parked is not None:
+    if question.status == QuestionStatus.ACCEPTED and parked is not None:
         send_parked_again(parked, call, round_, now)
         record_event(
             session=session,
@@ -81,11 +83,11 @@ async def pass_connect(
         )
         return True
     if parked is not None:
-        parked.status = "done"
-    declined = question.status == "declined" or (
-        question.status == "expired" and question.expiry_action == "decline"
+        move_job(parked, JobStatus.DONE)
+    declined = question.status == QuestionStatus.DECLINED or (
+        question.status == QuestionStatus.EXPIRED and question.expiry_action == "decline"
     )
-    status = "declined" if declined else "cancelled"
+    status = CallStatus.DECLINED if declined else CallStatus.CANCELLED
     error = await _why_it_ended(session, question, call, status)
     end_at_console_round(session=session, call=call, round_=round_, status=status, error=error, actor=actor)
     await cancel_task_of(session=session, call_id=call.id)
@@ -93,14 +95,14 @@ async def pass_connect(
 
 
 async def _why_it_ended(
-    session: AsyncSession, question: Elicitation, call: Call, status: str
+    session: AsyncSession, question: Elicitation, call: Call, status: CallStatus
 ) -> dict[str, Any]:
     server = (
         await session.execute(select(McpServer.name).where(McpServer.id == call.server_id))
     ).scalar_one()
-    if question.status == "expired":
+    if question.status == QuestionStatus.EXPIRED:
         message = f"The account at {server} was not connected in time, so the call was {status}."
     else:
-        said = "declined" if question.status == "declined" else "cancelled"
+        said = "declined" if question.status == QuestionStatus.DECLINED else "cancelled"
         message = f"The account at {server} was not connected (its owner {said}), so the call was {status}."
     return {"message": message, "at_connect": True, "reason": question.status}

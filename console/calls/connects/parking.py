@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.moves import move_call
+from console.calls.moves import move_call, move_job, move_round
 from console.calls.notices import announce
 from console.calls.rounds.asking import request_digest, shown_digest
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobKind, JobStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.config import Settings
 from console.db import utcnow
 from console.mcp.challenge import Challenge
@@ -30,7 +30,7 @@ from console.oauth.hints import SignInHint
 
 CONNECT_METHOD = "io.approval-console/connect"
 CONNECT_KEY = "connect"
-PARKED = "parked"  # a refused request's outbox row while its owner connects
+PARKED = JobStatus.PARKED  # a refused request's outbox row while its owner connects
 MAX_CONNECTS = 3  # connect questions per call: a server refusing each fresh grant fails the call instead
 
 
@@ -49,7 +49,7 @@ async def may_ask_to_connect(session: AsyncSession, call_id: str) -> bool:
     asked = await session.execute(
         select(func.count())
         .select_from(Elicitation)
-        .where(Elicitation.call_id == call_id, Elicitation.mode == "connect")
+        .where(Elicitation.call_id == call_id, Elicitation.mode == QuestionMode.CONNECT)
     )
     return int(asked.scalar_one()) < MAX_CONNECTS
 
@@ -77,7 +77,10 @@ async def open_connect(
     }
     call.round += 1
     round_ = CallRound(
-        call_id=call.id, n=call.round, input_requests_json=json.dumps({CONNECT_KEY: request}), status="open"
+        call_id=call.id,
+        n=call.round,
+        input_requests_json=json.dumps({CONNECT_KEY: request}),
+        status=RoundStatus.OPEN,
     )
     session.add(round_)
     await session.flush()
@@ -88,7 +91,7 @@ async def open_connect(
         team_id=run.team_id,
         owner_id=run.owner_id,
         key=CONNECT_KEY,
-        mode="connect",
+        mode=QuestionMode.CONNECT,
         message=connect_message(server, hint),
         request_digest=request_digest(request),
         digest=shown_digest(
@@ -99,7 +102,7 @@ async def open_connect(
             key=CONNECT_KEY,
             request=request,
         ),
-        status="pending",
+        status=QuestionStatus.PENDING,
         answerers="owner",
         policy_json=json.dumps({"applied": [], "destructive": False}),
         expires_at=now + timedelta(seconds=settings.elicitation_ttl_seconds),
@@ -128,7 +131,8 @@ async def open_connect(
 def park(job: DispatchJob, call: Call, now: datetime) -> None:
     """Park the refused request `job` while people do what the server asked first (connect, open links);
     the call waits for them."""
-    job.status, job.claimed_by, job.lease_until = PARKED, None, None
+    move_job(job, PARKED)
+    job.claimed_by, job.lease_until = None, None
     # Refused before anything was served: it goes out again with a new attestation of the same approval,
     # rather than one that may have expired meanwhile.
     job.attestation = None
@@ -145,6 +149,7 @@ async def parked_job(session: AsyncSession, call_id: str) -> DispatchJob | None:
 
 def send_parked_again(parked: DispatchJob, call: Call, round_: CallRound, now: datetime) -> None:
     """What the server asked first is done: `round_` is answered and the parked request queued again."""
-    round_.status = "answered"
-    parked.status, parked.not_before, parked.last_error, parked.attempts = "ready", now, None, 0
-    move_call(call, CallStatus.RESUMING if parked.kind == "resume" else CallStatus.RUNNING, now)
+    move_round(round_, RoundStatus.ANSWERED)
+    move_job(parked, JobStatus.READY)
+    parked.not_before, parked.last_error, parked.attempts = now, None, 0
+    move_call(call, CallStatus.RESUMING if parked.kind == JobKind.RESUME else CallStatus.RUNNING, now)

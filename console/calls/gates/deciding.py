@@ -17,7 +17,7 @@ from console.calls.models import Call, CallRound, DispatchJob, Elicitation
 from console.calls.moves import move_call
 from console.calls.rounds.asking import canonical_json
 from console.calls.rounds.ended import end_at_console_round
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobKind, JobStatus, QuestionMode, QuestionStatus
 from console.db import get_row, utcnow
 from console.errors import InvalidInput, NotFound
 from console.forms.arguments import argument_errors
@@ -27,7 +27,12 @@ from console.policies.rules import DECIDERS, Policy, contradiction, describe_rul
 
 GATE_ROUND = 0  # the round number of a call's gate
 MAX_REASON = 1_000  # characters of a decline's reason
-ENDED = {"declined": "declined", "cancelled": "cancelled", "expired": None}  # None: by its expiry action
+# How a gate's answer ends the call; None: as its expiry action says.
+ENDED = {
+    QuestionStatus.DECLINED: CallStatus.DECLINED,
+    QuestionStatus.CANCELLED: CallStatus.CANCELLED,
+    QuestionStatus.EXPIRED: None,
+}
 
 
 def owner_token_refusal(viewer: Viewer) -> str | None:
@@ -44,7 +49,7 @@ def decline_reason(elicitation: Elicitation, action: str, reason: str | None) ->
     """A gate decline's reason, as the question keeps it (its content)."""
     if reason is None:
         return None
-    if elicitation.mode != "gate" or action != "decline":
+    if elicitation.mode != QuestionMode.GATE or action != "decline":
         raise InvalidInput("invalid answer", {"reason": "only a gate question's decline takes a reason"})
     reason = reason.strip()
     if len(reason) > MAX_REASON:
@@ -154,11 +159,13 @@ async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -
     call = await get_row(session, Call, round_.call_id)
     now = utcnow()
     asked = json.loads(call.params_json).get("arguments") or {}
-    if question.status == "accepted":
+    if question.status == QuestionStatus.ACCEPTED:
         approved = json.loads(question.content_json or "{}").get("arguments", asked)
         call.approved_params_json = approved_params(call.params_json, approved)
         move_call(call, CallStatus.RUNNING, now)
-        session.add(DispatchJob(call_id=call.id, round_id=round_.id, kind="initial", status="ready"))
+        session.add(
+            DispatchJob(call_id=call.id, round_id=round_.id, kind=JobKind.INITIAL, status=JobStatus.READY)
+        )
         edited = call.approved_params_json is not None
         record_event(
             session=session,
@@ -170,22 +177,23 @@ async def pass_gate(*, session: AsyncSession, round_: CallRound, actor: Actor) -
             payload={"edited": edited, "arguments_asked": asked, "arguments_sent": approved},
         )
         return True
-    status = ENDED[question.status] or ("declined" if question.expiry_action == "decline" else "cancelled")
+    by_expiry = CallStatus.DECLINED if question.expiry_action == "decline" else CallStatus.CANCELLED
+    status = ENDED[QuestionStatus(question.status)] or by_expiry
     error = await _why_it_ended(session, question, status)
     end_at_console_round(session=session, call=call, round_=round_, status=status, error=error, actor=actor)
     return False
 
 
-async def _why_it_ended(session: AsyncSession, question: Elicitation, status: str) -> dict[str, Any]:
+async def _why_it_ended(session: AsyncSession, question: Elicitation, status: CallStatus) -> dict[str, Any]:
     """The call's error: what the agent (and its model) is told, and the same as data."""
-    if question.status == "expired":
+    if question.status == QuestionStatus.EXPIRED:
         message = f"The approval gate was not answered in time, so the call was {status} and not sent."
         return {"message": message, "at_gate": True, "decided_by": None, "reason": "expired"}
     who = (
         await session.execute(select(User.name).where(User.id == question.decided_by))
     ).scalar_one_or_none() or "someone"
     reason = json.loads(question.content_json or "{}").get("reason") if question.content_json else None
-    verb = "declined" if status == "declined" else "cancelled"
+    verb = "declined" if status == CallStatus.DECLINED else "cancelled"
     message = f"{who} {verb} this call at the approval gate, so it was not sent."
     if reason:
         message += f" Reason: {reason}"

@@ -20,7 +20,7 @@ from console.calls.models import Call, CallRound, Elicitation, Run
 from console.calls.moves import move_call
 from console.calls.notices import announce
 from console.calls.rounds.asking import canonical_json, keep_policy, request_digest, shown_digest
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.calls.summary import summarise_call
 from console.config import Settings
 from console.db import utcnow
@@ -69,7 +69,7 @@ async def open_gate(
     params = json.loads(call.params_json)
     request = gate_request(params["name"], listed)
     round_ = CallRound(
-        call_id=call.id, n=0, input_requests_json=json.dumps({GATE_KEY: request}), status="open"
+        call_id=call.id, n=0, input_requests_json=json.dumps({GATE_KEY: request}), status=RoundStatus.OPEN
     )
     session.add(round_)
     await session.flush()
@@ -85,14 +85,14 @@ async def open_gate(
         team_id=run.team_id,
         owner_id=run.owner_id,
         key=GATE_KEY,
-        mode="gate",
+        mode=QuestionMode.GATE,
         message=summarise_call(params["name"], params.get("arguments")).question(),
         schema_json=json.dumps(request["params"]["inputSchema"]) if policy.allow_edit else None,
         request_digest=request_digest(request),
         digest=shown_digest(
             server=server, method=call.method, params=params, round_n=0, key=GATE_KEY, request=request
         ),
-        status="pending",
+        status=QuestionStatus.PENDING,
         expires_at=utcnow() + ttl,
     )
     keep_policy(question, resolved)
@@ -121,7 +121,7 @@ async def waiting_at_gate(
         Call.run_id == run_id,
         Call.server_id == server_id,
         Call.method == method,
-        Call.status == "awaiting_input",
+        Call.status == CallStatus.AWAITING_INPUT,
         Call.round == 0,
         Call.params_json == params_text,
     )

@@ -21,10 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import SYSTEM, Actor, record_event, redact_input_requests
 from console.calls.connects.parking import park, parked_job, send_parked_again
 from console.calls.models import Call, CallRound, DispatchJob, Elicitation, Run
+from console.calls.moves import move_job
 from console.calls.notices import announce
 from console.calls.rounds.asking import request_digest, shown_digest
 from console.calls.rounds.ended import end_at_console_round
 from console.calls.rounds.input_requests import ELICIT, parse_input_requests
+from console.calls.states import CallStatus, JobStatus, QuestionMode, QuestionStatus, RoundStatus
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import get_row, utcnow
@@ -100,7 +102,7 @@ async def may_require_links(session: AsyncSession, call_id: str) -> bool:
     rounds = await session.execute(
         select(func.count(func.distinct(Elicitation.round_id))).where(
             Elicitation.call_id == call_id,
-            Elicitation.mode == "url",
+            Elicitation.mode == QuestionMode.URL,
             Elicitation.key == f"{LINK_KEY_PREFIX}1",
         )
     )
@@ -121,7 +123,9 @@ async def open_required_links(
     link of `requests` (from `required_links`); the questions. The caller commits."""
     questions, _ = parse_input_requests(requests)
     call.round += 1
-    round_ = CallRound(call_id=call.id, n=call.round, input_requests_json=json.dumps(requests), status="open")
+    round_ = CallRound(
+        call_id=call.id, n=call.round, input_requests_json=json.dumps(requests), status=RoundStatus.OPEN
+    )
     session.add(round_)
     await session.flush()
     now = utcnow()
@@ -133,7 +137,7 @@ async def open_required_links(
             team_id=run.team_id,
             owner_id=run.owner_id,
             key=q.key,
-            mode="url",
+            mode=QuestionMode.URL,
             message=q.message,
             url=q.url,
             request_digest=request_digest(q.request),
@@ -145,7 +149,7 @@ async def open_required_links(
                 key=q.key,
                 request=q.request,
             ),
-            status="pending",
+            status=QuestionStatus.PENDING,
             answerers="owner",
             policy_json=json.dumps({"applied": [], "destructive": False}),
             expires_at=now + timedelta(seconds=settings.elicitation_ttl_seconds),
@@ -188,7 +192,7 @@ async def pass_links(*, session: AsyncSession, round_: CallRound, parked: Dispat
         (await session.execute(select(Elicitation).where(Elicitation.round_id == round_.id))).scalars().all()
     )
     now = utcnow()
-    if all(link.status == "accepted" for link in links):
+    if all(link.status == QuestionStatus.ACCEPTED for link in links):
         send_parked_again(parked, call, round_, now)
         record_event(
             session=session,
@@ -200,16 +204,16 @@ async def pass_links(*, session: AsyncSession, round_: CallRound, parked: Dispat
             payload={"round": round_.n, "job": parked.kind, "reason": "the server required links, now done"},
         )
         return True
-    parked.status = "done"
-    undone = next(link for link in links if link.status != "accepted")
-    declined = undone.status == "declined" or (
-        undone.status == "expired" and undone.expiry_action == "decline"
+    move_job(parked, JobStatus.DONE)
+    undone = next(link for link in links if link.status != QuestionStatus.ACCEPTED)
+    declined = undone.status == QuestionStatus.DECLINED or (
+        undone.status == QuestionStatus.EXPIRED and undone.expiry_action == "decline"
     )
-    status = "declined" if declined else "cancelled"
-    if undone.status == "expired":
+    status = CallStatus.DECLINED if declined else CallStatus.CANCELLED
+    if undone.status == QuestionStatus.EXPIRED:
         message = f"A link the server required was not opened in time, so the call was {status}."
     else:
-        said = "declined" if undone.status == "declined" else "cancelled"
+        said = "declined" if undone.status == QuestionStatus.DECLINED else "cancelled"
         message = (
             f"A link the server required was not completed (its owner {said}), so the call was {status}."
         )

@@ -15,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import AgentRequest, CallRound
+from console.calls.moves import agent_request_may_become
 from console.calls.questions.decisions import queue_resume_if_complete
 from console.calls.rounds.abandon import abandon_waiting_call
+from console.calls.states import AgentRequestStatus
 from console.db import finds_any, utcnow
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
@@ -26,7 +28,7 @@ async def pending_agent_requests(*, session: AsyncSession, call_id: str) -> list
     """The call's requests that wait for its agent, in the server's order."""
     query = (
         select(AgentRequest)
-        .where(AgentRequest.call_id == call_id, AgentRequest.status == "pending")
+        .where(AgentRequest.call_id == call_id, AgentRequest.status == AgentRequestStatus.PENDING)
         .order_by(AgentRequest.created_at, AgentRequest.key)
     )
     return list((await session.execute(query)).scalars())
@@ -51,8 +53,8 @@ async def answer_agent_request(
     text = json.dumps(response)
     moved = await session.execute(
         update(AgentRequest)
-        .where(AgentRequest.id == row.id, AgentRequest.status == "pending")
-        .values(status="answered", response_json=text, answered_at=utcnow())
+        .where(AgentRequest.id == row.id, agent_request_may_become(AgentRequestStatus.ANSWERED))
+        .values(status=AgentRequestStatus.ANSWERED, response_json=text, answered_at=utcnow())
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return False
@@ -75,7 +77,7 @@ async def answer_agent_request(
 
 def overdue_agent_requests(now: datetime) -> ColumnElement[bool]:
     """The agent requests `expire_agent_requests` ends at `now`."""
-    return (AgentRequest.status == "pending") & (AgentRequest.expires_at <= now)
+    return (AgentRequest.status == AgentRequestStatus.PENDING) & (AgentRequest.expires_at <= now)
 
 
 async def expire_agent_requests(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
@@ -90,8 +92,8 @@ async def expire_agent_requests(*, session: AsyncSession, now: datetime | None =
     for row in due:
         moved = await session.execute(
             update(AgentRequest)
-            .where(AgentRequest.id == row.id, AgentRequest.status == "pending")
-            .values(status="expired", answered_at=now)
+            .where(AgentRequest.id == row.id, agent_request_may_become(AgentRequestStatus.EXPIRED))
+            .values(status=AgentRequestStatus.EXPIRED, answered_at=now)
         )
         if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             continue

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Call, Elicitation
+from console.calls.states import QuestionMode, QuestionStatus
 from console.identity import Viewer
 from console.mcp.models import McpServer
 from console.mcp.sealed import Outbound
@@ -22,8 +23,8 @@ async def connects_waiting(*, session: AsyncSession, viewer: Viewer, server_id: 
         .join(Call, Call.id == Elicitation.call_id)
         .where(
             Elicitation.owner_id == viewer.user_id,
-            Elicitation.mode == "connect",
-            Elicitation.status == "pending",
+            Elicitation.mode == QuestionMode.CONNECT,
+            Elicitation.status == QuestionStatus.PENDING,
             Call.server_id == server_id,
         )
         .order_by(Elicitation.created_at)
@@ -44,8 +45,8 @@ async def connect_enterprise_waiting(
                 .join(Elicitation, Elicitation.call_id == Call.id)
                 .where(
                     Elicitation.owner_id == viewer.user_id,
-                    Elicitation.mode == "connect",
-                    Elicitation.status == "pending",
+                    Elicitation.mode == QuestionMode.CONNECT,
+                    Elicitation.status == QuestionStatus.PENDING,
                 )
                 .distinct()
             )

@@ -36,11 +36,20 @@ from console.calls.models import (
     Elicitation,
     Signature,
 )
-from console.calls.moves import may_become
+from console.calls.moves import may_become, question_may_become, round_may_become
 from console.calls.notices import question_answered
 from console.calls.questions.sampling import end_if_sampling_refused, sampling_result
 from console.calls.rounds.asking import canonical_json
-from console.calls.states import CallStatus
+from console.calls.states import (
+    AgentRequestStatus,
+    CallStatus,
+    JobKind,
+    JobStatus,
+    QuestionMode,
+    QuestionStatus,
+    RoundStatus,
+    SignatureAction,
+)
 from console.db import finds_any, new_id, utcnow
 from console.errors import (
     Conflict,
@@ -59,8 +68,12 @@ from console.identity.sessions import authenticated_at
 from console.identity.viewer import OUTSIDER
 from console.policies.rules import refusal, step_up_refusal
 
-ACTIONS = ("accept", "decline", "cancel")
-DECIDED_STATUS = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+ACTIONS = tuple(SignatureAction)  # what a person may answer a question with
+DECIDED_STATUS = {
+    SignatureAction.ACCEPT: QuestionStatus.ACCEPTED,
+    SignatureAction.DECLINE: QuestionStatus.DECLINED,
+    SignatureAction.CANCEL: QuestionStatus.CANCELLED,
+}
 
 
 @dataclass(frozen=True)
@@ -142,7 +155,7 @@ async def answer(
         idempotency.remember(session, "question", elicitation.id)
     said = decline_reason(elicitation, action, reason)
     approved = None  # a gate's first accept: the arguments it approves, under their own rules
-    if elicitation.mode == "gate" and action == "accept" and elicitation.content_digest is None:
+    if elicitation.mode == QuestionMode.GATE and action == "accept" and elicitation.content_digest is None:
         approved = await approved_arguments(session, elicitation, content)
         stricter = await hold_edit_to_its_rules(
             session=session, actor=viewer.actor, elicitation=elicitation, approved_json=approved
@@ -172,9 +185,13 @@ async def _decide(
     round, and the resume it queued."""
     result = await session.execute(
         update(Elicitation)
-        .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
+        .where(
+            Elicitation.id == elicitation.id,
+            Elicitation.status == QuestionStatus.PENDING,
+            question_may_become(DECIDED_STATUS[SignatureAction(action)]),
+        )
         .values(
-            status=DECIDED_STATUS[action],
+            status=DECIDED_STATUS[SignatureAction(action)],
             content_json=content_json,
             decided_by=viewer.user_id,
             decided_via=viewer.via,
@@ -275,7 +292,7 @@ async def _check_cosign(
     session: AsyncSession, elicitation: Elicitation, content: Any, signed_digest: str | None
 ) -> None:
     offered = signed_digest
-    if offered is None and (content is not None or elicitation.mode == "gate"):
+    if offered is None and (content is not None or elicitation.mode == QuestionMode.GATE):
         offered = content_digest(await _checked_content(session, elicitation, "accept", content) or "{}")
     if offered is None:
         raise InvalidInput(
@@ -288,7 +305,7 @@ async def _check_cosign(
 
 async def _count_approvals(session: AsyncSession, elicitation_id: str) -> int:
     query = select(func.count()).where(
-        Signature.elicitation_id == elicitation_id, Signature.action == "accept"
+        Signature.elicitation_id == elicitation_id, Signature.action == SignatureAction.ACCEPT
     )
     return int((await session.execute(query)).scalar_one())
 
@@ -358,7 +375,7 @@ async def _authorise(
         answerers=elicitation.answerers,
         no_self_approval=elicitation.no_self_approval,
     )
-    if reason is None and elicitation.mode == "gate" and is_owner and action == "accept":
+    if reason is None and elicitation.mode == QuestionMode.GATE and is_owner and action == "accept":
         reason = owner_token_refusal(viewer)
     if reason is None and action == "accept":
         signed_in = await authenticated_at(session=session, web_session_id=viewer.web_session_id)
@@ -408,9 +425,9 @@ def refuse(
 
 
 async def _ensure_open(session: AsyncSession, elicitation: Elicitation, digest: str | None) -> None:
-    if elicitation.status == "expired":
+    if elicitation.status == QuestionStatus.EXPIRED:
         raise Gone(f"this question expired and was answered {elicitation.expiry_action}")
-    if elicitation.status != "pending":
+    if elicitation.status != QuestionStatus.PENDING:
         await _raise_already_decided(session, elicitation.id)
     if elicitation.expires_at <= utcnow():
         raise Gone("this question expired")
@@ -427,7 +444,7 @@ async def _raise_already_decided(session: AsyncSession, elicitation_id: str) -> 
         )
     ).one()
     status, expiry_action, who = row
-    if status == "expired":
+    if status == QuestionStatus.EXPIRED:
         raise Gone(f"this question expired and was answered {expiry_action}")
     raise Conflict(f"already answered: {status} by {who or 'the console'}")
 
@@ -437,13 +454,13 @@ async def _checked_content(
 ) -> str | None:
     if action != "accept":
         return None
-    if elicitation.mode == "gate":
+    if elicitation.mode == QuestionMode.GATE:
         return await approved_arguments(session, elicitation, content)
-    if elicitation.mode == "url":
+    if elicitation.mode == QuestionMode.URL:
         if content is not None and content != {}:  # servers take an empty object as no content, too
             raise InvalidInput("invalid answer", {"content": "a URL question is accepted without content"})
         return None
-    if elicitation.mode == "connect":
+    if elicitation.mode == QuestionMode.CONNECT:
         await check_connected(session, elicitation, content)
         return None
     try:
@@ -472,7 +489,9 @@ async def _complete_round(
     if any(pending):
         return False, None
     moved = await session.execute(
-        update(CallRound).where(CallRound.id == round_.id, CallRound.status == "open").values(status="ready")
+        update(CallRound)
+        .where(CallRound.id == round_.id, round_may_become(RoundStatus.READY))
+        .values(status=RoundStatus.READY)
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         return False, None
@@ -486,12 +505,14 @@ async def _complete_round(
         return await pass_links(session=session, round_=round_, parked=parked, actor=actor), None
     now = utcnow()
     if round_.held:  # the request is still out: the console holding it sends the answers on it
-        others_open = exists().where(CallRound.call_id == round_.call_id, CallRound.status == "open")
+        others_open = exists().where(
+            CallRound.call_id == round_.call_id, CallRound.status == RoundStatus.OPEN
+        )
         await session.execute(
             update(Call)
             .where(
                 Call.id == round_.call_id,
-                Call.status == "awaiting_input",
+                Call.status == CallStatus.AWAITING_INPUT,
                 ~others_open,
                 may_become(CallStatus.RUNNING),
             )
@@ -502,10 +523,16 @@ async def _complete_round(
         return False, None
     await session.execute(
         update(Call)
-        .where(Call.id == round_.call_id, Call.status == "awaiting_input", may_become(CallStatus.RESUMING))
+        .where(
+            Call.id == round_.call_id,
+            Call.status == CallStatus.AWAITING_INPUT,
+            may_become(CallStatus.RESUMING),
+        )
         .values(status=CallStatus.RESUMING, updated_at=now)
     )
-    job = DispatchJob(id=new_id(), call_id=round_.call_id, round_id=round_.id, kind="resume", status="ready")
+    job = DispatchJob(
+        id=new_id(), call_id=round_.call_id, round_id=round_.id, kind=JobKind.RESUME, status=JobStatus.READY
+    )
     session.add(job)
     record_event(
         session=session,
@@ -525,9 +552,12 @@ _PENDING_IN_ROUND = select(
     *(
         select(func.count())
         .select_from(pending_in)
-        .where(pending_in.round_id == bindparam("round_id"), pending_in.status == "pending")
+        .where(pending_in.round_id == bindparam("round_id"), pending_in.status == pending)
         .scalar_subquery()
-        for pending_in in (Elicitation, AgentRequest)
+        for pending_in, pending in (
+            (Elicitation, QuestionStatus.PENDING),
+            (AgentRequest, AgentRequestStatus.PENDING),
+        )
     )
 )
 
@@ -536,13 +566,15 @@ async def _connect_of(session: AsyncSession, round_: CallRound) -> Elicitation |
     """The round's connect question, when it is the console's round waiting for its owner to connect."""
     if CONNECT_METHOD not in round_.input_requests_json:  # most rounds: no query
         return None
-    query = select(Elicitation).where(Elicitation.round_id == round_.id, Elicitation.mode == "connect")
+    query = select(Elicitation).where(
+        Elicitation.round_id == round_.id, Elicitation.mode == QuestionMode.CONNECT
+    )
     return (await session.execute(query)).scalar_one_or_none()
 
 
 def overdue_questions(now: datetime) -> ColumnElement[bool]:
     """The questions `expire_due` answers at `now`."""
-    return (Elicitation.status == "pending") & (Elicitation.expires_at <= now)
+    return (Elicitation.status == QuestionStatus.PENDING) & (Elicitation.expires_at <= now)
 
 
 async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> list[str]:
@@ -561,8 +593,8 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
         round_ = await _lock_round(session, elicitation.round_id)
         moved = await session.execute(
             update(Elicitation)
-            .where(Elicitation.id == elicitation.id, Elicitation.status == "pending")
-            .values(status="expired", decided_at=now)
+            .where(Elicitation.id == elicitation.id, question_may_become(QuestionStatus.EXPIRED))
+            .values(status=QuestionStatus.EXPIRED, decided_at=now)
         )
         if moved.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
             continue
@@ -582,14 +614,14 @@ async def expire_due(*, session: AsyncSession, now: datetime | None = None) -> l
 
 def response_for(elicitation: Elicitation) -> dict[str, Any]:
     """The ElicitResult (a sampling question's: CreateMessageResult) sent back for a decided question."""
-    if elicitation.status == "accepted":
-        if elicitation.mode == "sampling":
+    if elicitation.status == QuestionStatus.ACCEPTED:
+        if elicitation.mode == QuestionMode.SAMPLING:
             return sampling_result(elicitation.content_json)
-        if elicitation.mode == "url":
+        if elicitation.mode == QuestionMode.URL:
             return {"action": "accept"}
         return {"action": "accept", "content": json.loads(elicitation.content_json or "{}")}
-    if elicitation.status == "declined":
+    if elicitation.status == QuestionStatus.DECLINED:
         return {"action": "decline"}
-    if elicitation.status == "expired":
+    if elicitation.status == QuestionStatus.EXPIRED:
         return {"action": elicitation.expiry_action}
     return {"action": "cancel"}

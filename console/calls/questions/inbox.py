@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.audit import record_event
 from console.calls.models import POLICY_MODES, Call, CallRound, Elicitation, Run, Signature
 from console.calls.questions.decisions import may_answer, refuse
+from console.calls.states import QuestionMode, QuestionStatus, SignatureAction
 from console.db import reads_without_begin
 from console.errors import InvalidInput, NotFound
 from console.identity import Viewer
@@ -88,7 +89,7 @@ class QuestionView:
 
     @property
     def approvals(self) -> int:
-        return sum(1 for s in self.signatures if s.action == "accept")
+        return sum(1 for s in self.signatures if s.action == SignatureAction.ACCEPT)
 
     @property
     def answer(self) -> dict[str, Any]:
@@ -124,7 +125,7 @@ async def list_questions(
     *,
     session: AsyncSession,
     viewer: Viewer,
-    status: str = "pending",
+    status: str = QuestionStatus.PENDING,
     before: str | None = None,
     limit: int = PAGE_SIZE,
     team_id: str | None = None,
@@ -229,7 +230,7 @@ async def inbox_fingerprint(*, session: AsyncSession, viewer: Viewer) -> tuple[o
     await reads_without_begin(session)  # polled by every live inbox at every change
     in_teams = Elicitation.team_id.in_(list(viewer.roles))
     parts = (
-        (Elicitation.created_at, (Elicitation.status == "pending") & in_teams),
+        (Elicitation.created_at, (Elicitation.status == QuestionStatus.PENDING) & in_teams),
         (Elicitation.decided_at, in_teams),
         (Signature.signed_at, exists().where(Elicitation.id == Signature.elicitation_id, in_teams)),
     )
@@ -281,7 +282,7 @@ async def read_question(
         session=session, viewer=viewer, elicitation_id=elicitation_id, attempt=attempt
     )
     if view.elicitation.mode in OWNER_ONLY_MODES and view.elicitation.owner_id != viewer.user_id:
-        what = "this link" if view.elicitation.mode == "url" else "connecting this account"
+        what = "this link" if view.elicitation.mode == QuestionMode.URL else "connecting this account"
         _hide(session, viewer, view.elicitation, attempt, f"{what} is for {view.owner} only")
     return view
 
@@ -295,7 +296,7 @@ async def look_at_own_link(
         NotFound, InvalidInput (the question is a form), Forbidden (anyone else; recorded as `attempt`).
     """
     view = await look_at_question(session=session, viewer=viewer, elicitation_id=elicitation_id)
-    if view.elicitation.mode != "url":
+    if view.elicitation.mode != QuestionMode.URL:
         raise InvalidInput("this question is a form, not a link")
     if view.elicitation.owner_id != viewer.user_id:
         refuse(
@@ -354,9 +355,9 @@ async def asked_again(*, session: AsyncSession, elicitation: Elicitation) -> str
     """The pending re-ask of this very link in the same call, if the server asked again."""
     query = select(Elicitation.id).where(
         Elicitation.call_id == elicitation.call_id,
-        Elicitation.mode == "url",
+        Elicitation.mode == QuestionMode.URL,
         Elicitation.url == elicitation.url,
-        Elicitation.status == "pending",
+        Elicitation.status == QuestionStatus.PENDING,
     )
     found = (await session.execute(query.limit(1))).scalar_one_or_none()
     await end_read(session)
@@ -365,7 +366,7 @@ async def asked_again(*, session: AsyncSession, elicitation: Elicitation) -> str
 
 async def consented_before(*, session: AsyncSession, elicitation: Elicitation) -> bool:
     """Whether the owner already agreed to open this very URL earlier in the same call."""
-    if elicitation.mode != "url" or elicitation.url is None:
+    if elicitation.mode != QuestionMode.URL or elicitation.url is None:
         return False
     earlier = await session.execute(
         select(func.count())
@@ -373,9 +374,9 @@ async def consented_before(*, session: AsyncSession, elicitation: Elicitation) -
         .where(
             Elicitation.call_id == elicitation.call_id,
             Elicitation.id != elicitation.id,
-            Elicitation.mode == "url",
+            Elicitation.mode == QuestionMode.URL,
             Elicitation.url == elicitation.url,
-            Elicitation.status == "accepted",
+            Elicitation.status == QuestionStatus.ACCEPTED,
         )
     )
     count = earlier.scalar_one()
@@ -389,7 +390,7 @@ async def reopen_link(*, session: AsyncSession, viewer: Viewer, elicitation: Eli
     Opening it again is recorded in the caller's transaction; the question stays pending until the owner
     checks again.
     """
-    if elicitation.status != "pending" or elicitation.owner_id != viewer.user_id:
+    if elicitation.status != QuestionStatus.PENDING or elicitation.owner_id != viewer.user_id:
         return False
     if not await consented_before(session=session, elicitation=elicitation):
         return False

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from console.calls.models import FORM_MODES, Elicitation
 from console.calls.questions.decisions import Decision, answer, answer_refusal, refuse
 from console.calls.questions.inbox import QuestionView, consented_before, look_at_question
+from console.calls.states import QuestionMode
 from console.errors import InvalidInput, StepUpRequired
 from console.forms import FieldSpec, SchemaError, form_to_content, parse_schema
 from console.identity import Viewer
@@ -35,7 +36,9 @@ def form_fields(elicitation: Elicitation) -> tuple[FieldSpec, ...] | None:
     """The fields of a form question (a sampling question's: the reply), or of a gate whose approvers may
     change the arguments (None for a link, or a schema the form generator cannot show: a gate's arguments
     are then edited as JSON)."""
-    if elicitation.mode not in FORM_MODES and not (elicitation.mode == "gate" and elicitation.allow_edit):
+    if elicitation.mode not in FORM_MODES and not (
+        elicitation.mode == QuestionMode.GATE and elicitation.allow_edit
+    ):
         return None
     try:
         return parse_schema(json.loads(elicitation.schema_json or "null"))
@@ -100,13 +103,13 @@ async def answer_from_page(
     if refusal is not None:
         refuse(session=session, viewer=viewer, elicitation=elicitation, what="answer:web", reason=refusal)
     action = _first(posted, "action")
-    consent_missing = elicitation.mode == "url" and action == "accept"
+    consent_missing = elicitation.mode == QuestionMode.URL and action == "accept"
     if consent_missing and not await consented_before(session=session, elicitation=elicitation):
         return PageAnswer(view, "consent_first")
     content: dict[str, Any] | None = None
     fields = form_fields(elicitation)
     cosigning = elicitation.content_digest is not None
-    if action == "accept" and elicitation.mode == "gate" and not cosigning:
+    if action == "accept" and elicitation.mode == QuestionMode.GATE and not cosigning:
         arguments, errors = edited_arguments(fields, view.arguments, posted)
         if errors:
             return PageAnswer(view, "invalid", errors)
@@ -124,7 +127,9 @@ async def answer_from_page(
             content=content,
             digest=_first(posted, "digest"),
             signed_digest=_first(posted, "content_digest") or None,
-            reason=_first(posted, "reason") if elicitation.mode == "gate" and action == "decline" else None,
+            reason=_first(posted, "reason")
+            if elicitation.mode == QuestionMode.GATE and action == "decline"
+            else None,
         )
     except StepUpRequired:
         if content is not None:
@@ -133,7 +138,7 @@ async def answer_from_page(
             )
         return PageAnswer(view, "step_up")
     except InvalidInput as exc:
-        errors = _gate_errors(exc.fields, fields) if elicitation.mode == "gate" else exc.fields
+        errors = _gate_errors(exc.fields, fields) if elicitation.mode == QuestionMode.GATE else exc.fields
         return PageAnswer(view, "invalid", errors, exc.message)
     return PageAnswer(view, "decided", decision=decision)
 

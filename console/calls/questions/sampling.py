@@ -14,7 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor
 from console.calls.models import CallRound, Elicitation
+from console.calls.moves import move_round
 from console.calls.rounds.abandon import abandon_waiting_call
+from console.calls.states import QuestionMode, QuestionStatus, RoundStatus
 from console.db import utcnow
 from console.identity.models import User
 from console.mcp.endpoint import SAMPLING
@@ -87,8 +89,8 @@ async def end_if_sampling_refused(*, session: AsyncSession, round_: CallRound, a
             .outerjoin(User, User.id == Elicitation.decided_by)
             .where(
                 Elicitation.round_id == round_.id,
-                Elicitation.mode == "sampling",
-                Elicitation.status != "accepted",
+                Elicitation.mode == QuestionMode.SAMPLING,
+                Elicitation.status != QuestionStatus.ACCEPTED,
             )
             .order_by(Elicitation.key)
             .limit(1)
@@ -97,11 +99,11 @@ async def end_if_sampling_refused(*, session: AsyncSession, round_: CallRound, a
     if refused is None:
         return False
     question, who = refused
-    if question.status == "expired":
+    if question.status == QuestionStatus.EXPIRED:
         why = "nobody wrote the model's reply to the server's sampling request in time"
     else:
         why = f"{who or 'someone'} {question.status} the server's sampling request"
-    round_.status = "answered"
+    move_round(round_, RoundStatus.ANSWERED)
     await abandon_waiting_call(
         session=session,
         call_id=round_.call_id,

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.calls.models import Elicitation, Signature
+from console.calls.states import QuestionMode, QuestionStatus, SignatureAction
 from console.identity.models import Team, User
 
 
@@ -35,7 +36,7 @@ class Waiting:
 
     def path(self) -> str:
         """Where the question is answered: a link opens through its owner's consent page."""
-        return f"/connect/{self.id}" if self.mode == "url" else f"/elicitations/{self.id}"
+        return f"/connect/{self.id}" if self.mode == QuestionMode.URL else f"/elicitations/{self.id}"
 
 
 async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
@@ -43,7 +44,7 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
     approvals = (
         select(func.count())
         .select_from(Signature)
-        .where(Signature.elicitation_id == Elicitation.id, Signature.action == "accept")
+        .where(Signature.elicitation_id == Elicitation.id, Signature.action == SignatureAction.ACCEPT)
         .scalar_subquery()
     )
     rows = (
@@ -51,7 +52,7 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
             select(Elicitation, User.name, Team.name, approvals)
             .join(User, User.id == Elicitation.owner_id)
             .join(Team, Team.id == Elicitation.team_id)
-            .where(Elicitation.call_id == call_id, Elicitation.status == "pending")
+            .where(Elicitation.call_id == call_id, Elicitation.status == QuestionStatus.PENDING)
             .order_by(Elicitation.created_at, Elicitation.key)
         )
     ).all()
@@ -60,9 +61,9 @@ async def waiting_on(*, session: AsyncSession, call_id: str) -> list[Waiting]:
 
 def who(question: Elicitation, owner: str, team: str) -> str:
     """Who may answer the question, in a few words."""
-    if question.mode == "url":
+    if question.mode == QuestionMode.URL:
         return f"{owner} (the link is theirs alone)"
-    if question.mode == "connect":
+    if question.mode == QuestionMode.CONNECT:
         return f"{owner} (connecting their own account)"
     if question.answerers == "owner":
         return owner

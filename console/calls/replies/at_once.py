@@ -21,11 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit.chain import EventContext, knows_context
 from console.calls.models import Call, CallRound, DispatchJob, Run, call_target
-from console.calls.moves import may_become
+from console.calls.moves import job_may_become, may_become
 from console.calls.notices import call_ended
 from console.calls.replies.outcomes import held_open_rounds, record_completion, round_answered
 from console.calls.service import CallView
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobKind, JobStatus
 from console.db import utcnow
 from console.mcp.models import McpServer
 
@@ -48,19 +48,20 @@ def _job_done(kind: str) -> Update:
         update(_JOBS)
         .where(
             _JOBS.c.id == bindparam("the_job"),
-            _JOBS.c.status == "sending",
+            _JOBS.c.status == JobStatus.SENDING,
             _JOBS.c.claimed_by == bindparam("the_worker"),
             _JOBS.c.kind == kind,
+            job_may_become(JobStatus.DONE, _JOBS.c.status),
         )
-        .values(status="done", lease_until=None)
+        .values(status=JobStatus.DONE, lease_until=None)
         .returning(_JOBS.c.id, _JOBS.c.round_id)
     )
 
 
 def _still_as_sent(kind: str) -> ColumnElement[bool]:
-    if kind == "initial":
-        return (_CALLS.c.status == "running") & (_CALLS.c.round == 0)
-    return (_CALLS.c.status == "resuming") & ~exists(held_open_rounds(_CALLS.c.id))
+    if kind == JobKind.INITIAL:
+        return (_CALLS.c.status == CallStatus.RUNNING) & (_CALLS.c.round == 0)
+    return (_CALLS.c.status == CallStatus.RESUMING) & ~exists(held_open_rounds(_CALLS.c.id))
 
 
 def _call_completed(kind: str) -> Update:
@@ -101,13 +102,13 @@ def _statements(kind: str) -> _Statements:
     # The call is updated only if the job was, and a job updated without its call is rolled back with it.
     job_in_with = job_done.cte("job_done")
     done = call_completed.where(exists(select(job_in_with.c.id))).add_cte(job_in_with)
-    if kind == "resume":
+    if kind == JobKind.RESUME:
         resumed = CallRound.id.in_(select(job_in_with.c.round_id))
         done = done.add_cte(round_answered(resumed).returning(CallRound.id).cte("answered"))
     return _Statements(job_done, call_completed, done)
 
 
-COMPLETES_AT_ONCE = ("initial", "resume")
+COMPLETES_AT_ONCE = (JobKind.INITIAL, JobKind.RESUME)
 _BY_KIND = {kind: _statements(kind) for kind in COMPLETES_AT_ONCE}
 _ROUND_ANSWERED = round_answered(CallRound.id == bindparam("the_round"))
 _SERVER_PROTOCOL = (
@@ -131,7 +132,7 @@ async def record_completed(
     """Record `result` as the end of the call whose `kind` of send (one of COMPLETES_AT_ONCE) `job_id`
     was, in the caller's transaction; the call as the agent is shown it. None when the job or the call is
     not as that send left them: the caller then rolls back (on SQLite the job may have been updated)."""
-    statements = _BY_KIND[kind]
+    statements = _BY_KIND[JobKind(kind)]
     # Named unlike any column: an UPDATE would also set a column its parameters name.
     parameters = {
         "the_job": job_id,

@@ -19,13 +19,28 @@ from console.calls.links.required import (
     required_links,
 )
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation, Run
-from console.calls.moves import move_call
+from console.calls.moves import (
+    move_agent_request,
+    move_call,
+    move_job,
+    move_question,
+    move_round,
+    round_may_become,
+)
 from console.calls.notices import announce, call_ended
 from console.calls.questions.decisions import queue_resume_if_complete
 from console.calls.rounds.abandon import close_pending
 from console.calls.rounds.asking import keep_policy, request_digest, shown_digest
 from console.calls.rounds.input_requests import Question, parse_input_requests
-from console.calls.states import CallStatus
+from console.calls.states import (
+    AgentRequestStatus,
+    CallStatus,
+    JobKind,
+    JobStatus,
+    QuestionMode,
+    QuestionStatus,
+    RoundStatus,
+)
 from console.calls.tasks import cancel_task_of
 from console.config import Settings
 from console.db import utcnow
@@ -129,13 +144,17 @@ async def record_pushed(
 def held_open_rounds(call_id: Any) -> Select[str]:
     """The rounds of the call `call_id` (a value or a column) whose questions its server holds open."""
     return select(CallRound.id).where(
-        CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == "open"
+        CallRound.call_id == call_id, CallRound.held.is_(True), CallRound.status == RoundStatus.OPEN
     )
 
 
 def round_answered(which: ColumnElement[bool]) -> Update:
     """The rounds `which` picks are answered, unless a restart superseded them meanwhile."""
-    return update(CallRound).where(which, CallRound.status != "superseded").values(status="answered")
+    return (
+        update(CallRound)
+        .where(which, round_may_become(RoundStatus.ANSWERED))
+        .values(status=RoundStatus.ANSWERED)
+    )
 
 
 # Built once: they run whenever a call that asked something ends.
@@ -149,8 +168,14 @@ async def close_held(*, session: AsyncSession, call_id: str, reason: str) -> Non
     held_rounds = (await session.execute(_HELD_OPEN_ROUNDS, {"call_id": call_id})).scalars().all()
     if not held_rounds:  # most calls: one query
         return
-    closed = await close_pending(session=session, rounds=held_rounds, status="interrupted", now=utcnow())
-    await session.execute(update(CallRound).where(CallRound.id.in_(held_rounds)).values(status="superseded"))
+    closed = await close_pending(
+        session=session, rounds=held_rounds, status=QuestionStatus.INTERRUPTED, now=utcnow()
+    )
+    await session.execute(
+        update(CallRound)
+        .where(CallRound.id.in_(held_rounds), round_may_become(RoundStatus.SUPERSEDED))
+        .values(status=RoundStatus.SUPERSEDED)
+    )
     if closed:
         record_event(
             session=session,
@@ -177,8 +202,8 @@ async def complete_link(
             .join(CallRound, CallRound.id == Elicitation.round_id)
             .where(
                 Elicitation.call_id == call_id,
-                Elicitation.mode == "url",
-                Elicitation.status == "pending",
+                Elicitation.mode == QuestionMode.URL,
+                Elicitation.status == QuestionStatus.PENDING,
                 which,
             )
             .with_for_update(of=Elicitation)
@@ -188,7 +213,8 @@ async def complete_link(
         asked = json.loads(round_.input_requests_json).get(question.key, {}).get("params", {})
         if asked.get("elicitationId") != elicitation_id:
             continue
-        question.status, question.decided_at, question.decided_via = "accepted", utcnow(), "server"
+        move_question(question, QuestionStatus.ACCEPTED)
+        question.decided_at, question.decided_via = utcnow(), "server"
         record_event(
             session=session,
             actor=SYSTEM,
@@ -212,10 +238,14 @@ async def record_error(*, session: AsyncSession, call: Call, job: DispatchJob, e
         round_ = (await session.execute(select(CallRound).where(CallRound.id == job.round_id))).scalar_one()
         round_.error_json = json.dumps(error.as_json())
         if refuses_request_state(error) and await _may_restart(session, call, round_):
-            round_.status = "superseded"
+            move_round(round_, RoundStatus.SUPERSEDED)
             call.restarts += 1
             move_call(call, CallStatus.RESUMING)
-            session.add(DispatchJob(call_id=call.id, kind="restart", status="ready", restart_of=round_.id))
+            session.add(
+                DispatchJob(
+                    call_id=call.id, kind=JobKind.RESTART, status=JobStatus.READY, restart_of=round_.id
+                )
+            )
             record_event(
                 session=session,
                 actor=SYSTEM,
@@ -288,7 +318,7 @@ def record_lost(*, session: AsyncSession, call: Call, job: DispatchJob | None, r
     decides whether to send it again."""
     payload: dict[str, object] = {"reason": reason}
     if job is not None:
-        job.status = "interrupted"
+        move_job(job, JobStatus.INTERRUPTED)
         payload = {"job": job.id, "kind": job.kind, **payload}
     end_call(session, call, CallStatus.INTERRUPTED, error={"message": reason})
     record_event(
@@ -394,7 +424,7 @@ async def open_round(
         n=call.round + 1,
         input_requests_json=requests_json,
         request_state_json=state_json,
-        status="open",
+        status=RoundStatus.OPEN,
         held=held,
     )
     session.add(round_)
@@ -465,14 +495,15 @@ async def open_round(
     if restarted is not None:
         await _reapply(session, call, restarted, rows)
         await queue_resume_if_complete(session=session, round_=round_, actor=SYSTEM)
-    asked = [row for row in rows if row.status == "pending"]
+    asked = [row for row in rows if row.status == QuestionStatus.PENDING]
     await announce(session=session, settings=settings, call=call, server=server, questions=asked)
     return Opened(round_, asked)
 
 
 def _answer_roots(session: AsyncSession, call: Call, row: AgentRequest, roots: tuple[Root, ...]) -> None:
     """A `roots/list` request answered with the roots an admin set, asking nobody."""
-    row.status, row.answered_at = "answered", utcnow()
+    move_agent_request(row, AgentRequestStatus.ANSWERED)
+    row.answered_at = utcnow()
     row.response_json = json.dumps(roots_result(roots))
     record_event(
         session=session,
@@ -502,7 +533,7 @@ def _elicitation(
         digest=shown_digest(
             server=server, method=call.method, params=params, round_n=round_.n, key=q.key, request=q.request
         ),
-        status="pending",
+        status=QuestionStatus.PENDING,
         expires_at=expires,
     )
 
@@ -515,16 +546,13 @@ async def _reapply(
         .scalars()
         .all()
     )
-    by_question = {(e.key, e.request_digest): e for e in earlier if e.status != "pending"}
+    by_question = {(e.key, e.request_digest): e for e in earlier if e.status != QuestionStatus.PENDING}
     for row in rows:
         match = by_question.get((row.key, row.request_digest))
         if match is None:
             continue
-        row.status, row.content_json, row.content_digest = (
-            match.status,
-            match.content_json,
-            match.content_digest,
-        )
+        move_question(row, QuestionStatus(match.status))
+        row.content_json, row.content_digest = match.content_json, match.content_digest
         row.decided_by, row.decided_at, row.reapplied_from = match.decided_by, utcnow(), match.id
         record_event(
             session=session,
@@ -546,14 +574,14 @@ async def _queue_state_only_retry(session: AsyncSession, call: Call, round_: Cal
         )
     ).scalar_one()
     delay = 0.0 if streak <= 1 else min(STATE_ONLY_BACKOFF_START * 2 ** (streak - 2), STATE_ONLY_BACKOFF_CAP)
-    round_.status = "ready"
+    move_round(round_, RoundStatus.READY)
     move_call(call, CallStatus.RESUMING)
     session.add(
         DispatchJob(
             call_id=call.id,
             round_id=round_.id,
-            kind="resume",
-            status="ready",
+            kind=JobKind.RESUME,
+            status=JobStatus.READY,
             not_before=utcnow() + timedelta(seconds=delay),
         )
     )

@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import SYSTEM, fingerprint, record_event
 from console.calls.models import Call, CallRound, DispatchJob, Run
-from console.calls.moves import move_call
+from console.calls.moves import move_call, move_job
 from console.calls.replies.outcomes import end_call, fail_call, open_round, record_error, result_digest
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, JobKind, JobStatus
 from console.calls.tasks import CANCEL, POLL, cancel_task_of
 from console.config import Settings
 from console.db import utcnow
@@ -70,7 +70,7 @@ async def record_task_reply(
     fit (another task, not a task where one was due, questions the console refuses) fails the call, and
     the task is cancelled."""
     try:
-        if isinstance(reply, Complete) and job.kind == "resume":  # tasks/update acknowledged
+        if isinstance(reply, Complete) and job.kind == JobKind.RESUME:  # tasks/update acknowledged
             queue_poll(session, call, job, None)
             return
         if not isinstance(reply, Task):
@@ -117,9 +117,10 @@ def queue_poll(session: AsyncSession, call: Call, job: DispatchJob, interval_ms:
     due = utcnow() + timedelta(milliseconds=wait)
     move_call(call, CallStatus.RUNNING)
     if job.kind == POLL:
-        job.status, job.not_before, job.claimed_by, job.attempts = "ready", due, None, 0
+        move_job(job, JobStatus.READY)
+        job.not_before, job.claimed_by, job.attempts = due, None, 0
         return
-    session.add(DispatchJob(call_id=call.id, kind=POLL, status="ready", not_before=due))
+    session.add(DispatchJob(call_id=call.id, kind=POLL, status=JobStatus.READY, not_before=due))
 
 
 def record_cancel_sent(session: AsyncSession, call: Call, outcome: Reply | Exception) -> None:

@@ -13,9 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import AgentRequest, Call, Elicitation
-from console.calls.moves import may_become
+from console.calls.moves import agent_request_may_become, may_become, question_may_become
 from console.calls.notices import call_ended_by_id
-from console.calls.states import CallStatus
+from console.calls.states import AgentRequestStatus, CallStatus, QuestionStatus
 from console.calls.tasks import cancel_task_of
 
 
@@ -26,12 +26,12 @@ async def abandon_waiting_call(
     names the request (`key`) and why. The caller commits."""
     abandoned = await session.execute(
         update(Call)
-        .where(Call.id == call_id, Call.status == "awaiting_input", may_become(CallStatus.ABANDONED))
+        .where(Call.id == call_id, Call.status == CallStatus.AWAITING_INPUT, may_become(CallStatus.ABANDONED))
         .values(status=CallStatus.ABANDONED, updated_at=now, error_json=json.dumps({"message": reason}))
     )
     if abandoned.rowcount == 1:  # type: ignore[attr-defined]  # CursorResult of an UPDATE
         call_ended_by_id(session, call_id, "abandoned")
-    await close_pending(session=session, rounds=[round_id], status="superseded", now=now)
+    await close_pending(session=session, rounds=[round_id], status=QuestionStatus.SUPERSEDED, now=now)
     await cancel_task_of(session=session, call_id=call_id)
     record_event(
         session=session,
@@ -44,17 +44,17 @@ async def abandon_waiting_call(
     )
 
 
-async def close_pending(*, session: AsyncSession, rounds: Any, status: str, now: datetime) -> int:
+async def close_pending(*, session: AsyncSession, rounds: Any, status: QuestionStatus, now: datetime) -> int:
     """End what the rounds (ids, or a query of them) still wait for, questions and agent requests alike,
-    with `status`; how many there were. The caller commits."""
+    with `status` (an agent request with the same one of its own); how many there were. The caller commits."""
     questions = await session.execute(
         update(Elicitation)
-        .where(Elicitation.round_id.in_(rounds), Elicitation.status == "pending")
+        .where(Elicitation.round_id.in_(rounds), question_may_become(status))
         .values(status=status, decided_at=now)
     )
     asks = await session.execute(
         update(AgentRequest)
-        .where(AgentRequest.round_id.in_(rounds), AgentRequest.status == "pending")
-        .values(status=status)
+        .where(AgentRequest.round_id.in_(rounds), agent_request_may_become(AgentRequestStatus(status)))
+        .values(status=AgentRequestStatus(status))
     )
     return int(questions.rowcount + asks.rowcount)  # type: ignore[attr-defined]  # CursorResults of UPDATEs

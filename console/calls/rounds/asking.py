@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from console.calls.models import POLICY_MODES, Elicitation
+from console.calls.states import QuestionMode
 from console.policies.service import Resolved
 
 
@@ -47,7 +48,7 @@ def keep_policy(row: Elicitation, resolved: Resolved) -> None:
     row.required_approvals = policy.required_approvals if row.mode in POLICY_MODES else 1
     row.step_up_minutes = policy.step_up_minutes
     row.expiry_action = policy.expiry_action
-    row.allow_edit = row.mode == "gate" and policy.allow_edit
+    row.allow_edit = row.mode == QuestionMode.GATE and policy.allow_edit
     if policy.escalation is not None:
         row.escalate_after_minutes, row.escalate_to = policy.escalate_after_minutes, policy.escalate_to
     row.policy_json = json.dumps({"applied": resolved.applied, "destructive": resolved.destructive})

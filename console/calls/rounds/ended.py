@@ -9,18 +9,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from console.audit import Actor, record_event
 from console.calls.models import Call, CallRound
-from console.calls.moves import move_call
+from console.calls.moves import move_call, move_round
 from console.calls.notices import call_ended
-from console.calls.states import CallStatus
+from console.calls.states import CallStatus, RoundStatus
 
 
 def end_at_console_round(
-    *, session: AsyncSession, call: Call, round_: CallRound, status: str, error: dict[str, Any], actor: Actor
+    *,
+    session: AsyncSession,
+    call: Call,
+    round_: CallRound,
+    status: CallStatus,
+    error: dict[str, Any],
+    actor: Actor,
 ) -> None:
     """The round answered, the call `status` with `error` for the agent (and its model), and the
     `call_<status>` event carrying the same. The caller commits."""
-    round_.status = "answered"
-    move_call(call, CallStatus(status))
+    move_round(round_, RoundStatus.ANSWERED)
+    move_call(call, status)
     call.error_json = json.dumps(error)
     call_ended(session, call)
     record_event(
