@@ -74,7 +74,8 @@ def record_refusal(
     attempt: str,
     reason: str,
     call_id: str | None = None,
-    **details: str,
+    team_id: str | None = None,
+    **details: str | None,
 ) -> E:
     """`raise record_refusal(...)`: refuse a request with `error`, recording the attempt as `access_refused`;
     when the error ends the request, whatever it had begun is rolled back and only the record commits
@@ -89,6 +90,7 @@ def record_refusal(
             subject_type=subject_type,
             subject_id=subject_id,
             call_id=call_id,
+            team_id=team_id,
             payload=payload,
         )
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event
+from console.audit import record_refusal
 from console.errors import Forbidden
 from console.identity.viewer import READ_ONLY, Viewer
-from console.transactions import keep_only
 
 
 async def refuse_read_only(
@@ -29,18 +28,15 @@ async def refuse_read_only(
     """
     if not viewer.read_only_in(team_id):
         return
-    role = viewer.role_in(team_id)
-
-    def record(into: AsyncSession) -> None:
-        record_event(
-            session=into,
-            actor=viewer.actor,
-            action="access_refused",
-            subject_type=subject_type,
-            subject_id=subject_id,
-            call_id=call_id,
-            team_id=team_id,
-            payload={"attempt": attempt, "reason": READ_ONLY, "role": role},
-        )
-
-    raise keep_only(session, Forbidden(READ_ONLY), record)
+    raise record_refusal(
+        session=session,
+        error=Forbidden(READ_ONLY),
+        actor=viewer.actor,
+        subject_type=subject_type,
+        subject_id=subject_id,
+        call_id=call_id,
+        team_id=team_id,
+        attempt=attempt,
+        reason=READ_ONLY,
+        role=viewer.role_in(team_id),
+    )

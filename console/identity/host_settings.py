@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from console.audit import record_event
+from console.audit import record_refusal
 from console.errors import Forbidden
 from console.identity.teams import actor_of, is_site_admin
 from console.identity.viewer import Viewer
-from console.transactions import keep_only
 
 
 async def only_site_admin(
@@ -36,18 +35,14 @@ async def only_site_admin(
     """
     if await is_site_admin(session=session, by=by):
         return
-    actor = actor_of(by)
-    payload = {"attempt": attempt, "reason": reason, **details}
-
-    def record(into: AsyncSession) -> None:
-        record_event(
-            session=into,
-            actor=actor,
-            action="access_refused",
-            subject_type=subject_type,
-            subject_id=subject_id,
-            team_id=team_id,
-            payload=payload,
-        )
-
-    raise keep_only(session, Forbidden(reason), record)
+    raise record_refusal(
+        session=session,
+        error=Forbidden(reason),
+        actor=actor_of(by),
+        subject_type=subject_type,
+        subject_id=subject_id,
+        team_id=team_id,
+        attempt=attempt,
+        reason=reason,
+        **details,
+    )
