@@ -1,4 +1,4 @@
-"""The statuses of rounds, questions, agent requests, outbox jobs, deliveries and notices move only as
+"""The statuses of calls, rounds, questions, agent requests, outbox jobs, deliveries and notices move only as
 their tables allow (console/calls/states.py, console/notify/states.py): each table is walked, no code
 writes one of those statuses but through its move helpers, nor compares one with a bare string, and a
 row that ended cannot be moved back, whether it is changed loaded or by an UPDATE."""
@@ -17,10 +17,10 @@ from console.calls.models import CallRound, DispatchJob, Elicitation
 from console.calls.moves import job_may_become, move_job, move_question, move_round, round_may_become
 from console.calls.states import (
     AGENT_REQUESTS,
+    CALLS,
     JOBS,
     QUESTIONS,
     ROUNDS,
-    CallStatus,
     JobStatus,
     QuestionStatus,
     RoundStatus,
@@ -33,11 +33,11 @@ from tests.harness import Mrtr, running_console
 pytestmark = pytest.mark.anyio
 
 CONSOLE = Path(__file__).resolve().parents[1] / "console"
-TABLES: list[Moves[Any]] = [ROUNDS, QUESTIONS, AGENT_REQUESTS, JOBS, DELIVERIES, NOTICES]
+TABLES: list[Moves[Any]] = [CALLS, ROUNDS, QUESTIONS, AGENT_REQUESTS, JOBS, DELIVERIES, NOTICES]
 
 MOVERS = {"console/calls/moves.py", "console/notify/moves.py", "console/transitions.py"}
 # The values a status column of the console holds; a bare string of one of them is a status by hand.
-ENUMS: list[type[StrEnum]] = [CallStatus, *(type(table.start) for table in TABLES)]
+ENUMS: list[type[StrEnum]] = [type(table.start) for table in TABLES]
 STATUS_VALUES = {status.value for enum in ENUMS for status in enum}
 # Not a status of the console's rows here: the server's own task status (console/mcp/tasks.py), and a
 # call's status as text where console/notify, below console/calls, renders it.

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement
 from console.calls.models import AgentRequest, Call, CallRound, DispatchJob, Elicitation
 from console.calls.states import (
     AGENT_REQUESTS,
+    CALLS,
     JOBS,
     QUESTIONS,
     ROUNDS,
@@ -20,8 +21,6 @@ from console.calls.states import (
     JobStatus,
     QuestionStatus,
     RoundStatus,
-    may_move,
-    sources_of,
 )
 from console.db import utcnow
 from console.transitions import IllegalMove
@@ -33,7 +32,7 @@ def move_call(call: Call, new: CallStatus, now: datetime | None = None) -> None:
     Raises:
         IllegalMove: the table does not let the call's current status move to `new`.
     """
-    if not may_move(call.status, new):
+    if not CALLS.may_move(call.status, new):
         raise IllegalMove(f"call {call.id} may not move from {call.status} to {new}")
     call.status, call.updated_at = new, now or utcnow()
 
@@ -41,8 +40,7 @@ def move_call(call: Call, new: CallStatus, now: datetime | None = None) -> None:
 def may_become(new: CallStatus, status: Any = Call.status) -> ColumnElement[bool]:
     """The condition an UPDATE that sets a call's status to `new` adds: the call is in a state that may
     move there (`status` is the status column the statement reads, `Call.status` or a table's)."""
-    condition: ColumnElement[bool] = status.in_(sources_of(new))
-    return condition
+    return CALLS.may_become(new, status)
 
 
 def move_round(round_: CallRound, new: RoundStatus) -> None:

@@ -46,18 +46,12 @@ CALL_MOVES: dict[CallStatus, frozenset[CallStatus]] = {
     CallStatus.CANCELLED: frozenset(),
 }
 START = CallStatus.RUNNING
-FINAL = frozenset(status for status, moves in CALL_MOVES.items() if not moves)
 # Ended as the agent sees it: no more answer comes unless a person sends an interrupted call again.
 TERMINAL = tuple(status for status in CallStatus if status not in GOING)
 
 
-def may_move(old: str, new: CallStatus) -> bool:
-    return new in CALL_MOVES.get(CallStatus(old), frozenset())
-
-
-def sources_of(new: CallStatus) -> tuple[CallStatus, ...]:
-    """The states a call may move to `new` from."""
-    return tuple(status for status, moves in CALL_MOVES.items() if new in moves)
+CALLS = Moves("call", START, CALL_MOVES)
+FINAL = CALLS.final
 
 
 class RoundStatus(StrEnum):

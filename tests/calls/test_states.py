@@ -1,11 +1,8 @@
-"""A call's states move only as the one table allows (console/calls/states.py): the table itself is walked,
-no code changes a call's status except through it, and a call that ended cannot be made to run again,
-whether a loaded call is changed or a plain UPDATE is sent."""
+"""A call's states move only as the one table allows (console/calls/states.py): the table itself is walked
+(tests/test_state_tables.py walks it with the others and finds any status written by hand), and a call
+that ended cannot be made to run again, whether a loaded call is changed or a plain UPDATE is sent."""
 
 from __future__ import annotations
-
-import ast
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select, update
@@ -18,8 +15,6 @@ from console.transitions import IllegalMove
 from tests.harness import Mrtr, running_console
 
 pytestmark = pytest.mark.anyio
-
-CONSOLE = Path(__file__).resolve().parents[2] / "console"
 
 
 def reachable(start: CallStatus) -> set[CallStatus]:
@@ -49,42 +44,6 @@ def test_the_table_names_every_state_reaches_each_from_the_start_and_an_end_from
     answered = {CallStatus.DECLINED, CallStatus.CANCELLED}
     assert {status for status, moves in CALL_MOVES.items() if moves & answered} == {CallStatus.AWAITING_INPUT}
     assert set(TERMINAL) == set(CallStatus) - GOING
-
-
-def _status_writes(tree: ast.AST) -> list[str]:
-    """Assignments to an `X.status` where X is a call, and UPDATEs of the call table that set a status
-    without `may_become` in their conditions."""
-    found: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            targets = [
-                t
-                for target in node.targets
-                for t in (target.elts if isinstance(target, ast.Tuple) else [target])
-            ]
-            for target in targets:
-                if isinstance(target, ast.Attribute) and target.attr == "status":
-                    owner = ast.unparse(target.value)
-                    if owner == "call" or owner.endswith(".call"):
-                        found.append(f"line {node.lineno}: {ast.unparse(node)}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "values":
-            text = ast.unparse(node)
-            sets_status = any(keyword.arg == "status" for keyword in node.keywords)
-            of_calls = "update(Call)" in text or "update(_CALLS)" in text
-            if sets_status and of_calls and "may_become(" not in text:
-                found.append(f"line {node.lineno}: an UPDATE of call without may_become")
-    return found
-
-
-def test_no_code_changes_a_calls_status_but_through_the_table() -> None:
-    offending: dict[str, list[str]] = {}
-    for path in CONSOLE.rglob("*.py"):
-        if path == CONSOLE / "calls" / "moves.py":
-            continue
-        found = _status_writes(ast.parse(path.read_text(encoding="utf-8")))
-        if found:
-            offending[str(path.relative_to(CONSOLE.parent))] = found
-    assert offending == {}
 
 
 async def test_a_completed_call_cannot_be_moved_back_by_an_object_or_a_statement(
